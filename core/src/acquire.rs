@@ -1,0 +1,256 @@
+//! The futures that wait for a seat.
+
+use core::fmt;
+use core::pin::Pin;
+use core::ptr::NonNull;
+use core::task::{Context, Poll};
+use core::time::Duration;
+
+use crate::bulkhead::Bulkhead;
+use crate::engine::{Abandoned, Enqueued, Refusal};
+use crate::error::Error;
+use crate::list::{self, Node};
+use crate::lock::RawLock;
+use crate::seat::Seat;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not polled yet; the node is not linked.
+    Start,
+    /// The node is linked, or has a verdict the future has not read yet.
+    Queued,
+    /// The future returned its result, or gave up; the node is inert.
+    Done,
+}
+
+/// Waits for a seat in a [`Bulkhead`]. Returned by [`Bulkhead::acquire`].
+///
+/// Resolves to a [`Seat`], or to [`Error::Closed`] or [`Error::QueueFull`].
+///
+/// # Cancel safety
+///
+/// Dropping it at any point loses nothing: if it waited, it leaves the
+/// line; if a seat had already been handed to it, the seat goes to the next
+/// waiter. [`abandon`](Acquire::abandon) stops waiting but keeps a seat
+/// that was handed over.
+///
+/// # Pinning
+///
+/// It holds the intrusive list node, so it is `!Unpin` and must be pinned
+/// (`core::pin::pin!`, `Box::pin`, or `.await`) before it is polled. Moving
+/// it before the first poll is fine: the node is linked on the first poll.
+///
+/// ```compile_fail
+/// # use bulkhead_core::{Bulkhead, CsLock};
+/// fn assert_unpin<T: Unpin>(_: &T) {}
+/// let b: Bulkhead<CsLock> = Bulkhead::new("x", 1).unwrap();
+/// assert_unpin(&b.acquire()); // error: `PhantomPinned` cannot be unpinned
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct Acquire<'a, L: RawLock> {
+    bulkhead: &'a Bulkhead<L>,
+    node: Node,
+    phase: Phase,
+}
+
+// SAFETY: the node's raw links are only touched under the compartment's
+// lock, so moving the future (before pinning) or polling it on another
+// thread is fine whenever the compartment may be shared.
+unsafe impl<L: RawLock + Sync> Send for Acquire<'_, L> {}
+// SAFETY: `&Acquire` exposes nothing; all access goes through `Pin<&mut>`.
+unsafe impl<L: RawLock + Sync> Sync for Acquire<'_, L> {}
+
+impl<'a, L: RawLock> Acquire<'a, L> {
+    pub(crate) fn new(bulkhead: &'a Bulkhead<L>) -> Self {
+        Self {
+            bulkhead,
+            node: Node::new(),
+            phase: Phase::Start,
+        }
+    }
+
+    /// The compartment this future waits on.
+    pub fn bulkhead(&self) -> &'a Bulkhead<L> {
+        self.bulkhead
+    }
+
+    /// Stops waiting. Returns the seat if one had already been handed to
+    /// this waiter, which is then the caller's to use or drop; `None` if the
+    /// waiter left the line without one (or the compartment closed).
+    ///
+    /// The decision is made in one step under the lock, so a seat handed
+    /// over concurrently is never lost and never counted twice. After this
+    /// call the future is finished: polling it again panics.
+    ///
+    /// This is what bounded waits are built from: poll until the deadline,
+    /// then `abandon`.
+    pub fn abandon(self: Pin<&mut Self>) -> Option<Seat<'a, L>> {
+        // SAFETY: nothing is moved out of `this`; the node stays in place.
+        let this = unsafe { self.get_unchecked_mut() };
+        match this.give_up() {
+            Some(Abandoned::Granted) => Some(Seat::new(this.bulkhead)),
+            _ => None,
+        }
+    }
+
+    /// Gives up after a wait budget ran out: returns the seat if one was
+    /// handed over in the meantime, otherwise [`Error::Timeout`] (counted in
+    /// [`State::timed_out`](crate::State::timed_out)), or [`Error::Closed`]
+    /// if the compartment closed first. Like [`abandon`](Self::abandon), it
+    /// decides in one step and finishes the future.
+    ///
+    /// Adapters build their bounded waits from it; [`AcquireTimeout`] is the
+    /// same for a timer future.
+    pub fn time_out(self: Pin<&mut Self>, budget: Duration) -> Result<Seat<'a, L>, Error> {
+        // SAFETY: nothing is moved out of `this`; the node stays in place.
+        let this = unsafe { self.get_unchecked_mut() };
+        match this.give_up() {
+            Some(Abandoned::Granted) => Ok(Seat::new(this.bulkhead)),
+            Some(Abandoned::Closed) => Err(this.bulkhead.closed_error()),
+            Some(Abandoned::Unlinked) | None => Err(this.bulkhead.time_out(budget)),
+        }
+    }
+
+    /// Leaves the line if queued; `None` if the node was never linked.
+    fn give_up(&mut self) -> Option<Abandoned> {
+        let phase = core::mem::replace(&mut self.phase, Phase::Done);
+        if phase != Phase::Queued {
+            return None;
+        }
+        let node = self.node_ptr();
+        Some(self.bulkhead.abandon(node))
+    }
+
+    fn node_ptr(&mut self) -> NonNull<Node> {
+        NonNull::from(&mut self.node)
+    }
+}
+
+impl<'a, L: RawLock> Future for Acquire<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of `this`; the node stays in place
+        // until `Drop` has unlinked it.
+        let this = unsafe { self.get_unchecked_mut() };
+        let bulkhead = this.bulkhead;
+        match this.phase {
+            Phase::Start => {
+                match bulkhead.try_take() {
+                    Ok(()) => return this.finish(Ok(Seat::new(bulkhead))),
+                    Err(Refusal::Closed) => return this.finish(Err(bulkhead.closed_error())),
+                    Err(Refusal::Full) => {}
+                }
+                let node = this.node_ptr();
+                match bulkhead.enqueue(node, cx.waker().clone()) {
+                    Ok(Enqueued::Seated) => this.finish(Ok(Seat::new(bulkhead))),
+                    Ok(Enqueued::Linked) => {
+                        this.phase = Phase::Queued;
+                        // A drain at the end of `enqueue`'s section may have
+                        // granted the node already.
+                        this.poll_verdict()
+                    }
+                    Err(e) => this.finish(Err(e)),
+                }
+            }
+            Phase::Queued => {
+                if let ready @ Poll::Ready(_) = this.poll_verdict() {
+                    return ready;
+                }
+                let node = this.node_ptr();
+                if bulkhead.repoll(node, cx.waker().clone()) {
+                    return this.finish(Ok(Seat::new(bulkhead)));
+                }
+                this.poll_verdict()
+            }
+            Phase::Done => panic!("`Acquire` polled after it completed"),
+        }
+    }
+}
+
+impl<'a, L: RawLock> Acquire<'a, L> {
+    fn finish(&mut self, result: Result<Seat<'a, L>, Error>) -> Poll<Result<Seat<'a, L>, Error>> {
+        self.phase = Phase::Done;
+        Poll::Ready(result)
+    }
+
+    /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
+    /// was reserved by the drainer, so it is not counted again.
+    fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
+        match self.node.status() {
+            list::GRANTED => self.finish(Ok(Seat::new(self.bulkhead))),
+            list::CLOSED => self.finish(Err(self.bulkhead.closed_error())),
+            _ => Poll::Pending,
+        }
+    }
+}
+
+impl<L: RawLock> Drop for Acquire<'_, L> {
+    fn drop(&mut self) {
+        if let Some(Abandoned::Granted) = self.give_up() {
+            // The seat was ours; pass it on (REFERENCE §3 item 1).
+            self.bulkhead.release();
+        }
+    }
+}
+
+impl<L: RawLock> fmt::Debug for Acquire<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Acquire")
+            .field("bulkhead", &self.bulkhead.name())
+            .field("phase", &self.phase)
+            .finish()
+    }
+}
+
+/// Waits for a seat until a timer fires. Returned by
+/// [`Bulkhead::acquire_timeout`].
+///
+/// # Cancel safety
+/// As [`Acquire`].
+#[must_use = "futures do nothing unless polled"]
+pub struct AcquireTimeout<'a, L: RawLock, T> {
+    acquire: Acquire<'a, L>,
+    timer: T,
+    budget: Duration,
+}
+
+impl<'a, L: RawLock, T> AcquireTimeout<'a, L, T> {
+    pub(crate) fn new(acquire: Acquire<'a, L>, budget: Duration, timer: T) -> Self {
+        Self {
+            acquire,
+            timer,
+            budget,
+        }
+    }
+}
+
+impl<'a, L: RawLock, T: Future> Future for AcquireTimeout<'a, L, T> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: a pin projection: neither field is moved out of, and both
+        // are dropped in place with the struct.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        let mut acquire = unsafe { Pin::new_unchecked(&mut this.acquire) };
+        if let Poll::Ready(result) = acquire.as_mut().poll(cx) {
+            return Poll::Ready(result);
+        }
+        // SAFETY: as above.
+        let timer = unsafe { Pin::new_unchecked(&mut this.timer) };
+        match timer.poll(cx) {
+            Poll::Ready(_) => Poll::Ready(acquire.time_out(this.budget)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<L: RawLock, T> fmt::Debug for AcquireTimeout<'_, L, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AcquireTimeout")
+            .field("acquire", &self.acquire)
+            .field("budget", &self.budget)
+            .finish()
+    }
+}

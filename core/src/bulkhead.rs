@@ -1,0 +1,402 @@
+//! [`Bulkhead`], a compartment with a fixed number of seats.
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::acquire::{Acquire, AcquireTimeout};
+use crate::config::{Admission, Config, State};
+use crate::engine::Refusal;
+use crate::error::{ConfigError, Error};
+use crate::list::List;
+use crate::lock::{ConstInit, RawLock};
+use crate::seat::Seat;
+use crate::sync::{AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
+use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
+
+/// A compartment: at most `max_concurrent` callers inside at once.
+///
+/// A caller takes a [`Seat`], does its work, and gives the seat back by
+/// dropping it, also when the work panics. When every seat is taken, a
+/// caller is either turned away at once ([`try_acquire`]) or waits in line
+/// ([`acquire`], [`acquire_timeout`]).
+///
+/// `L` is the lock that guards the waiter list; the seat count itself is
+/// lock-free. Users normally name a lock-specific alias from an adapter
+/// crate (`bulkhead_std::Bulkhead`, `bulkhead_embassy::Bulkhead<M>`), or
+/// [`CsLock`](crate::CsLock) with the `critical-section` feature.
+///
+/// # Fairness
+///
+/// With [`Admission::Fifo`] (the default), a release hands its seat straight
+/// to the oldest waiter, and a caller that arrives while others wait joins
+/// the back of the line, even if a seat is momentarily free. With
+/// [`Admission::Barging`], a release wakes the oldest waiter and any caller
+/// may take the free seat first. See [`Admission`] for the trade-off.
+///
+/// Blocking threads and async tasks queue in the same list and share one
+/// seat count.
+///
+/// # Memory ordering
+///
+/// Everything a seat holder did before dropping its seat happens-before
+/// everything the next holder of that seat does after getting it, however
+/// the seat travelled (fast path, hand-off, or barging). Precisely: a
+/// release is an `AcqRel` read-modify-write of the seat word, the fast-path
+/// acquire is an `Acquire` CAS, a hand-off is an `AcqRel` CAS by the
+/// drainer followed by a `Release` store of the verdict, which the waiter
+/// reads with `Acquire`.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_core::{Bulkhead, CsLock, Error};
+///
+/// let db: Bulkhead<CsLock> = Bulkhead::new("database", 2)?;
+/// let a = db.try_acquire()?;
+/// let b = db.try_acquire()?;
+/// assert!(matches!(db.try_acquire(), Err(Error::Full { active: 2, .. })));
+/// drop(a);
+/// let c = db.try_acquire()?; // the freed seat is reused
+/// # drop((b, c));
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+///
+/// A compartment can be a `static`, with no allocation and no lazy
+/// initialisation:
+///
+/// ```
+/// use bulkhead_core::{Bulkhead, CsLock};
+///
+/// static RADIO: Bulkhead<CsLock> = match Bulkhead::new("radio", 1) {
+///     Ok(b) => b,
+///     Err(_) => panic!("radio: bad compartment settings"), // a compile error
+/// };
+/// assert_eq!(RADIO.name(), "radio");
+/// ```
+///
+/// [`try_acquire`]: Bulkhead::try_acquire
+/// [`acquire`]: Bulkhead::acquire
+/// [`acquire_timeout`]: Bulkhead::acquire_timeout
+pub struct Bulkhead<L: RawLock> {
+    /// Available seats and flags; see [`crate::word`].
+    pub(crate) word: AtomicUsize,
+    /// Barging mode: wake-ups owed to waiters by releases.
+    pub(crate) owed: AtomicUsize,
+    /// The limit, for snapshots and reconfiguration. Written under the lock.
+    pub(crate) max: AtomicUsize,
+    /// `usize::MAX` for "no limit": the list cannot hold that many nodes,
+    /// so the sentinel can never be reached by a real count.
+    pub(crate) max_waiting: AtomicUsize,
+    /// A copy of the list's length, for lock-free snapshots.
+    pub(crate) waiting: AtomicUsize,
+    pub(crate) rejected: Counter,
+    pub(crate) timed_out: Counter,
+    pub(crate) name: &'static str,
+    pub(crate) admission: Admission,
+    /// # Safety
+    /// Accessed only inside `lock`'s closures.
+    pub(crate) list: UnsafeCell<List>,
+    pub(crate) lock: L,
+}
+
+// SAFETY: the list's raw pointers are only dereferenced under `lock`, which
+// is `Sync`; the nodes they point to belong to `Send` futures that unlink
+// them before they move or die. Everything else is atomic or immutable.
+unsafe impl<L: RawLock + Send> Send for Bulkhead<L> {}
+// SAFETY: as above; shared access to the list goes through `lock`.
+unsafe impl<L: RawLock + Sync> Sync for Bulkhead<L> {}
+
+impl<L: RawLock + ConstInit> Bulkhead<L> {
+    loom_const_fn! {
+        /// A FIFO compartment called `name` with `max_concurrent` seats.
+        ///
+        /// # Errors
+        /// [`ConfigError::ZeroCapacity`] for 0 seats (to pause a live
+        /// compartment, use [`set_max_concurrent(0)`](Self::set_max_concurrent)),
+        /// [`ConfigError::CapacityOverflow`] above [`MAX_CONCURRENT_LIMIT`].
+        pub fn new(name: &'static str, max_concurrent: usize) -> Result<Self, ConfigError> {
+            Self::from_config(Config::new(name, max_concurrent))
+        }
+    }
+
+    loom_const_fn! {
+        /// A compartment built from `config`.
+        ///
+        /// # Errors
+        /// As [`Config::validate`].
+        pub fn from_config(config: Config) -> Result<Self, ConfigError> {
+            Self::with_lock(config, L::INIT)
+        }
+    }
+}
+
+impl<L: RawLock> Bulkhead<L> {
+    loom_const_fn! {
+        /// A compartment built from `config` that guards its waiter list
+        /// with `lock`.
+        ///
+        /// # Errors
+        /// As [`Config::validate`].
+        pub fn with_lock(config: Config, lock: L) -> Result<Self, ConfigError> {
+            let config = match config.validate() {
+                Ok(config) => config,
+                Err(e) => {
+                    // A `const fn` cannot run `L`'s destructor. Locks hold
+                    // no resources before first use, so forgetting is free.
+                    core::mem::forget(lock);
+                    return Err(e);
+                }
+            };
+            Ok(Self {
+                word: AtomicUsize::new(word::initial(config.max_concurrent)),
+                owed: AtomicUsize::new(0),
+                max: AtomicUsize::new(config.max_concurrent),
+                max_waiting: AtomicUsize::new(match config.max_waiting {
+                    Some(n) => n,
+                    None => usize::MAX,
+                }),
+                waiting: AtomicUsize::new(0),
+                rejected: Counter::new(),
+                timed_out: Counter::new(),
+                name: config.name,
+                admission: config.admission,
+                list: UnsafeCell::new(List::new()),
+                lock,
+            })
+        }
+    }
+
+    /// The compartment's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The admission order chosen at construction.
+    pub fn admission(&self) -> Admission {
+        self.admission
+    }
+
+    /// Takes a seat if one is free right now, without waiting.
+    ///
+    /// With a free seat and (in FIFO mode) nobody waiting, this is one CAS:
+    /// no lock, no allocation. In FIFO mode it refuses while others wait,
+    /// even if a seat was just freed, because that seat belongs to the
+    /// oldest waiter.
+    ///
+    /// # Errors
+    /// [`Error::Full`] (counted in [`State::rejected`]) or
+    /// [`Error::Closed`].
+    ///
+    /// # Examples
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock, Error};
+    /// let cache: Bulkhead<CsLock> = Bulkhead::new("cache", 1).unwrap();
+    /// let seat = cache.try_acquire().unwrap();
+    /// let err = cache.try_acquire().unwrap_err();
+    /// assert_eq!(err, Error::Full { name: "cache", max_concurrent: 1, active: 1 });
+    /// drop(seat);
+    /// assert!(cache.try_acquire().is_ok());
+    /// ```
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Seat<'_, L>, Error> {
+        match self.try_take() {
+            Ok(()) => Ok(Seat::new(self)),
+            Err(Refusal::Closed) => Err(self.closed_error()),
+            Err(Refusal::Full) => Err(self.reject_full()),
+        }
+    }
+
+    /// Waits for a seat, with no time limit.
+    ///
+    /// The future needs nothing but a [`core::task::Waker`], so any executor
+    /// can drive it. Prefer [`acquire_timeout`](Self::acquire_timeout) or an
+    /// adapter's bounded wait: an unbounded wait lets a stuck dependency
+    /// hold its callers forever.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future at any point is safe and loses nothing: a waiter
+    /// that had not been handed a seat leaves the line (and, in barging
+    /// mode, passes its wake-up on); one that had been handed a seat passes
+    /// that seat to the next waiter. The future is `!Unpin`: it holds the
+    /// intrusive list node, which it unlinks in `Drop`.
+    ///
+    /// # Errors
+    /// [`Error::Closed`], or [`Error::QueueFull`] when
+    /// [`max_waiting`](Config::max_waiting) callers already wait.
+    ///
+    /// # Examples
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock};
+    /// # use core::{pin::pin, task::{Context, Poll, Waker}};
+    /// let api: Bulkhead<CsLock> = Bulkhead::new("external_api", 1).unwrap();
+    /// let first = api.try_acquire().unwrap();
+    /// let mut waiting = pin!(api.acquire());
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert!(waiting.as_mut().poll(&mut cx).is_pending());
+    /// assert_eq!(api.state().waiting, 1);
+    /// drop(first); // handed straight to the waiter
+    /// let Poll::Ready(Ok(_seat)) = waiting.poll(&mut cx) else { panic!() };
+    /// ```
+    pub fn acquire(&self) -> Acquire<'_, L> {
+        Acquire::new(self)
+    }
+
+    /// Waits for a seat at most until `timer` completes.
+    ///
+    /// `timer` is any future that completes when the budget has elapsed:
+    /// `tokio::time::sleep(budget)`, `embassy_time::Timer::after(budget)`,
+    /// an async-std or smol timer. `budget` is only reported in the error.
+    /// The adapter crates wrap this with their own timers.
+    ///
+    /// Whether the caller got a seat or timed out is decided in one step
+    /// under the lock: a seat handed over at the moment the timer fires is
+    /// returned to the caller, never lost or counted twice.
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] (counted in [`State::timed_out`]), and those of
+    /// [`acquire`](Self::acquire).
+    pub fn acquire_timeout<T: Future>(
+        &self,
+        budget: Duration,
+        timer: T,
+    ) -> AcquireTimeout<'_, L, T> {
+        AcquireTimeout::new(self.acquire(), budget, timer)
+    }
+
+    /// Changes the number of seats, live.
+    ///
+    /// - Growing hands the new seats to waiters at once.
+    /// - Shrinking never blocks and never takes back a held seat: holders
+    ///   keep their seats, and admissions resume once fewer than the new
+    ///   maximum are inside.
+    /// - `0` admits nobody until the limit is raised again (a pause).
+    ///
+    /// Returns the previous limit. Takes the list lock briefly, so
+    /// concurrent reconfigurations apply in some order and add up.
+    ///
+    /// # Errors
+    /// [`ConfigError::CapacityOverflow`] above [`MAX_CONCURRENT_LIMIT`]; the
+    /// limit is then unchanged.
+    ///
+    /// # Examples
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock};
+    /// let b: Bulkhead<CsLock> = Bulkhead::new("db", 2).unwrap();
+    /// let (s1, s2) = (b.try_acquire().unwrap(), b.try_acquire().unwrap());
+    /// assert_eq!(b.set_max_concurrent(1), Ok(2)); // both holders keep their seats
+    /// drop(s1);
+    /// assert!(b.try_acquire().is_err()); // still one inside, the new limit
+    /// drop(s2);
+    /// assert!(b.try_acquire().is_ok());
+    /// ```
+    pub fn set_max_concurrent(&self, max_concurrent: usize) -> Result<usize, ConfigError> {
+        if max_concurrent > MAX_CONCURRENT_LIMIT {
+            return Err(ConfigError::CapacityOverflow {
+                name: self.name,
+                requested: max_concurrent,
+                limit: MAX_CONCURRENT_LIMIT,
+            });
+        }
+        Ok(self.with_list(|_, _| {
+            let old = self.max.load(Ordering::Relaxed);
+            self.max.store(max_concurrent, Ordering::Relaxed);
+            if max_concurrent >= old {
+                self.add_seats(max_concurrent - old);
+            } else {
+                // A debt that later releases pay before anyone is admitted.
+                self.word
+                    .fetch_sub(word::seats(old - max_concurrent), Ordering::AcqRel);
+            }
+            old
+        }))
+    }
+
+    /// Changes the queue limit, live; `None` removes it. Callers already
+    /// waiting keep their place.
+    pub fn set_max_waiting(&self, max_waiting: Option<usize>) {
+        self.max_waiting
+            .store(max_waiting.unwrap_or(usize::MAX), Ordering::Relaxed);
+    }
+
+    /// Closes the compartment for good: new callers get [`Error::Closed`],
+    /// and every waiter is woken with it. Seats already held stay valid and
+    /// are given back normally. Idempotent.
+    ///
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock, Error};
+    /// let b: Bulkhead<CsLock> = Bulkhead::new("queue", 1).unwrap();
+    /// let seat = b.try_acquire().unwrap();
+    /// b.close();
+    /// assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "queue" });
+    /// drop(seat); // still fine
+    /// assert!(b.state().closed);
+    /// ```
+    pub fn close(&self) {
+        self.with_list(|_, _| {
+            self.word.fetch_or(CLOSED, Ordering::AcqRel);
+        });
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.word.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    /// A snapshot of the compartment's counters.
+    pub fn state(&self) -> State {
+        let w = self.word.load(Ordering::Acquire);
+        let max = self.max.load(Ordering::Relaxed);
+        State {
+            name: self.name,
+            max_concurrent: max,
+            active: active(max, w),
+            waiting: self.waiting.load(Ordering::Relaxed),
+            rejected: self.rejected.get(),
+            timed_out: self.timed_out.get(),
+            closed: w & CLOSED != 0,
+        }
+    }
+
+    /// Counts a fail-fast rejection and describes it.
+    pub(crate) fn reject_full(&self) -> Error {
+        self.rejected.increment();
+        let max_concurrent = self.max.load(Ordering::Relaxed);
+        Error::Full {
+            name: self.name,
+            max_concurrent,
+            active: active(max_concurrent, self.word.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Counts a timed-out wait and describes it.
+    pub(crate) fn time_out(&self, budget: Duration) -> Error {
+        self.timed_out.increment();
+        Error::Timeout {
+            name: self.name,
+            budget,
+        }
+    }
+}
+
+/// Seats held: `max - available`, clamped into `usize`.
+fn active(max: usize, w: usize) -> usize {
+    let available = word::available(w);
+    if available >= 0 {
+        max.saturating_sub(available as usize)
+    } else {
+        max.saturating_add(available.unsigned_abs())
+    }
+}
+
+impl<L: RawLock> fmt::Debug for Bulkhead<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bulkhead")
+            .field("admission", &self.admission)
+            .field("state", &self.state())
+            .finish()
+    }
+}

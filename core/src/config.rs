@@ -1,0 +1,148 @@
+//! A compartment's settings, and its state snapshot.
+
+use crate::error::ConfigError;
+use crate::word::MAX_CONCURRENT_LIMIT;
+
+/// Who gets a seat that has just been freed.
+///
+/// # Trade-off
+///
+/// - [`Fifo`](Admission::Fifo) (the default) hands a released seat straight
+///   to the oldest waiter. Nobody starves, arrivals cannot jump the queue,
+///   and a wait budget means what it says. The price is a *convoy* when
+///   waiters are parked threads: every release must wake a sleeping thread
+///   before the seat is used again.
+/// - [`Barging`](Admission::Barging) is the behaviour of the Python
+///   libraries that define the bulkhead concept: a release frees the seat
+///   and wakes the oldest waiter, which then competes for it; a running
+///   caller that arrives first takes it. Throughput is higher under heavy
+///   contention, but a waiter can lose repeatedly and time out while others
+///   keep getting in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Admission {
+    /// First come, first served, by direct hand-off.
+    #[default]
+    Fifo,
+    /// Wake the oldest waiter, but let any caller take a free seat.
+    Barging,
+}
+
+/// The settings of one compartment.
+///
+/// Every setter is `const`, so a configuration can be built in a `static`.
+///
+/// ```
+/// use bulkhead_core::{Admission, Config};
+///
+/// const DB: Config = Config::new("database", 16)
+///     .max_waiting(64)
+///     .admission(Admission::Fifo);
+/// assert_eq!(DB.max_concurrent, 16);
+/// assert!(DB.validate().is_ok());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// The compartment's name: its domain, as it appears in errors and
+    /// snapshots.
+    pub name: &'static str,
+    /// How many callers may hold a seat at once. At least 1, at most
+    /// [`MAX_CONCURRENT_LIMIT`].
+    pub max_concurrent: usize,
+    /// How many callers may wait at once; `None` for no limit.
+    pub max_waiting: Option<usize>,
+    /// Who gets a freed seat.
+    pub admission: Admission,
+}
+
+impl Config {
+    /// A FIFO compartment with no queue limit.
+    pub const fn new(name: &'static str, max_concurrent: usize) -> Self {
+        Self {
+            name,
+            max_concurrent,
+            max_waiting: None,
+            admission: Admission::Fifo,
+        }
+    }
+
+    /// Turn callers away at once when `max_waiting` of them already wait.
+    /// `0` means nobody waits: `acquire` then behaves like `try_acquire`.
+    #[must_use]
+    pub const fn max_waiting(mut self, max_waiting: usize) -> Self {
+        self.max_waiting = Some(max_waiting);
+        self
+    }
+
+    /// Choose who gets a freed seat.
+    #[must_use]
+    pub const fn admission(mut self, admission: Admission) -> Self {
+        self.admission = admission;
+        self
+    }
+
+    /// Checks the settings; the error says what to change.
+    pub const fn validate(self) -> Result<Self, ConfigError> {
+        if self.max_concurrent == 0 {
+            return Err(ConfigError::ZeroCapacity { name: self.name });
+        }
+        if self.max_concurrent > MAX_CONCURRENT_LIMIT {
+            return Err(ConfigError::CapacityOverflow {
+                name: self.name,
+                requested: self.max_concurrent,
+                limit: MAX_CONCURRENT_LIMIT,
+            });
+        }
+        Ok(self)
+    }
+}
+
+/// A snapshot of one compartment.
+///
+/// The fields are read one after another without a lock, so under load they
+/// may come from slightly different instants; `active` is clamped so that
+/// it never reads below zero.
+///
+/// ```
+/// # use bulkhead_core::State;
+/// let s = State { name: "cache", max_concurrent: 4, active: 3, waiting: 0,
+///                 rejected: 7, timed_out: 1, closed: false };
+/// assert_eq!(s.available(), 1);
+/// assert_eq!(s.utilisation_percent(), 75.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct State {
+    /// The compartment's name.
+    pub name: &'static str,
+    /// The current limit.
+    pub max_concurrent: usize,
+    /// Seats held (including seats handed to a waiter that has not run
+    /// yet). After a shrink this may exceed `max_concurrent` until the
+    /// holders leave.
+    pub active: usize,
+    /// Callers waiting for a seat.
+    pub waiting: usize,
+    /// Callers turned away because the compartment or its queue was full.
+    /// Saturates instead of wrapping.
+    pub rejected: usize,
+    /// Callers whose wait budget ran out. Saturates instead of wrapping.
+    pub timed_out: usize,
+    /// Whether `close` was called.
+    pub closed: bool,
+}
+
+impl State {
+    /// Seats free right now: `max_concurrent - active`, or 0.
+    pub const fn available(&self) -> usize {
+        self.max_concurrent.saturating_sub(self.active)
+    }
+
+    /// `active / max_concurrent` in percent. Above 100 after a shrink while
+    /// the old holders are still inside; 100 for a paused (`max = 0`)
+    /// compartment, which admits nobody.
+    pub fn utilisation_percent(&self) -> f64 {
+        if self.max_concurrent == 0 {
+            return 100.0;
+        }
+        self.active as f64 * 100.0 / self.max_concurrent as f64
+    }
+}

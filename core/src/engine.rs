@@ -1,0 +1,500 @@
+//! The state machine behind [`Bulkhead`]: lock sections, hand-off and the
+//! delegated release. All of core's lock-related reasoning lives here.
+//!
+//! # The rules this file keeps
+//!
+//! 1. **No lost wake-up between "a release fails to take the lock" and "the
+//!    holder unlocks".** A release that finds waiters adds its seat with an
+//!    `AcqRel` RMW and then *tries* the lock. If the try fails, the holder
+//!    will re-check after unlocking, and that re-check is itself an `AcqRel`
+//!    RMW on the same word (`fetch_add(0)`). Two RMWs on one word are
+//!    totally ordered, so either the holder's re-check sees the seat, or the
+//!    release's RMW reads the re-check's write, which makes the holder's
+//!    unlock happen-before the release's try, and that try then succeeds
+//!    (the lock contract forbids spurious failure). Plain loads would allow
+//!    the store-buffer outcome where both sides miss.
+//! 2. **A verdict is the last touch of a node.** The drainer unlinks a node
+//!    and takes its waker *before* storing `GRANTED`/`CLOSED` with
+//!    `Release`, because the owner may see that store without the lock and
+//!    free the node at once.
+//! 3. **No foreign code under the lock.** Wakers are cloned before locking;
+//!    replaced wakers are dropped and taken wakers are woken after
+//!    unlocking, by [`Batch`]'s `Drop`, which also runs while unwinding.
+//! 4. **Never re-enter the lock.** Giving back a seat from inside a section
+//!    adds it to the word and lets that same section's drain hand it on.
+//! 5. **`WAITERS` is exact under the lock.** It is set in the same CAS that
+//!    fails to take a free seat, before the node is linked (so a release
+//!    that races it either sees the flag or leaves a seat the CAS sees),
+//!    and cleared in the same CAS that grants the last node, or when the
+//!    last node leaves.
+//! 6. **Every section ends with a drain and a re-check**, so no section can
+//!    swallow a release that failed to take the lock while it ran.
+
+use core::ptr::NonNull;
+use core::task::Waker;
+
+use heapless::Deque;
+
+use crate::bulkhead::Bulkhead;
+use crate::config::Admission;
+use crate::error::Error;
+use crate::list::{self, List, Node};
+use crate::lock::RawLock;
+use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
+use crate::word::{self, CLOSED, ONE, WAITERS};
+
+/// How many wakers one lock section collects before it unlocks to wake
+/// them. Bounds both the time spent under the lock and the stack used.
+const BATCH: usize = 8;
+
+/// Wakers collected under the lock, woken after it, followed by the
+/// re-check of rule 1. Everything happens in `Drop`, so a panicking waker
+/// or a panic inside a section cannot skip either.
+pub(crate) struct Batch<'a, L: RawLock> {
+    bulkhead: &'a Bulkhead<L>,
+    wake: Deque<Waker, BATCH>,
+    /// Wakers replaced or removed under the lock; dropped after it, since
+    /// dropping a waker runs foreign code. A section discards at most two.
+    stale: Deque<Waker, 2>,
+}
+
+impl<'a, L: RawLock> Batch<'a, L> {
+    fn new(bulkhead: &'a Bulkhead<L>) -> Self {
+        Self {
+            bulkhead,
+            wake: Deque::new(),
+            stale: Deque::new(),
+        }
+    }
+
+    /// Keeps `waker` to drop after the lock is released.
+    fn discard(&mut self, waker: Option<Waker>) {
+        if let Some(waker) = waker {
+            let overflow = self.stale.push_back(waker);
+            debug_assert!(
+                overflow.is_ok(),
+                "inconsistent state: more than two stale wakers"
+            );
+        }
+    }
+
+    /// Wakes everything collected, then re-checks and drains until nothing
+    /// is owed or another thread holds the lock (that thread then owns the
+    /// re-check). Lock-free but not wait-free: one thread may drain for
+    /// others under a stream of releases. Capping the loop would lose
+    /// wake-ups, so it is not capped.
+    fn finish(&mut self) {
+        /// Resumes `finish` if a waker (foreign code) panics, so that the
+        /// rest of the batch is still woken and the re-check still runs.
+        struct OnUnwind<'b, 'a, L: RawLock>(&'b mut Batch<'a, L>);
+        impl<L: RawLock> Drop for OnUnwind<'_, '_, L> {
+            fn drop(&mut self) {
+                self.0.finish();
+            }
+        }
+
+        loop {
+            while let Some(stale) = self.stale.pop_front() {
+                let guard = OnUnwind(self);
+                drop(stale);
+                core::mem::forget(guard);
+            }
+            while let Some(waker) = self.wake.pop_front() {
+                let guard = OnUnwind(self);
+                waker.wake();
+                core::mem::forget(guard);
+            }
+            if !self.bulkhead.drain_owed() {
+                return;
+            }
+            let bulkhead = self.bulkhead;
+            let drained = bulkhead.lock.try_with_lock(|| {
+                bulkhead.list.with_mut(|list| {
+                    // SAFETY: the lock is held, so this is the only access
+                    // to the list.
+                    bulkhead.drain_locked(unsafe { &mut *list }, self)
+                })
+            });
+            if drained.is_none() {
+                return;
+            }
+        }
+    }
+}
+
+impl<L: RawLock> Drop for Batch<'_, L> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// What the slow path of an acquire decided.
+pub(crate) enum Enqueued {
+    /// A free seat was taken; the node was not linked.
+    Seated,
+    /// The node is linked and waits for a verdict.
+    Linked,
+}
+
+/// What the owner of a linked node learned when it gave up waiting.
+pub(crate) enum Abandoned {
+    /// Unlinked in time: no seat was handed to it.
+    Unlinked,
+    /// A seat had already been handed over; it now belongs to the caller.
+    Granted,
+    /// The compartment closed first.
+    Closed,
+}
+
+impl<L: RawLock> Bulkhead<L> {
+    /// Runs `f` with the lock held and the list in hand, drains, unlocks,
+    /// then wakes and re-checks (rules 3 and 6). `f` must not call foreign
+    /// code and must not panic.
+    pub(crate) fn with_list<R>(&self, f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R) -> R {
+        let mut batch = Batch::new(self);
+        self.lock.with_lock(|| {
+            self.list.with_mut(|list| {
+                // SAFETY: the lock is held, so this is the only access to
+                // the list.
+                let list = unsafe { &mut *list };
+                let r = f(list, &mut batch);
+                self.drain_locked(list, &mut batch);
+                r
+            })
+        })
+        // `batch` drops here, after the unlock: wake, then re-check.
+    }
+
+    /// The fast path: one CAS when a seat is free and, in FIFO mode, nobody
+    /// waits. Never touches the lock. `Acquire` on success pairs with the
+    /// `Release` half of the release that freed the seat (REFERENCE §3
+    /// item 15).
+    #[inline]
+    pub(crate) fn try_take(&self) -> Result<(), Refusal> {
+        let mut w = self.word.load(Relaxed);
+        loop {
+            if w & CLOSED != 0 {
+                return Err(Refusal::Closed);
+            }
+            if word::available(w) <= 0 || (self.fifo() && w & WAITERS != 0) {
+                return Err(Refusal::Full);
+            }
+            match self
+                .word
+                .compare_exchange_weak(w, w - ONE, Acquire, Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(actual) => w = actual,
+            }
+        }
+    }
+
+    /// Gives one seat back. With no waiter this is one RMW and no lock.
+    /// With waiters, it tries the lock to hand the seat on; if the lock is
+    /// busy it returns at once and the holder hands the seat on instead
+    /// (rule 1). Safe in `Drop`, while unwinding, and in an interrupt
+    /// handler whose lock is a critical section.
+    #[inline]
+    pub(crate) fn release(&self) {
+        if self.add_seats(1) {
+            self.try_drain();
+        }
+    }
+
+    /// Adds `n` seats to the word; in barging mode also owes one wake-up per
+    /// seat if anyone waits. Returns whether anyone waited. `AcqRel`: the
+    /// release half publishes the holder's work to the next holder; the
+    /// acquire half is rule 1's.
+    pub(crate) fn add_seats(&self, n: usize) -> bool {
+        let prev = self.word.fetch_add(word::seats(n), AcqRel);
+        debug_assert!(
+            word::available(prev) < word::MAX_CONCURRENT_LIMIT as isize,
+            "inconsistent state: more seats released than the compartment has"
+        );
+        let waiters = prev & WAITERS != 0;
+        if waiters && !self.fifo() {
+            self.owed.fetch_add(n, AcqRel);
+        }
+        waiters
+    }
+
+    /// Hands free seats on if the lock is free; otherwise the holder will.
+    fn try_drain(&self) {
+        let mut batch = Batch::new(self);
+        let _ = self.lock.try_with_lock(|| {
+            self.list.with_mut(|list| {
+                // SAFETY: the lock is held.
+                self.drain_locked(unsafe { &mut *list }, &mut batch)
+            })
+        });
+    }
+
+    /// Rule 1's re-check: whether a drain may be owed. The RMWs are what
+    /// order this check against a release that failed to take the lock.
+    fn drain_owed(&self) -> bool {
+        let w = self.word.fetch_add(0, AcqRel);
+        if w & WAITERS == 0 {
+            // Nobody waits; in barging mode a drain still clears stale owed
+            // wake-ups so that they are not handed to a later waiter.
+            return !self.fifo() && self.owed.fetch_add(0, AcqRel) != 0;
+        }
+        w & CLOSED != 0
+            || if self.fifo() {
+                word::available(w) > 0
+            } else {
+                self.owed.fetch_add(0, AcqRel) != 0
+            }
+    }
+
+    /// Hands seats to waiters, or `Closed` verdicts once the compartment is
+    /// closed, until seats, waiters or room in the batch run out.
+    fn drain_locked(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+        if self.fifo() {
+            self.drain_fifo(list, batch);
+        } else {
+            self.drain_barging(list, batch);
+        }
+        self.waiting.store(list.len(), Relaxed);
+    }
+
+    fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+        while !batch.wake.is_full() {
+            let Some(node) = list.front() else { return };
+            let last = list.len() == 1;
+            let mut w = self.word.load(Relaxed);
+            let verdict = loop {
+                if w & CLOSED != 0 {
+                    break list::CLOSED;
+                }
+                if word::available(w) <= 0 {
+                    return;
+                }
+                // Reserve the seat for `node`, and clear WAITERS in the same
+                // CAS if it is the last waiter (rule 5). `AcqRel`: acquire
+                // the releaser's work, and release it on to the owner.
+                let new = if last { (w - ONE) & !WAITERS } else { w - ONE };
+                match self.word.compare_exchange_weak(w, new, AcqRel, Relaxed) {
+                    Ok(_) => break list::GRANTED,
+                    Err(actual) => w = actual,
+                }
+            };
+            self.hand_verdict(list, node, verdict, batch);
+        }
+    }
+
+    fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+        if self.word.load(Acquire) & CLOSED != 0 {
+            while !batch.wake.is_full() {
+                let Some(node) = list.front() else { return };
+                self.hand_verdict(list, node, list::CLOSED, batch);
+            }
+            return;
+        }
+        let mut owed = self.owed.swap(0, AcqRel);
+        let mut cursor = list.front();
+        while owed > 0 {
+            let Some(node) = cursor else { break };
+            // SAFETY: `node` is linked in `list`.
+            cursor = unsafe { list.next(node) };
+            // SAFETY: linked nodes are valid; status only changes under the
+            // lock, which we hold.
+            if unsafe { node.as_ref() }.status() != list::WAITING {
+                continue;
+            }
+            if batch.wake.is_full() {
+                // Put the rest back; `finish` drains again after waking.
+                self.owed.fetch_add(owed, AcqRel);
+                return;
+            }
+            // SAFETY: `node` is linked in `list`; it stays linked, so its
+            // owner cannot free it until it takes the lock itself.
+            if let Some(waker) = unsafe { list.take_waker(node) } {
+                let _ = batch.wake.push_back(waker);
+            }
+            // SAFETY: valid, linked node; not a final verdict.
+            unsafe { list::set_status(node, list::NOTIFIED) };
+            owed -= 1;
+        }
+        // Wake-ups owed beyond the un-notified waiters are dropped: every
+        // waiter is then notified and will compete for the free seats.
+    }
+
+    /// Unlinks `node`, queues its waker, and publishes `verdict` as the last
+    /// touch (rule 2).
+    fn hand_verdict(
+        &self,
+        list: &mut List,
+        node: NonNull<Node>,
+        verdict: u8,
+        batch: &mut Batch<'_, L>,
+    ) {
+        // SAFETY: callers pass a node linked in `list`.
+        let waker = unsafe { list.remove(node) };
+        if list.is_empty() && verdict == list::CLOSED {
+            self.word.fetch_and(!WAITERS, AcqRel);
+        }
+        if let Some(waker) = waker {
+            // Cannot fail: callers stop while the batch is full.
+            let _ = batch.wake.push_back(waker);
+        }
+        // SAFETY: `node` is still valid: its owner has not seen a final
+        // verdict. Nothing touches it after this store.
+        unsafe { list::set_status(node, verdict) };
+    }
+
+    /// The slow path of an acquire, for a node that is not linked: take a
+    /// free seat, or publish `WAITERS` and link the node, in one CAS loop
+    /// under the lock, so a concurrent release either sees the flag or
+    /// leaves a seat that this loop sees (REFERENCE §3 item 3).
+    pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
+        self.with_list(|list, batch| {
+            let mut w = self.word.load(Acquire);
+            loop {
+                if w & CLOSED != 0 {
+                    batch.discard(Some(waker));
+                    return Err(self.closed_error());
+                }
+                let may_take = !self.fifo() || w & WAITERS == 0;
+                if may_take && word::available(w) > 0 {
+                    match self
+                        .word
+                        .compare_exchange_weak(w, w - ONE, Acquire, Relaxed)
+                    {
+                        Ok(_) => {
+                            batch.discard(Some(waker));
+                            return Ok(Enqueued::Seated);
+                        }
+                        Err(actual) => {
+                            w = actual;
+                            continue;
+                        }
+                    }
+                }
+                if list.len() >= self.max_waiting.load(Relaxed) {
+                    batch.discard(Some(waker));
+                    self.rejected.increment();
+                    return Err(Error::QueueFull {
+                        name: self.name,
+                        max_waiting: self.max_waiting.load(Relaxed),
+                    });
+                }
+                if w & WAITERS == 0 {
+                    if let Err(actual) =
+                        self.word
+                            .compare_exchange_weak(w, w | WAITERS, AcqRel, Acquire)
+                    {
+                        w = actual;
+                        continue;
+                    }
+                }
+                // SAFETY: the owner pinned the node, it is not linked, and
+                // its `Drop` unlinks it before it is freed.
+                unsafe { list.push_back(node, waker) };
+                return Ok(Enqueued::Linked);
+            }
+        })
+    }
+
+    /// A poll of a linked node that has no final verdict yet: refresh its
+    /// waker and, in barging mode, compete for a free seat. Returns whether
+    /// the node took a seat (it is then unlinked and seated).
+    pub(crate) fn repoll(&self, node: NonNull<Node>, waker: Waker) -> bool {
+        self.with_list(|list, batch| {
+            // SAFETY: the owner keeps `node` valid; under the lock its
+            // status is stable.
+            let status = unsafe { node.as_ref() }.status();
+            if status != list::WAITING && status != list::NOTIFIED {
+                batch.discard(Some(waker));
+                return false;
+            }
+            if !self.fifo() && self.take_locked(list, node, batch) {
+                batch.discard(Some(waker));
+                return true;
+            }
+            // SAFETY: `node` is linked (status WAITING or NOTIFIED).
+            unsafe {
+                batch.discard(list.refresh_waker(node, waker));
+                // Lost the race for the seat it was woken for: wait again
+                // for the next notification.
+                list::set_status(node, list::WAITING);
+            }
+            false
+        })
+    }
+
+    /// Barging: takes a free seat for a linked `node` and unlinks it.
+    fn take_locked(&self, list: &mut List, node: NonNull<Node>, batch: &mut Batch<'_, L>) -> bool {
+        let mut w = self.word.load(Relaxed);
+        loop {
+            if word::available(w) <= 0 || w & CLOSED != 0 {
+                return false;
+            }
+            let new = if list.len() == 1 {
+                (w - ONE) & !WAITERS
+            } else {
+                w - ONE
+            };
+            match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
+                Ok(_) => break,
+                Err(actual) => w = actual,
+            }
+        }
+        // SAFETY: `node` is linked in `list`.
+        batch.discard(unsafe { list.remove(node) });
+        // SAFETY: the caller owns `node`.
+        unsafe { list::set_status(node, list::IDLE) };
+        true
+    }
+
+    /// The owner of a linked node stops waiting (drop, timeout). Decided in
+    /// one lock section, so a seat handed over at that very moment is either
+    /// seen as granted or never handed: never lost, never counted twice
+    /// (REFERENCE §3 item 2).
+    pub(crate) fn abandon(&self, node: NonNull<Node>) -> Abandoned {
+        // SAFETY: the owner keeps `node` valid. A final verdict is only ever
+        // stored once, so seeing it without the lock is conclusive.
+        match unsafe { node.as_ref() }.status() {
+            list::GRANTED => return Abandoned::Granted,
+            list::CLOSED => return Abandoned::Closed,
+            _ => {}
+        }
+        self.with_list(|list, batch| {
+            // SAFETY: as above; under the lock the status is stable.
+            let status = unsafe { node.as_ref() }.status();
+            match status {
+                list::GRANTED => return Abandoned::Granted,
+                list::CLOSED => return Abandoned::Closed,
+                _ => {}
+            }
+            // SAFETY: WAITING or NOTIFIED nodes are linked in `list`.
+            batch.discard(unsafe { list.remove(node) });
+            if list.is_empty() {
+                self.word.fetch_and(!WAITERS, AcqRel);
+            }
+            if status == list::NOTIFIED {
+                // Pass the notification on (embassy #6964): this section's
+                // drain gives it to the next waiter.
+                self.owed.fetch_add(1, AcqRel);
+            }
+            // SAFETY: the caller owns `node`.
+            unsafe { list::set_status(node, list::IDLE) };
+            Abandoned::Unlinked
+        })
+    }
+
+    pub(crate) fn closed_error(&self) -> Error {
+        Error::Closed { name: self.name }
+    }
+
+    #[inline(always)]
+    pub(crate) fn fifo(&self) -> bool {
+        matches!(self.admission, Admission::Fifo)
+    }
+}
+
+/// Why the fast path did not take a seat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    Full,
+    Closed,
+}

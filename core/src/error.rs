@@ -1,0 +1,155 @@
+//! Why a caller did not get a seat, and why a configuration was refused.
+
+use core::fmt;
+use core::time::Duration;
+
+/// Why a caller did not get a seat.
+///
+/// Every variant names the compartment, and its message says what to
+/// change. Match on the variant to map a rejection to a response (an HTTP
+/// 503, a fallback value, a retry).
+///
+/// ```
+/// # use bulkhead_core::Error;
+/// let err = Error::Full { name: "database", max_concurrent: 8, active: 8 };
+/// assert!(err.to_string().contains("`database` is full"));
+/// assert_eq!(err.name(), "database");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Every seat was taken and the caller had no wait budget (fail fast),
+    /// or, in FIFO mode, earlier callers were already waiting.
+    Full {
+        /// The compartment.
+        name: &'static str,
+        /// Its limit when the caller was turned away.
+        max_concurrent: usize,
+        /// Seats held at that moment.
+        active: usize,
+    },
+    /// `max_waiting` callers were already waiting, so the caller was turned
+    /// away at once instead of queueing.
+    QueueFull {
+        /// The compartment.
+        name: &'static str,
+        /// The queue limit.
+        max_waiting: usize,
+    },
+    /// The caller waited its whole budget without getting a seat.
+    Timeout {
+        /// The compartment.
+        name: &'static str,
+        /// How long the caller was willing to wait.
+        budget: Duration,
+    },
+    /// The compartment was closed; it admits nobody any more.
+    Closed {
+        /// The compartment.
+        name: &'static str,
+    },
+}
+
+impl Error {
+    /// The compartment that turned the caller away.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Error::Full { name, .. }
+            | Error::QueueFull { name, .. }
+            | Error::Timeout { name, .. }
+            | Error::Closed { name } => name,
+        }
+    }
+
+    /// Whether retrying later may succeed: true for every variant but
+    /// [`Error::Closed`].
+    pub const fn is_transient(&self) -> bool {
+        !matches!(self, Error::Closed { .. })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Full {
+                name,
+                max_concurrent,
+                active,
+            } => write!(
+                f,
+                "bulkhead `{name}` is full: {active} of {max_concurrent} seats taken; \
+                 retry later, give callers a wait budget, or raise max_concurrent"
+            ),
+            Error::QueueFull { name, max_waiting } => write!(
+                f,
+                "bulkhead `{name}` turned the caller away: {max_waiting} callers already wait \
+                 (max_waiting = {max_waiting}); shed load upstream or raise max_waiting"
+            ),
+            Error::Timeout { name, budget } => write!(
+                f,
+                "bulkhead `{name}`: no seat became free within the wait budget of {budget:?}; \
+                 the dependency is saturated, so shed load, raise max_concurrent, \
+                 or lengthen the budget"
+            ),
+            Error::Closed { name } => write!(
+                f,
+                "bulkhead `{name}` is closed and admits no new callers; \
+                 build a new compartment to resume"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Why a compartment's configuration was refused.
+///
+/// ```
+/// # use bulkhead_core::{Config, ConfigError};
+/// let err = Config::new("cache", 0).validate().unwrap_err();
+/// assert_eq!(err, ConfigError::ZeroCapacity { name: "cache" });
+/// assert!(err.to_string().contains("max_concurrent = 0"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A compartment was built with `max_concurrent = 0`, which would admit
+    /// nobody. To pause a live compartment on purpose, use
+    /// `set_max_concurrent(0)`.
+    ZeroCapacity {
+        /// The compartment.
+        name: &'static str,
+    },
+    /// `max_concurrent` is beyond what the seat word can count.
+    CapacityOverflow {
+        /// The compartment.
+        name: &'static str,
+        /// The value asked for.
+        requested: usize,
+        /// The largest accepted value, [`MAX_CONCURRENT_LIMIT`](crate::MAX_CONCURRENT_LIMIT).
+        limit: usize,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::ZeroCapacity { name } => write!(
+                f,
+                "bulkhead `{name}`: max_concurrent = 0 would admit nobody; \
+                 give it at least 1 seat (to pause a live compartment, call set_max_concurrent(0))"
+            ),
+            ConfigError::CapacityOverflow {
+                name,
+                requested,
+                limit,
+            } => write!(
+                f,
+                "bulkhead `{name}`: max_concurrent = {requested} is more than this target can count \
+                 (at most {limit}); choose a value of at most {limit}"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}

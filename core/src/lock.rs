@@ -1,0 +1,166 @@
+//! The pluggable, closure-scoped lock that guards a compartment's waiter list.
+//!
+//! Core owns the algorithm; adapters only say how to lock. The lock is
+//! closure-scoped (`with_lock(|| ..)`) rather than guard-based so that a
+//! critical section, which cannot be held across an arbitrary scope, can
+//! serve as the lock. That is what lets a compartment live in firmware and
+//! be released from an interrupt handler.
+
+/// A lock that guards a compartment's waiter list.
+///
+/// The seat counter itself is lock-free. The lock is only taken by callers
+/// that must wait, by a release that finds waiters, and by reconfiguration.
+/// Core never holds it while running foreign code: wakers are cloned before
+/// locking and woken after unlocking.
+///
+/// # Safety
+///
+/// Core's unsafe code relies on every promise below. An implementation that
+/// breaks one causes undefined behaviour.
+///
+/// 1. **Mutual exclusion.** While a closure passed to [`with_lock`] or
+///    [`try_with_lock`] runs, no other closure passed to either method of the
+///    same lock value runs, on any thread or interrupt priority. The end of
+///    one closure happens-before the start of the next (release/acquire).
+/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if
+///    another closure is running at that moment. Core's lost-wake-up
+///    argument depends on it: a failed try means the current holder will
+///    re-check after it unlocks. A lock with no real "try" (a critical
+///    section, an embassy raw mutex) may simply run the closure.
+/// 3. **Unlock on unwind.** If the closure panics, the lock is released
+///    before the panic continues.
+///
+/// Re-entrancy: core never calls `with_lock` or `try_with_lock` from inside
+/// one of its own closures. An implementation may therefore deadlock or
+/// panic on re-entry (a `std::sync::Mutex`) or allow it (a critical
+/// section); either is sound.
+///
+/// Time spent inside the closure is bounded: core only relinks pointers and
+/// moves at most a small, fixed batch of wakers there.
+///
+/// [`with_lock`]: RawLock::with_lock
+/// [`try_with_lock`]: RawLock::try_with_lock
+pub unsafe trait RawLock {
+    /// Runs `f` with the lock held, waiting for the lock if needed.
+    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R;
+
+    /// Runs `f` with the lock held if it is free right now; returns `None`
+    /// without running `f` if another closure holds it.
+    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
+}
+
+/// A lock that can be built in a `const` context, so that a compartment
+/// using it can be a `static`.
+pub trait ConstInit {
+    /// A new, unlocked lock.
+    const INIT: Self;
+}
+
+#[cfg(feature = "critical-section")]
+pub use cs::CsLock;
+
+#[cfg(feature = "critical-section")]
+mod cs {
+    use super::{ConstInit, RawLock};
+
+    /// A waiter-list lock made of a [`critical_section`].
+    ///
+    /// Use it in firmware whose compartment is shared with interrupt
+    /// handlers, and on targets without CAS. On a single-core MCU the
+    /// critical section masks interrupts for the few instructions that
+    /// relink the list, so a release from an ISR can never deadlock against
+    /// the thread it interrupted (REFERENCE §3 item 13).
+    ///
+    /// `try_with_lock` always succeeds: a critical section has no "busy"
+    /// state that a caller could observe. A release therefore always hands
+    /// its seat over itself, inside one bounded critical section.
+    ///
+    /// On a host, `critical-section`'s `std` feature implements the section
+    /// with one process-wide mutex. That is correct but serialises every
+    /// compartment; std programs should use `bulkhead-std`'s lock instead.
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, CsLock};
+    ///
+    /// static SENSOR_BUS: Bulkhead<CsLock> = match Bulkhead::new("sensor_bus", 2) {
+    ///     Ok(b) => b,
+    ///     Err(_) => panic!("invalid compartment"),
+    /// };
+    /// let seat = SENSOR_BUS.try_acquire().unwrap();
+    /// assert_eq!(SENSOR_BUS.state().active, 1);
+    /// drop(seat);
+    /// ```
+    #[derive(Debug, Default, Clone, Copy)]
+    pub struct CsLock {
+        _private: (),
+    }
+
+    impl CsLock {
+        /// A new critical-section lock.
+        pub const fn new() -> Self {
+            Self { _private: () }
+        }
+    }
+
+    impl ConstInit for CsLock {
+        const INIT: Self = Self::new();
+    }
+
+    // SAFETY: a critical section excludes every other critical section on
+    // all cores and interrupt priorities, with acquire/release semantics
+    // (the `critical-section` crate's contract). `critical_section::with`
+    // releases the section through a drop guard, so it unlocks on unwind.
+    // Re-entry is allowed by `critical-section`, which nests sections.
+    unsafe impl RawLock for CsLock {
+        #[inline]
+        fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+            critical_section::with(|_| f())
+        }
+
+        #[inline]
+        fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+            Some(self.with_lock(f))
+        }
+    }
+}
+
+#[cfg(bulkhead_loom)]
+pub use loom_lock::LoomLock;
+
+#[cfg(bulkhead_loom)]
+mod loom_lock {
+    use super::RawLock;
+
+    /// A waiter-list lock made of loom's model-checked mutex.
+    ///
+    /// Only exists under `--cfg bulkhead_loom`, so that users' own loom
+    /// suites can model-check code that uses a compartment.
+    #[derive(Debug, Default)]
+    pub struct LoomLock(loom::sync::Mutex<()>);
+
+    impl LoomLock {
+        /// A new, unlocked loom mutex.
+        pub fn new() -> Self {
+            Self(loom::sync::Mutex::new(()))
+        }
+    }
+
+    // SAFETY: loom's mutex gives mutual exclusion with acquire/release
+    // ordering, its `try_lock` fails only when the mutex is held, and its
+    // guard unlocks on drop, also when unwinding.
+    unsafe impl RawLock for LoomLock {
+        fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+            let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            f()
+        }
+
+        fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+            let _guard = match self.0.try_lock() {
+                Ok(guard) => guard,
+                Err(loom::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(loom::sync::TryLockError::WouldBlock) => return None,
+            };
+            Some(f())
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Unit tests of the engine. They run under miri too (`.ci/run`), so they
+//! use no real time and keep thread counts small.
+
+use std::boxed::Box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::task::{Context, Poll, Wake, Waker};
+
+use crate::{Bulkhead, Config, RawLock};
+
+mod barging;
+mod cancel;
+mod fifo;
+mod lifecycle;
+mod memory;
+
+/// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.
+#[derive(Default)]
+pub(crate) struct TestLock(Mutex<()>);
+
+// SAFETY: std's mutex excludes, orders with acquire/release, fails `try_lock`
+// only when held, and unlocks when its guard drops during unwinding.
+unsafe impl RawLock for TestLock {
+    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        f()
+    }
+
+    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        let _guard = match self.0.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        Some(f())
+    }
+}
+
+pub(crate) type TestBulkhead = Bulkhead<TestLock>;
+
+pub(crate) fn fifo(max: usize) -> TestBulkhead {
+    Bulkhead::with_lock(Config::new("test", max), TestLock::default()).unwrap()
+}
+
+pub(crate) fn with_config(config: Config) -> TestBulkhead {
+    Bulkhead::with_lock(config, TestLock::default()).unwrap()
+}
+
+/// A waker that counts its wake-ups.
+#[derive(Default)]
+pub(crate) struct CountingWaker(AtomicUsize);
+
+impl Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A task stand-in: a waker plus how often it was woken.
+pub(crate) struct Task {
+    counter: Arc<CountingWaker>,
+    waker: Waker,
+}
+
+impl Task {
+    pub(crate) fn new() -> Self {
+        let counter = Arc::new(CountingWaker::default());
+        Self {
+            waker: Waker::from(counter.clone()),
+            counter,
+        }
+    }
+
+    pub(crate) fn wakes(&self) -> usize {
+        self.counter.0.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn poll<F: Future>(&self, fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+        fut.poll(&mut Context::from_waker(&self.waker))
+    }
+}
+
+/// Boxes and pins a future so that tests can hold several and drop them in
+/// any order.
+pub(crate) fn boxed<F: Future>(f: F) -> std::pin::Pin<Box<F>> {
+    Box::pin(f)
+}
+
+/// The error of a ready, failed poll.
+pub(crate) fn ready_err<T>(p: Poll<Result<T, crate::Error>>) -> crate::Error {
+    match p {
+        Poll::Ready(Err(e)) => e,
+        Poll::Ready(Ok(_)) => panic!("expected an error, got a seat"),
+        Poll::Pending => panic!("expected an error, got Pending"),
+    }
+}

@@ -1,0 +1,141 @@
+//! Barging admission: wake the oldest waiter, let anyone take the seat.
+
+use std::task::Poll;
+use std::vec::Vec;
+
+use super::{Task, boxed, with_config};
+use crate::{Admission, Config, Error};
+
+fn barging(max: usize) -> super::TestBulkhead {
+    with_config(Config::new("barge", max).admission(Admission::Barging))
+}
+
+#[test]
+fn an_arrival_may_take_a_freed_seat_before_the_woken_waiter() {
+    let b = barging(1);
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    drop(held);
+    assert_eq!(t.wakes(), 1, "the waiter is woken");
+    let barger = b.try_acquire().expect("barging lets an arrival in");
+    // The woken waiter loses, stays in line, and is woken again later.
+    assert!(t.poll(w.as_mut()).is_pending());
+    assert_eq!(b.state().waiting, 1);
+    drop(barger);
+    assert_eq!(t.wakes(), 2);
+    assert!(matches!(t.poll(w.as_mut()), Poll::Ready(Ok(_))));
+    assert_eq!(b.state().waiting, 0);
+}
+
+#[test]
+fn two_quick_releases_wake_two_waiters() {
+    // REFERENCE §3 item 4 (async-lock #18).
+    let b = barging(2);
+    let s1 = b.try_acquire().unwrap();
+    let s2 = b.try_acquire().unwrap();
+    let (t1, t2, t3) = (Task::new(), Task::new(), Task::new());
+    let mut w1 = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    let mut w3 = boxed(b.acquire());
+    assert!(t1.poll(w1.as_mut()).is_pending());
+    assert!(t2.poll(w2.as_mut()).is_pending());
+    assert!(t3.poll(w3.as_mut()).is_pending());
+    drop(s1);
+    drop(s2);
+    assert_eq!(
+        (t1.wakes(), t2.wakes(), t3.wakes()),
+        (1, 1, 0),
+        "one wake per seat, oldest first, no herd"
+    );
+    let Poll::Ready(Ok(a)) = t1.poll(w1.as_mut()) else {
+        panic!()
+    };
+    let Poll::Ready(Ok(c)) = t2.poll(w2.as_mut()) else {
+        panic!()
+    };
+    assert!(t3.poll(w3.as_mut()).is_pending());
+    drop(a);
+    assert_eq!(t3.wakes(), 1);
+    assert!(matches!(t3.poll(w3.as_mut()), Poll::Ready(Ok(_))));
+    drop(c);
+}
+
+#[test]
+fn a_dropped_notified_waiter_passes_its_wake_up_on() {
+    // REFERENCE §3 item 1 in barging mode (embassy #6964).
+    let b = barging(1);
+    let held = b.try_acquire().unwrap();
+    let (t1, t2) = (Task::new(), Task::new());
+    let mut w1 = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    assert!(t1.poll(w1.as_mut()).is_pending());
+    assert!(t2.poll(w2.as_mut()).is_pending());
+    drop(held);
+    assert_eq!((t1.wakes(), t2.wakes()), (1, 0));
+    drop(w1); // woken but never ran: the wake-up must not die with it
+    assert_eq!(t2.wakes(), 1);
+    assert!(matches!(t2.poll(w2.as_mut()), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn a_timed_out_notified_waiter_passes_its_wake_up_on() {
+    let b = barging(1);
+    let held = b.try_acquire().unwrap();
+    let (t1, t2) = (Task::new(), Task::new());
+    let mut w1 = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    assert!(t1.poll(w1.as_mut()).is_pending());
+    assert!(t2.poll(w2.as_mut()).is_pending());
+    drop(held);
+    // In barging mode no seat is reserved, so the timeout wins.
+    assert!(matches!(
+        w1.as_mut().time_out(core::time::Duration::ZERO),
+        Err(Error::Timeout { .. })
+    ));
+    assert_eq!(t2.wakes(), 1);
+    assert!(matches!(t2.poll(w2.as_mut()), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn barging_try_acquire_ignores_waiters_when_a_seat_is_free() {
+    let b = barging(2);
+    let s1 = b.try_acquire().unwrap();
+    let s2 = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    b.set_max_concurrent(3).unwrap();
+    assert_eq!(t.wakes(), 1);
+    let s3 = b.try_acquire().expect("a free seat is free for anyone");
+    assert!(t.poll(w.as_mut()).is_pending());
+    drop((s1, s2, s3));
+    assert!(matches!(t.poll(w.as_mut()), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn close_wakes_barging_waiters_including_notified_ones() {
+    let b = barging(1);
+    let held = b.try_acquire().unwrap();
+    let tasks: Vec<Task> = (0..3).map(|_| Task::new()).collect();
+    let mut futs: Vec<_> = (0..3).map(|_| boxed(b.acquire())).collect();
+    for (t, f) in tasks.iter().zip(futs.iter_mut()) {
+        assert!(t.poll(f.as_mut()).is_pending());
+    }
+    let barger = {
+        drop(held); // notifies the first
+        b.try_acquire().unwrap()
+    };
+    b.close();
+    for (t, f) in tasks.iter().zip(futs.iter_mut()) {
+        assert!(t.wakes() >= 1);
+        assert!(matches!(
+            t.poll(f.as_mut()),
+            Poll::Ready(Err(Error::Closed { .. }))
+        ));
+    }
+    drop(barger);
+    let s = b.state();
+    assert_eq!((s.active, s.waiting), (0, 0));
+}

@@ -1,0 +1,249 @@
+//! Reconfiguration, close, configuration errors and snapshots.
+
+use std::string::ToString;
+use std::task::Poll;
+use std::vec::Vec;
+
+use super::{Task, TestLock, boxed, fifo, ready_err};
+use crate::{Bulkhead, Config, ConfigError, Error, MAX_CONCURRENT_LIMIT};
+
+#[test]
+fn zero_and_overflowing_capacities_are_clear_errors() {
+    let zero = Bulkhead::with_lock(Config::new("db", 0), TestLock::default()).unwrap_err();
+    assert_eq!(zero, ConfigError::ZeroCapacity { name: "db" });
+    assert!(zero.to_string().contains("at least 1 seat"));
+    let big = Bulkhead::with_lock(
+        Config::new("db", MAX_CONCURRENT_LIMIT + 1),
+        TestLock::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        big,
+        ConfigError::CapacityOverflow {
+            name: "db",
+            requested: MAX_CONCURRENT_LIMIT + 1,
+            limit: MAX_CONCURRENT_LIMIT
+        }
+    );
+    assert!(big.to_string().contains("choose a value of at most"));
+    assert!(
+        Bulkhead::with_lock(Config::new("db", MAX_CONCURRENT_LIMIT), TestLock::default()).is_ok()
+    );
+}
+
+#[test]
+fn the_largest_compartment_counts_exactly() {
+    let b = Bulkhead::with_lock(
+        Config::new("big", MAX_CONCURRENT_LIMIT),
+        TestLock::default(),
+    )
+    .unwrap();
+    let seat = b.try_acquire().unwrap();
+    let s = b.state();
+    assert_eq!((s.active, s.available()), (1, MAX_CONCURRENT_LIMIT - 1));
+    drop(seat);
+    b.set_max_concurrent(0).unwrap();
+    assert_eq!(b.state().active, 0);
+    b.set_max_concurrent(MAX_CONCURRENT_LIMIT).unwrap();
+    assert_eq!(b.state().available(), MAX_CONCURRENT_LIMIT);
+}
+
+#[test]
+fn set_max_concurrent_beyond_the_limit_is_refused_and_changes_nothing() {
+    let b = fifo(3);
+    let err = b.set_max_concurrent(MAX_CONCURRENT_LIMIT + 1).unwrap_err();
+    assert!(matches!(err, ConfigError::CapacityOverflow { .. }));
+    assert_eq!(b.state().max_concurrent, 3);
+    assert_eq!(
+        b.set_max_concurrent(usize::MAX).unwrap_err(),
+        ConfigError::CapacityOverflow {
+            name: "test",
+            requested: usize::MAX,
+            limit: MAX_CONCURRENT_LIMIT
+        }
+    );
+}
+
+#[test]
+fn growing_hands_new_seats_to_waiters_at_once() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    let (t1, t2) = (Task::new(), Task::new());
+    let mut w1 = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    assert!(t1.poll(w1.as_mut()).is_pending());
+    assert!(t2.poll(w2.as_mut()).is_pending());
+    assert_eq!(b.set_max_concurrent(3), Ok(1));
+    assert_eq!((t1.wakes(), t2.wakes()), (1, 1));
+    let Poll::Ready(Ok(a)) = t1.poll(w1.as_mut()) else {
+        panic!()
+    };
+    let Poll::Ready(Ok(c)) = t2.poll(w2.as_mut()) else {
+        panic!()
+    };
+    assert_eq!(b.state().active, 3);
+    drop((held, a, c));
+}
+
+#[test]
+fn shrinking_keeps_holders_and_pays_the_debt_before_admitting() {
+    let b = fifo(4);
+    let mut seats: Vec<_> = (0..4).map(|_| b.try_acquire().unwrap()).collect();
+    assert_eq!(b.set_max_concurrent(2), Ok(4)); // never blocks
+    let s = b.state();
+    assert_eq!((s.max_concurrent, s.active, s.available()), (2, 4, 0));
+    assert!(s.utilisation_percent() > 100.0);
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    seats.pop();
+    seats.pop(); // 2 inside: the debt is paid, nobody admitted yet
+    assert_eq!(t.wakes(), 0);
+    assert!(t.poll(w.as_mut()).is_pending());
+    seats.pop(); // 1 inside: now there is room
+    assert_eq!(t.wakes(), 1);
+    let Poll::Ready(Ok(seat)) = t.poll(w.as_mut()) else {
+        panic!()
+    };
+    assert_eq!(b.state().active, 2);
+    drop(seat);
+    drop(seats);
+    assert_eq!(b.state().active, 0);
+}
+
+#[test]
+fn regrowing_after_a_shrink_does_not_over_admit() {
+    // REFERENCE §3 item 10.
+    let b = fifo(4);
+    let seats: Vec<_> = (0..4).map(|_| b.try_acquire().unwrap()).collect();
+    b.set_max_concurrent(1).unwrap();
+    b.set_max_concurrent(5).unwrap();
+    let extra = b.try_acquire().unwrap(); // 5 inside, limit 5
+    assert!(b.try_acquire().is_err());
+    assert_eq!(b.state().active, 5);
+    drop(extra);
+    drop(seats);
+    assert_eq!(b.state().available(), 5);
+}
+
+#[test]
+fn zero_pauses_admission_until_raised() {
+    let b = fifo(2);
+    assert_eq!(b.set_max_concurrent(0), Ok(2));
+    assert!(matches!(
+        b.try_acquire(),
+        Err(Error::Full {
+            max_concurrent: 0,
+            ..
+        })
+    ));
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    assert_eq!(b.state().utilisation_percent(), 100.0);
+    b.set_max_concurrent(1).unwrap();
+    assert!(matches!(t.poll(w.as_mut()), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn close_wakes_every_waiter_with_closed_and_held_seats_release_normally() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    let tasks: Vec<Task> = (0..10).map(|_| Task::new()).collect(); // more than one batch
+    let mut futs: Vec<_> = (0..10).map(|_| boxed(b.acquire())).collect();
+    for (t, f) in tasks.iter().zip(futs.iter_mut()) {
+        assert!(t.poll(f.as_mut()).is_pending());
+    }
+    b.close();
+    assert!(tasks.iter().all(|t| t.wakes() == 1));
+    for (t, f) in tasks.iter().zip(futs.iter_mut()) {
+        assert_eq!(
+            ready_err(t.poll(f.as_mut())),
+            Error::Closed { name: "test" }
+        );
+    }
+    assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "test" });
+    let mut late = boxed(b.acquire());
+    assert_eq!(
+        ready_err(tasks[0].poll(late.as_mut())),
+        Error::Closed { name: "test" }
+    );
+    drop(held);
+    let s = b.state();
+    assert_eq!((s.active, s.waiting, s.closed), (0, 0, true));
+    b.close(); // idempotent
+    assert!(b.is_closed());
+    assert!(Error::Closed { name: "x" }.to_string().contains("closed"));
+    assert!(!Error::Closed { name: "x" }.is_transient());
+}
+
+#[test]
+fn a_waiter_dropped_after_close_releases_nothing() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    b.close();
+    drop(w); // verdict Closed, unread
+    drop(held);
+    assert_eq!(b.state().active, 0);
+}
+
+#[test]
+fn state_reports_every_counter() {
+    let b =
+        Bulkhead::with_lock(Config::new("snap", 2).max_waiting(1), TestLock::default()).unwrap();
+    let s1 = b.try_acquire().unwrap();
+    let s2 = b.try_acquire().unwrap();
+    let _ = b.try_acquire();
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    let _ = t.poll(w2.as_mut()); // queue full
+    let s = b.state();
+    assert_eq!(s.name, "snap");
+    assert_eq!(
+        (
+            s.max_concurrent,
+            s.active,
+            s.waiting,
+            s.rejected,
+            s.timed_out
+        ),
+        (2, 2, 1, 2, 0)
+    );
+    assert_eq!(s.available(), 0);
+    assert_eq!(s.utilisation_percent(), 100.0);
+    drop((s1, s2));
+}
+
+#[test]
+fn errors_name_the_problem_and_the_fix() {
+    let full = Error::Full {
+        name: "db",
+        max_concurrent: 4,
+        active: 4,
+    };
+    assert_eq!(
+        full.to_string(),
+        "bulkhead `db` is full: 4 of 4 seats taken; retry later, give callers a wait budget, or raise max_concurrent"
+    );
+    assert!(
+        Error::QueueFull {
+            name: "db",
+            max_waiting: 3
+        }
+        .to_string()
+        .contains("raise max_waiting")
+    );
+    assert_eq!(full.name(), "db");
+    assert!(full.is_transient());
+}
+
+#[test]
+fn config_validates_const() {
+    const OK: Result<Config, ConfigError> = Config::new("c", 3).max_waiting(2).validate();
+    assert!(OK.is_ok());
+}

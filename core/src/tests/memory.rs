@@ -1,0 +1,197 @@
+//! Pinning, leaking, panicking wakers and real threads: the tests miri is
+//! most needed for.
+
+use std::boxed::Box;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+use std::vec::Vec;
+
+use super::{Task, boxed, fifo};
+use crate::RawLock;
+
+#[test]
+fn moving_an_unpolled_future_is_fine() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    let f = b.acquire();
+    let moved = f; // not linked yet, so moving is allowed
+    let boxed_f = Box::new(moved);
+    let mut pinned = Box::into_pin(boxed_f);
+    let t = Task::new();
+    assert!(t.poll(pinned.as_mut()).is_pending());
+    drop(held);
+    assert!(matches!(t.poll(pinned.as_mut()), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn a_stack_pinned_future_dropped_mid_wait_unlinks() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    {
+        let mut f = pin!(b.acquire());
+        assert!(t.poll(f.as_mut()).is_pending());
+        assert_eq!(b.state().waiting, 1);
+    } // dropped while linked: its stack frame is gone afterwards
+    assert_eq!(b.state().waiting, 0);
+    drop(held); // must not touch the dead node
+    assert!(b.try_acquire().is_ok());
+}
+
+#[test]
+fn dropping_a_middle_waiter_keeps_the_list_intact() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    let tasks: Vec<Task> = (0..3).map(|_| Task::new()).collect();
+    let mut futs: Vec<_> = (0..3).map(|_| Some(boxed(b.acquire()))).collect();
+    for (t, f) in tasks.iter().zip(futs.iter_mut()) {
+        assert!(t.poll(f.as_mut().unwrap().as_mut()).is_pending());
+    }
+    futs[1] = None;
+    b.lock
+        .with_lock(|| b.list.with_mut(|l| unsafe { &*l }.assert_valid()));
+    drop(held);
+    assert_eq!(tasks[0].wakes(), 1);
+    let Poll::Ready(Ok(seat)) = tasks[0].poll(futs[0].as_mut().unwrap().as_mut()) else {
+        panic!()
+    };
+    drop(seat);
+    assert_eq!(tasks[2].wakes(), 1);
+    assert!(matches!(
+        tasks[2].poll(futs[2].as_mut().unwrap().as_mut()),
+        Poll::Ready(Ok(_))
+    ));
+}
+
+#[test]
+fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
+    // Leaking a pinned future is allowed: its memory is never freed, so the
+    // list's pointer stays valid. The seat handed to it is leaked with it.
+    let b: &'static super::TestBulkhead = Box::leak(Box::new(fifo(2)));
+    let held = b.try_acquire().unwrap();
+    let _other = b.try_acquire().unwrap();
+    let t = Task::new();
+    let leaked = Box::leak(Box::new(b.acquire()));
+    // SAFETY: the leaked box is never moved or freed.
+    let mut pinned = unsafe { std::pin::Pin::new_unchecked(&mut *leaked) };
+    assert!(t.poll(pinned.as_mut()).is_pending());
+    let mut forgotten = Box::pin(b.acquire());
+    assert!(t.poll(forgotten.as_mut()).is_pending());
+    std::mem::forget(forgotten);
+    assert_eq!(b.state().waiting, 2);
+    drop(held); // handed to the leaked future
+    let s = b.state();
+    assert_eq!((s.active, s.waiting), (2, 1));
+}
+
+/// A waker whose `wake` panics.
+struct PanickingWaker;
+impl Wake for PanickingWaker {
+    fn wake(self: Arc<Self>) {
+        panic!("waker panicked");
+    }
+}
+
+#[test]
+fn a_panicking_waker_does_not_strand_the_rest() {
+    // REFERENCE §3 item 7. Two waiters are granted in one batch; the first
+    // waker panics, the second must still be woken, and the lock is free.
+    let b = fifo(2);
+    let s1 = b.try_acquire().unwrap();
+    let s2 = b.try_acquire().unwrap();
+    let bad = Waker::from(Arc::new(PanickingWaker));
+    let good = Task::new();
+    let mut w1 = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    assert!(
+        w1.as_mut()
+            .poll(&mut Context::from_waker(&bad))
+            .is_pending()
+    );
+    assert!(good.poll(w2.as_mut()).is_pending());
+    let outcome = catch_unwind(AssertUnwindSafe(|| b.set_max_concurrent(4).unwrap()));
+    assert!(outcome.is_err(), "the waker's panic propagates");
+    assert_eq!(good.wakes(), 1, "the rest of the batch is still woken");
+    let Poll::Ready(Ok(g)) = good.poll(w2.as_mut()) else {
+        panic!("seat lost")
+    };
+    let Poll::Ready(Ok(a)) = w1.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
+        panic!()
+    };
+    assert_eq!(b.state().active, 4);
+    drop((s1, s2, g, a));
+    assert!(b.try_acquire().is_ok(), "the lock was released");
+}
+
+/// A waker that re-enters the compartment from `wake`.
+struct ReentrantWaker(&'static super::TestBulkhead, AtomicBool);
+impl Wake for ReentrantWaker {
+    fn wake(self: Arc<Self>) {
+        let _ = self.0.try_acquire();
+        let _ = self.0.state();
+        self.1.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_waker_may_reenter_the_compartment() {
+    let b: &'static super::TestBulkhead = Box::leak(Box::new(fifo(1)));
+    let held = b.try_acquire().unwrap();
+    let waker = Arc::new(ReentrantWaker(b, AtomicBool::new(false)));
+    let mut w = boxed(b.acquire());
+    assert!(
+        w.as_mut()
+            .poll(&mut Context::from_waker(&Waker::from(waker.clone())))
+            .is_pending()
+    );
+    drop(held); // wakes outside the lock, so re-entry cannot deadlock
+    assert!(waker.1.load(Ordering::SeqCst));
+}
+
+/// Threads hand seats around; the count inside never exceeds the limit.
+#[test]
+fn threads_share_seats_without_exceeding_the_limit() {
+    const THREADS: usize = 4;
+    let rounds = if cfg!(miri) { 10 } else { 500 };
+    let b = Arc::new(fifo(2));
+    let inside = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let (b, inside) = (b.clone(), inside.clone());
+            thread::spawn(move || {
+                let parker = Arc::new(Parker(thread::current()));
+                let waker = Waker::from(parker);
+                let mut cx = Context::from_waker(&waker);
+                for _ in 0..rounds {
+                    let mut f = pin!(b.acquire());
+                    let seat = loop {
+                        match f.as_mut().poll(&mut cx) {
+                            Poll::Ready(r) => break r.unwrap(),
+                            Poll::Pending => thread::park(),
+                        }
+                    };
+                    let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    assert!(n <= 2, "{n} inside a 2-seat compartment");
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    drop(seat);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let s = b.state();
+    assert_eq!((s.active, s.waiting), (0, 0));
+}
+
+struct Parker(thread::Thread);
+impl Wake for Parker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
