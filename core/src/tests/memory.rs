@@ -10,8 +10,28 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::vec::Vec;
 
-use super::{Task, boxed, fifo};
+use super::{Task, TestBulkhead, boxed, fifo};
 use crate::RawLock;
+
+/// Leaks `value` on purpose and keeps it reachable from a static, so that
+/// miri's leak check (which ignores memory reachable from statics) does not
+/// report the leaks these tests make deliberately.
+fn leak<T: Send + 'static>(value: T) -> &'static mut T {
+    use std::sync::Mutex;
+    static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let leaked = Box::leak(Box::new(value));
+    KEPT.lock().unwrap().push(Kept {
+        _anchor: (&raw mut *leaked).cast(),
+    });
+    leaked
+}
+
+/// Never dereferenced; it only keeps a leaked allocation reachable.
+struct Kept {
+    _anchor: *mut (),
+}
+// SAFETY: the pointer is never dereferenced, so sending it is harmless.
+unsafe impl Send for Kept {}
 
 #[test]
 fn moving_an_unpolled_future_is_fine() {
@@ -71,17 +91,16 @@ fn dropping_a_middle_waiter_keeps_the_list_intact() {
 fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
     // Leaking a pinned future is allowed: its memory is never freed, so the
     // list's pointer stays valid. The seat handed to it is leaked with it.
-    let b: &'static super::TestBulkhead = Box::leak(Box::new(fifo(2)));
+    let b: &'static TestBulkhead = leak(fifo(2));
     let held = b.try_acquire().unwrap();
     let _other = b.try_acquire().unwrap();
     let t = Task::new();
-    let leaked = Box::leak(Box::new(b.acquire()));
+    let leaked = leak(b.acquire());
     // SAFETY: the leaked box is never moved or freed.
     let mut pinned = unsafe { std::pin::Pin::new_unchecked(&mut *leaked) };
     assert!(t.poll(pinned.as_mut()).is_pending());
-    let mut forgotten = Box::pin(b.acquire());
+    let forgotten = leak(Box::pin(b.acquire()));
     assert!(t.poll(forgotten.as_mut()).is_pending());
-    std::mem::forget(forgotten);
     assert_eq!(b.state().waiting, 2);
     drop(held); // handed to the leaked future
     let s = b.state();
@@ -128,7 +147,7 @@ fn a_panicking_waker_does_not_strand_the_rest() {
 }
 
 /// A waker that re-enters the compartment from `wake`.
-struct ReentrantWaker(&'static super::TestBulkhead, AtomicBool);
+struct ReentrantWaker(&'static TestBulkhead, AtomicBool);
 impl Wake for ReentrantWaker {
     fn wake(self: Arc<Self>) {
         let _ = self.0.try_acquire();
@@ -139,7 +158,7 @@ impl Wake for ReentrantWaker {
 
 #[test]
 fn a_waker_may_reenter_the_compartment() {
-    let b: &'static super::TestBulkhead = Box::leak(Box::new(fifo(1)));
+    let b: &'static TestBulkhead = leak(fifo(1));
     let held = b.try_acquire().unwrap();
     let waker = Arc::new(ReentrantWaker(b, AtomicBool::new(false)));
     let mut w = boxed(b.acquire());
