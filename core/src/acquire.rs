@@ -111,14 +111,20 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         }
     }
 
-    /// Leaves the line if queued; `None` if the node was never linked.
+    /// Leaves the line if queued; `None` if the node was never queued.
+    ///
+    /// The phase only becomes `Done` once `abandon` has returned: if waking
+    /// other waiters panics inside it, `Drop` runs `give_up` again, and the
+    /// node's status tells it whether a seat still needs to go back.
     fn give_up(&mut self) -> Option<Abandoned> {
-        let phase = core::mem::replace(&mut self.phase, Phase::Done);
-        if phase != Phase::Queued {
+        if self.phase != Phase::Queued {
+            self.phase = Phase::Done;
             return None;
         }
         let node = self.node_ptr();
-        Some(self.bulkhead.abandon(node))
+        let outcome = self.bulkhead.abandon(node);
+        self.phase = Phase::Done;
+        Some(outcome)
     }
 
     fn node_ptr(&mut self) -> NonNull<Node> {
@@ -141,11 +147,15 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
                     Err(Refusal::Closed) => return this.finish(Err(bulkhead.closed_error())),
                     Err(Refusal::Full) => {}
                 }
+                let waker = cx.waker().clone();
+                // From here on the node may hold a seat or be linked, and a
+                // panicking waker may unwind out of `enqueue`: `Drop` must
+                // clean up whatever state the node is in.
+                this.phase = Phase::Queued;
                 let node = this.node_ptr();
-                match bulkhead.enqueue(node, cx.waker().clone()) {
+                match bulkhead.enqueue(node, waker) {
                     Ok(Enqueued::Seated) => this.finish(Ok(Seat::new(bulkhead))),
                     Ok(Enqueued::Linked) => {
-                        this.phase = Phase::Queued;
                         // A drain at the end of `enqueue`'s section may have
                         // granted the node already.
                         this.poll_verdict()

@@ -362,6 +362,11 @@ impl<L: RawLock> Bulkhead<L> {
                     {
                         Ok(_) => {
                             batch.discard(Some(waker));
+                            // Mark the seat as the node's before anything
+                            // can panic (the batch wakes foreign wakers), so
+                            // the owner's `Drop` gives it back.
+                            // SAFETY: the caller owns the unlinked node.
+                            unsafe { list::set_status(node, list::GRANTED) };
                             return Ok(Enqueued::Seated);
                         }
                         Err(actual) => {
@@ -441,8 +446,10 @@ impl<L: RawLock> Bulkhead<L> {
         }
         // SAFETY: `node` is linked in `list`.
         batch.discard(unsafe { list.remove(node) });
+        // GRANTED, not IDLE: if waking the batch panics before the owner
+        // learns it took a seat, its `Drop` still gives the seat back.
         // SAFETY: the caller owns `node`.
-        unsafe { list::set_status(node, list::IDLE) };
+        unsafe { list::set_status(node, list::GRANTED) };
         true
     }
 
@@ -464,6 +471,9 @@ impl<L: RawLock> Bulkhead<L> {
             match status {
                 list::GRANTED => return Abandoned::Granted,
                 list::CLOSED => return Abandoned::Closed,
+                // Never linked (a panic cut `enqueue` short before it), or
+                // already unlinked by an earlier, interrupted `abandon`.
+                list::IDLE => return Abandoned::Unlinked,
                 _ => {}
             }
             // SAFETY: WAITING or NOTIFIED nodes are linked in `list`.

@@ -29,5 +29,5 @@ pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
-pub use seat::Seat;
+pub use seat::{Handle, OwnedSeat, Seat};
 pub use word::MAX_CONCURRENT_LIMIT;

@@ -1,6 +1,7 @@
 //! [`Seat`], the RAII proof that a caller is inside a compartment.
 
 use core::fmt;
+use core::ops::Deref;
 
 use crate::bulkhead::Bulkhead;
 use crate::lock::RawLock;
@@ -49,6 +50,92 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Seat")
             .field("bulkhead", &self.bulkhead.name())
+            .finish()
+    }
+}
+
+/// Anything that leads to a compartment and can be kept: `&Bulkhead`,
+/// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`. Implemented for
+/// every `Deref<Target = Bulkhead<L>>`.
+pub trait Handle: Deref<Target = Bulkhead<Self::Lock>> {
+    /// The compartment's lock.
+    type Lock: RawLock;
+}
+
+impl<P, L> Handle for P
+where
+    P: Deref<Target = Bulkhead<L>>,
+    L: RawLock,
+{
+    type Lock = L;
+}
+
+/// A seat that owns a handle to its compartment instead of borrowing it, so
+/// it can move into a spawned task or thread (`OwnedSeat<Arc<Bulkhead<_>>>`).
+///
+/// Dropping it gives the seat back, exactly like [`Seat`].
+///
+/// ```
+/// # extern crate std;
+/// # use std::{sync::Arc, thread};
+/// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+///
+/// let db = Arc::new(Bulkhead::<CsLock>::new("db", 1).unwrap());
+/// let seat = OwnedSeat::try_acquire(db.clone()).unwrap();
+/// thread::spawn(move || drop(seat)).join().unwrap();
+/// assert_eq!(db.state().active, 0);
+/// ```
+#[must_use = "a seat is given back as soon as it is dropped"]
+pub struct OwnedSeat<P: Handle> {
+    handle: P,
+}
+
+impl<P: Handle> OwnedSeat<P> {
+    /// Takes a seat without waiting, as [`Bulkhead::try_acquire`], and keeps
+    /// `handle` with it.
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire`].
+    pub fn try_acquire(handle: P) -> Result<Self, crate::Error> {
+        let seat = handle.try_acquire()?;
+        core::mem::forget(seat);
+        Ok(Self { handle })
+    }
+
+    /// Turns a borrowed seat into an owned one. `handle` must lead to the
+    /// seat's own compartment.
+    ///
+    /// # Panics
+    /// If `handle` leads to another compartment: giving the seat back there
+    /// would corrupt both compartments' counts.
+    pub fn from_seat(seat: Seat<'_, P::Lock>, handle: P) -> Self {
+        assert!(
+            core::ptr::eq(seat.bulkhead, &*handle),
+            "OwnedSeat::from_seat: the handle leads to `{}`, but the seat belongs to `{}`",
+            handle.name(),
+            seat.bulkhead.name()
+        );
+        core::mem::forget(seat);
+        Self { handle }
+    }
+
+    /// The handle to the compartment.
+    pub fn handle(&self) -> &P {
+        &self.handle
+    }
+}
+
+impl<P: Handle> Drop for OwnedSeat<P> {
+    #[inline]
+    fn drop(&mut self) {
+        self.handle.release();
+    }
+}
+
+impl<P: Handle> fmt::Debug for OwnedSeat<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedSeat")
+            .field("bulkhead", &self.handle.name())
             .finish()
     }
 }

@@ -1,1 +1,131 @@
-//! stub
+//! loom model checks of bulkhead-core. See `README.md` for how to run them;
+//! without `--cfg bulkhead_loom` this crate is empty.
+//!
+//! This file holds the helpers the models share: compartments built with
+//! loom's lock, the two waiter styles (an async task driven by loom's
+//! `block_on`, and a blocking thread that parks), and an independent count
+//! of callers inside.
+
+#![cfg(bulkhead_loom)]
+
+use std::pin::pin;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, Seat};
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+/// The compartment type every model uses.
+pub type LoomBulkhead = Bulkhead<LoomLock>;
+
+/// A shared FIFO compartment with `max` seats.
+pub fn fifo(max: usize) -> Arc<LoomBulkhead> {
+    with_config(Config::new("loom", max))
+}
+
+/// A shared barging compartment with `max` seats.
+pub fn barging(max: usize) -> Arc<LoomBulkhead> {
+    with_config(Config::new("loom", max).admission(Admission::Barging))
+}
+
+/// A shared compartment built from `config`.
+pub fn with_config(config: Config) -> Arc<LoomBulkhead> {
+    Arc::new(Bulkhead::with_lock(config, LoomLock::new()).unwrap())
+}
+
+/// The async waiter: an `acquire()` future driven by loom's `block_on`,
+/// which parks the loom thread until the future's waker fires. A lost
+/// wake-up shows up as a loom deadlock.
+pub fn acquire_async(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    loom::future::block_on(b.acquire())
+}
+
+/// Wakes a parked loom thread: the blocking-thread waiter style that
+/// `bulkhead-std` uses, with loom's park/unpark.
+struct Unparker(loom::thread::Thread);
+
+impl Wake for Unparker {
+    fn wake(self: StdArc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// The blocking waiter: polls the same future from a plain thread and
+/// parks between polls, as a thread blocked in `bulkhead-std` does.
+pub fn acquire_blocking(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    let waker = Waker::from(StdArc::new(Unparker(loom::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(b.acquire());
+    loop {
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(result) => return result,
+            Poll::Pending => loom::thread::park(),
+        }
+    }
+}
+
+/// A blocking waiter whose deadline passes right after its first poll:
+/// it queues, then gives up through `time_out`, which races whatever
+/// other threads do in between.
+pub fn acquire_then_time_out(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut fut = pin!(b.acquire());
+    match fut.as_mut().poll(&mut cx) {
+        Poll::Ready(result) => result,
+        Poll::Pending => fut.time_out(core::time::Duration::from_millis(1)),
+    }
+}
+
+/// Counts callers inside independently of the compartment, and checks the
+/// limit each time one enters.
+#[derive(Debug, Clone)]
+pub struct Inside(Arc<AtomicUsize>);
+
+impl Inside {
+    /// A new counter; clones share it.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self(Arc::new(AtomicUsize::new(0)))
+    }
+
+    /// Counts the holder of `seat` inside until the returned guard drops,
+    /// and asserts that no more than `limit` are inside at once. The guard
+    /// leaves before it gives the seat back: leaving after the release
+    /// would count a legitimate successor twice.
+    pub fn hold<S>(&self, limit: usize, seat: S) -> Held<S> {
+        let now = self.0.fetch_add(1, SeqCst) + 1;
+        assert!(
+            now <= limit,
+            "{now} callers inside a compartment of {limit}"
+        );
+        Held {
+            inside: self.clone(),
+            seat: Some(seat),
+        }
+    }
+}
+
+/// A seat counted by [`Inside`].
+#[derive(Debug)]
+pub struct Held<S> {
+    inside: Inside,
+    seat: Option<S>,
+}
+
+impl<S> Drop for Held<S> {
+    fn drop(&mut self) {
+        self.inside.0.fetch_sub(1, SeqCst);
+        drop(self.seat.take());
+    }
+}
+
+/// Asserts that the compartment is quiescent: nobody inside or waiting,
+/// every seat free, and a fresh caller admitted.
+pub fn assert_quiescent(b: &LoomBulkhead) {
+    let s = b.state();
+    assert_eq!((s.active, s.waiting), (0, 0), "not quiescent: {s:?}");
+    if !s.closed && s.max_concurrent > 0 {
+        assert!(b.try_acquire().is_ok(), "a free seat was refused: {s:?}");
+    }
+}

@@ -214,3 +214,47 @@ impl Wake for Parker {
         self.0.unpark();
     }
 }
+
+/// A waker whose next drop panics once armed.
+fn drop_panicking_waker(armed: &'static AtomicBool) -> Waker {
+    use std::task::{RawWaker, RawWakerVTable};
+    fn clone(data: *const ()) -> RawWaker {
+        RawWaker::new(data, &VTABLE)
+    }
+    fn noop(_: *const ()) {}
+    fn drop(data: *const ()) {
+        // SAFETY: `data` is the `&'static AtomicBool` the waker was made of.
+        let armed = unsafe { &*data.cast::<AtomicBool>() };
+        if armed.swap(false, Ordering::SeqCst) {
+            panic!("waker panicked on drop");
+        }
+    }
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, drop);
+    // SAFETY: the vtable functions uphold the RawWaker contract: the data
+    // pointer is `'static` and never freed, clone copies it, wake does
+    // nothing, and drop only reads the flag.
+    unsafe { Waker::from_raw(RawWaker::new((armed as *const AtomicBool).cast(), &VTABLE)) }
+}
+
+#[test]
+fn a_panic_after_taking_a_seat_inside_poll_does_not_leak_it() {
+    // Barging: a woken waiter takes the seat in its poll, then dropping its
+    // own stale waker panics before the poll returns. The future must still
+    // give the seat back when it is dropped. (Found by the loom panic model.)
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    let b = super::with_config(crate::Config::new("p", 1).admission(crate::Admission::Barging));
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    drop(held); // notifies w
+    let waker = drop_panicking_waker(&ARMED);
+    ARMED.store(true, Ordering::SeqCst);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        w.as_mut().poll(&mut Context::from_waker(&waker))
+    }));
+    assert!(outcome.is_err(), "the drop of the stale waker panicked");
+    assert_eq!(b.state().active, 1, "the seat was taken");
+    drop(w);
+    assert_eq!(b.state().active, 0, "and given back by the future's Drop");
+}

@@ -1,0 +1,109 @@
+//! Cancellation and timeouts racing hand-offs.
+#![cfg(bulkhead_loom)]
+
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use bulkhead_loom_tests::{acquire_async, acquire_then_time_out, assert_quiescent, barging, fifo};
+use loom::thread;
+
+/// The head waiter is cancelled while another waits behind it; the one
+/// behind must still get the seat (REFERENCE §3 item 1).
+#[test]
+fn head_cancelled_while_others_wait() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = b.try_acquire().unwrap();
+        let canceller = {
+            let b = b.clone();
+            thread::spawn(move || {
+                let mut cx = Context::from_waker(Waker::noop());
+                let mut fut = pin!(b.acquire());
+                if let Poll::Ready(r) = fut.as_mut().poll(&mut cx) {
+                    drop(r.unwrap());
+                }
+                // dropped here: linked, granted, or finished
+            })
+        };
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_async(&b).unwrap()))
+        };
+        drop(seat);
+        canceller.join().unwrap();
+        waiter.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// A timeout races a hand-off: the seat is either taken by the timing-out
+/// waiter or never handed to it; never lost, never counted twice
+/// (REFERENCE §3 item 2).
+#[test]
+fn timeout_racing_a_hand_off() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = b.try_acquire().unwrap();
+        let t = {
+            let b = b.clone();
+            thread::spawn(move || acquire_then_time_out(&b).is_ok())
+        };
+        drop(seat);
+        let got_seat = t.join().unwrap();
+        let s = b.state();
+        assert_eq!(
+            s.timed_out,
+            usize::from(!got_seat),
+            "exactly one outcome: {s:?}"
+        );
+        assert_quiescent(&b);
+    });
+}
+
+/// The same race with a second waiter behind: a seat handed to the
+/// timing-out waiter and then returned must reach the second one.
+#[test]
+fn timeout_racing_a_hand_off_with_a_waiter_behind() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = b.try_acquire().unwrap();
+        let t = {
+            let b = b.clone();
+            thread::spawn(move || {
+                let _ = acquire_then_time_out(&b);
+            })
+        };
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_async(&b).unwrap()))
+        };
+        drop(seat);
+        t.join().unwrap();
+        waiter.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// Barging: a woken waiter that times out passes its wake-up on
+/// (REFERENCE §3 item 1, embassy #6964).
+#[test]
+fn barging_timeout_passes_the_wake_up_on() {
+    loom::model(|| {
+        let b = barging(1);
+        let seat = b.try_acquire().unwrap();
+        let t = {
+            let b = b.clone();
+            thread::spawn(move || {
+                let _ = acquire_then_time_out(&b);
+            })
+        };
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_async(&b).unwrap()))
+        };
+        drop(seat);
+        t.join().unwrap();
+        waiter.join().unwrap();
+        assert_quiescent(&b);
+    });
+}

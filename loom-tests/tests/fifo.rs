@@ -1,0 +1,150 @@
+//! FIFO hand-off: wake-ups, the delegated release, and memory ordering.
+#![cfg(bulkhead_loom)]
+
+use bulkhead_core::OwnedSeat;
+use bulkhead_loom_tests::{Inside, acquire_async, acquire_blocking, assert_quiescent, fifo};
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use loom::thread;
+
+/// Two threads compete for one seat; both must get it, in turn
+/// (REFERENCE §3 item 3: check-then-enqueue must not lose the wake-up).
+#[test]
+fn two_async_waiters_share_one_seat() {
+    loom::model(|| {
+        let b = fifo(1);
+        let inside = Inside::new();
+        let t = {
+            let (b, inside) = (b.clone(), inside.clone());
+            thread::spawn(move || drop(inside.hold(1, acquire_async(&b).unwrap())))
+        };
+        drop(inside.hold(1, acquire_async(&b).unwrap()));
+        t.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// The same with the blocking-thread waiter style.
+#[test]
+fn blocking_and_async_waiters_share_one_seat() {
+    loom::model(|| {
+        let b = fifo(1);
+        let inside = Inside::new();
+        let t = {
+            let (b, inside) = (b.clone(), inside.clone());
+            thread::spawn(move || drop(inside.hold(1, acquire_blocking(&b).unwrap())))
+        };
+        drop(inside.hold(1, acquire_async(&b).unwrap()));
+        t.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// Two releases in quick succession with two waiters: both must wake
+/// (REFERENCE §3 item 4, async-lock #18).
+#[test]
+fn two_quick_releases_wake_two_waiters() {
+    loom::model(|| {
+        let b = fifo(2);
+        let s1 = b.try_acquire().unwrap();
+        let s2 = b.try_acquire().unwrap();
+        let waiters: Vec<_> = (0..2)
+            .map(|i| {
+                let b = b.clone();
+                thread::spawn(move || {
+                    let seat = if i == 0 {
+                        acquire_async(&b)
+                    } else {
+                        acquire_blocking(&b)
+                    };
+                    drop(seat.unwrap());
+                })
+            })
+            .collect();
+        drop(s1);
+        drop(s2);
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_quiescent(&b);
+    });
+}
+
+/// A release lands while another thread holds the list lock (here: a
+/// waiter linking itself). The release must not wait, and the holder must
+/// hand the seat on before it leaves (DESIGN-SKETCH rule 1).
+#[test]
+fn release_while_the_lock_is_held_is_delegated() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
+        };
+        let releaser = thread::spawn(move || drop(seat));
+        releaser.join().unwrap();
+        waiter.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// Work done under a seat happens-before the next holder's work, whichever
+/// way the seat travels: fast path or hand-off (REFERENCE §3 item 15).
+/// loom's `UnsafeCell` reports a data race otherwise.
+#[test]
+fn data_written_under_a_seat_is_visible_to_the_next_holder() {
+    loom::model(|| {
+        let b = fifo(1);
+        let data = Arc::new(UnsafeCell::new(0usize));
+        let t = {
+            let (b, data) = (b.clone(), data.clone());
+            thread::spawn(move || {
+                let _seat = acquire_async(&b).unwrap();
+                // SAFETY: the seat excludes the other writer.
+                data.with_mut(|d| unsafe { *d += 1 });
+            })
+        };
+        {
+            let _seat = acquire_blocking(&b).unwrap();
+            // SAFETY: as above.
+            data.with_mut(|d| unsafe { *d += 1 });
+        }
+        t.join().unwrap();
+        // SAFETY: both writers have finished.
+        assert_eq!(data.with(|d| unsafe { *d }), 2);
+    });
+}
+
+/// One drain grants two waiters while the previous holders' releases land.
+/// Each waiter reads what the releasing holder wrote; only a model with two
+/// seats handed over in one drain catches a Relaxed drain CAS.
+#[test]
+fn one_drain_granting_two_waiters_publishes_both_holders_work() {
+    loom::model(|| {
+        let b = fifo(1);
+        let data = Arc::new(UnsafeCell::new(0usize));
+        let held = b.try_acquire().unwrap();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let (b, data) = (b.clone(), data.clone());
+                thread::spawn(move || {
+                    let _seat = acquire_async(&b).unwrap();
+                    // SAFETY: readers only read; the one write happened
+                    // under the seat they were handed, so it must be
+                    // visible to them (loom reports a race if it is not).
+                    data.with(|d| unsafe { assert_eq!(*d, 1) });
+                })
+            })
+            .collect();
+        // SAFETY: `held` excludes everyone else.
+        data.with_mut(|d| unsafe { *d = 1 });
+        // Grows to 2 and releases: both waiters may be granted in one drain.
+        b.set_max_concurrent(2).unwrap();
+        drop(held);
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_quiescent(&b);
+    });
+}
