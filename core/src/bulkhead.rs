@@ -106,6 +106,11 @@ unsafe impl<L: RawLock + Send> Send for Bulkhead<L> {}
 // SAFETY: as above; shared access to the list goes through `lock`.
 unsafe impl<L: RawLock + Sync> Sync for Bulkhead<L> {}
 
+// A panic never leaves a compartment inconsistent: core runs no foreign
+// code under the lock, and seats and waiters are given back by `Drop`.
+impl<L: RawLock + core::panic::RefUnwindSafe> core::panic::RefUnwindSafe for Bulkhead<L> {}
+impl<L: RawLock + core::panic::UnwindSafe> core::panic::UnwindSafe for Bulkhead<L> {}
+
 impl<L: RawLock + ConstInit> Bulkhead<L> {
     loom_const_fn! {
         /// A FIFO compartment called `name` with `max_concurrent` seats.

@@ -383,14 +383,15 @@ impl<L: RawLock> Bulkhead<L> {
                         max_waiting: self.max_waiting.load(Relaxed),
                     });
                 }
-                if w & WAITERS == 0 {
-                    if let Err(actual) =
+                // Publish WAITERS before linking, in a CAS that fails if a
+                // release freed a seat since `w` was read.
+                if w & WAITERS == 0
+                    && let Err(actual) =
                         self.word
                             .compare_exchange_weak(w, w | WAITERS, AcqRel, Acquire)
-                    {
-                        w = actual;
-                        continue;
-                    }
+                {
+                    w = actual;
+                    continue;
                 }
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.

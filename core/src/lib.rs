@@ -18,6 +18,7 @@ mod sync;
 mod word;
 
 #[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
 mod tests;
 
 pub use acquire::{Acquire, AcquireTimeout};

@@ -1,1 +1,2 @@
-//! stub
+//! Runnable programs for bulkhead. Each binary in `src/bin/` is one example;
+//! the README runs `demo` first.

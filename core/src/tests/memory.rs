@@ -72,8 +72,12 @@ fn dropping_a_middle_waiter_keeps_the_list_intact() {
         assert!(t.poll(f.as_mut().unwrap().as_mut()).is_pending());
     }
     futs[1] = None;
-    b.lock
-        .with_lock(|| b.list.with_mut(|l| unsafe { &*l }.assert_valid()));
+    b.lock.with_lock(|| {
+        b.list.with_mut(|l| {
+            // SAFETY: the lock is held, so nothing else touches the list.
+            unsafe { &*l }.assert_valid()
+        })
+    });
     drop(held);
     assert_eq!(tasks[0].wakes(), 1);
     let Poll::Ready(Ok(seat)) = tasks[0].poll(futs[0].as_mut().unwrap().as_mut()) else {
