@@ -17,7 +17,7 @@ use embassy_sync::blocking_mutex::raw::RawMutex;
 /// | `M` | compartment is | seats may be dropped in | statics |
 /// |---|---|---|---|
 /// | [`CriticalSectionRawMutex`] | `Send + Sync` | tasks on any executor, and interrupt handlers | yes |
-/// | [`ThreadModeRawMutex`] | `Send + Sync` | thread mode only (tasks of a thread-mode executor) | yes |
+/// | `ThreadModeRawMutex` | `Send + Sync` | thread mode only (tasks of a thread-mode executor) | yes |
 /// | [`NoopRawMutex`] | `Send`, not `Sync` | tasks of the one executor that owns it | no (`!Sync`); share a `&'static` made with `static_cell` |
 ///
 /// - **Shared with interrupts** (a seat dropped in an ISR, or tasks on an
@@ -25,14 +25,46 @@ use embassy_sync::blocking_mutex::raw::RawMutex;
 ///   interrupts for the few instructions that relink the waiter list, so an
 ///   interrupt can never find the list half-updated.
 /// - **Thread mode only** (a single-core MCU, every user a task of the
-///   thread-mode executor): [`ThreadModeRawMutex`] never masks interrupts.
+///   thread-mode executor): `ThreadModeRawMutex` never masks interrupts.
 ///   Its lock **panics outside thread mode**, and a release that finds
-///   waiters takes the lock, so dropping a seat in an interrupt handler can
-///   panic. On `std` it only works on the thread named `main`.
+///   waiters takes the lock, so dropping a seat in an interrupt handler
+///   panics whenever someone waits. (Where panics unwind, on a host, core's
+///   cleanup retries the lock while unwinding and the process aborts.) On
+///   `std`, "thread mode" is the thread named `main`. The type only exists
+///   on Cortex-M targets and with embassy-sync's `std` feature.
 /// - **One executor, nothing else**: [`NoopRawMutex`] costs nothing; the
 ///   compiler enforces the restriction, because the compartment is then
 ///   `!Sync` and cannot be reached from another thread or from an
 ///   interrupt handler (which only sees `static`s, and those must be `Sync`).
+///
+/// A `NoopRawMutex` compartment cannot be a `static`:
+///
+/// ```compile_fail
+/// use bulkhead_embassy::{Bulkhead, raw::NoopRawMutex};
+/// static LOCAL: Bulkhead<NoopRawMutex> = bulkhead_embassy::new_static("local", 1);
+/// //                                  ^ error: `*mut ()` cannot be shared between threads safely
+/// # let _ = &LOCAL;
+/// ```
+///
+/// but a task can own one, with no `static_cell`, and share it among the
+/// futures it joins:
+///
+/// ```
+/// use bulkhead_embassy::{Bulkhead, raw::NoopRawMutex};
+///
+/// async fn sensors() {
+///     let i2c: Bulkhead<NoopRawMutex> = bulkhead_embassy::new_static("i2c", 1);
+///     let read = |_address: u8| async {
+///         let _seat = i2c.acquire().await.unwrap();
+///         // ... one transfer at a time on the shared bus
+///     };
+///     let (a, b) = (read(0x40), read(0x41));
+///     // join `a` and `b` with embassy_futures::join, or await them in turn
+///     a.await;
+///     b.await;
+/// }
+/// # let _ = sensors;
+/// ```
 ///
 /// # Lock contract
 ///
@@ -42,7 +74,6 @@ use embassy_sync::blocking_mutex::raw::RawMutex;
 /// re-entrant on the same thread; core never re-enters, so that is unused.
 ///
 /// [`CriticalSectionRawMutex`]: embassy_sync::blocking_mutex::raw::CriticalSectionRawMutex
-/// [`ThreadModeRawMutex`]: https://docs.embassy.dev/embassy-sync/git/default/blocking_mutex/raw/struct.ThreadModeRawMutex.html
 /// [`NoopRawMutex`]: embassy_sync::blocking_mutex::raw::NoopRawMutex
 pub struct EmbassyLock<M: RawMutex>(M);
 

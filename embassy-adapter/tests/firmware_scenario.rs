@@ -6,17 +6,18 @@
 //! boards (`.ci/firmware.sh`).
 
 mod scenario;
+mod support;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::thread;
 use std::time::Duration;
 
 use bulkhead_embassy::{Bulkhead, new_static, raw::CriticalSectionRawMutex};
 use scenario::{Compartment, Fair, ROLES, Scenario};
+use support::run_all;
 
 static OURS: Scenario<Bulkhead<CriticalSectionRawMutex>> =
     Scenario::new(new_static("flash", 1), new_static("radio", 2));
@@ -70,28 +71,4 @@ where
     let passed = scenario.report(&mut summary).unwrap();
     print!("{summary}");
     assert!(passed, "scenario failed:\n{summary}");
-}
-
-/// Polls every unfinished future each time any of them is woken, and parks
-/// the thread in between: a minimal single-threaded executor.
-fn run_all(futures: &mut [Pin<Box<dyn Future<Output = ()>>>]) {
-    struct Unpark(Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut done = vec![false; futures.len()];
-    while done.contains(&false) {
-        for (future, done) in futures.iter_mut().zip(done.iter_mut()) {
-            if !*done {
-                *done = future.as_mut().poll(&mut cx) == Poll::Ready(());
-            }
-        }
-        if done.contains(&false) {
-            thread::park_timeout(Duration::from_millis(50));
-        }
-    }
 }
