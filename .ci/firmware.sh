@@ -43,7 +43,7 @@ for target in "${targets[@]}"; do
         features=()
         [[ $variant == fair-semaphore ]] && features=(--features fair-semaphore)
         echo "firmware: building $variant for $target"
-        cargo build --quiet --locked --release --target "$target" "${features[@]}"
+        cargo build --quiet --release --target "$target" "${features[@]}"
         cp "$CARGO_TARGET_DIR/$target/release/bulkhead-embassy-firmware" "$elf_dir/$target-$variant.elf"
     done
 done
