@@ -1,1 +1,101 @@
-//! stub
+#![no_std]
+#![doc = include_str!("../README.md")]
+#![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod lock;
+#[cfg(feature = "time")]
+mod time;
+
+/// The core crate itself, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead).
+pub use bulkhead_core;
+/// Everything from `bulkhead-core`, so that firmware needs one dependency.
+/// [`Bulkhead`] here is the embassy alias; core's generic type stays
+/// reachable as [`bulkhead_core::Bulkhead`].
+pub use bulkhead_core::*;
+/// embassy-sync's raw mutexes, to name a compartment's lock:
+/// `Bulkhead<raw::CriticalSectionRawMutex>`.
+pub use embassy_sync::blocking_mutex::raw;
+
+pub use lock::EmbassyLock;
+#[cfg(feature = "time")]
+pub use time::{AcquireWithin, BulkheadExt, acquire_until, acquire_within, to_core_duration};
+
+/// A compartment whose waiter list is guarded by the embassy-sync raw mutex
+/// `M`. See [`EmbassyLock`] for which mutex fits where.
+///
+/// Build it with [`new_static`] in a `static`, or with
+/// [`Bulkhead::new`](bulkhead_core::Bulkhead::new) /
+/// [`from_config`](bulkhead_core::Bulkhead::from_config), which are `const`
+/// too.
+pub type Bulkhead<M> = bulkhead_core::Bulkhead<EmbassyLock<M>>;
+
+/// A [`Seat`] in a [`Bulkhead<M>`](Bulkhead).
+pub type EmbassySeat<'a, M> = bulkhead_core::Seat<'a, EmbassyLock<M>>;
+
+/// Builds a compartment for a `static`: `name` with `max_concurrent` seats,
+/// first come first served, no queue limit.
+///
+/// No `static_cell`, no lazy initialisation: the compartment lives in
+/// `.data`/`.bss` and is usable from the first instruction of `main`.
+///
+/// # Panics
+///
+/// If `max_concurrent` is 0 or above [`MAX_CONCURRENT_LIMIT`]. In a
+/// `static` or `const` that panic is a compile error, so a bad size never
+/// reaches the device.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_embassy::{Bulkhead, raw::CriticalSectionRawMutex};
+///
+/// static FLASH: Bulkhead<CriticalSectionRawMutex> = bulkhead_embassy::new_static("flash", 1);
+///
+/// let seat = FLASH.try_acquire().unwrap();
+/// assert!(FLASH.try_acquire().is_err());
+/// drop(seat);
+/// ```
+///
+/// ```compile_fail
+/// use bulkhead_embassy::{Bulkhead, raw::CriticalSectionRawMutex};
+/// static NOBODY: Bulkhead<CriticalSectionRawMutex> = bulkhead_embassy::new_static("nobody", 0);
+/// # let _ = &NOBODY;
+/// ```
+///
+/// With settings beyond a size, use a [`Config`]:
+///
+/// ```
+/// use bulkhead_embassy::{Bulkhead, Config, raw::CriticalSectionRawMutex};
+///
+/// static SPI: Bulkhead<CriticalSectionRawMutex> =
+///     match Bulkhead::from_config(Config::new("spi", 2).max_waiting(4)) {
+///         Ok(b) => b,
+///         Err(_) => panic!("spi: bad compartment settings"),
+///     };
+/// # assert_eq!(SPI.name(), "spi");
+/// ```
+pub const fn new_static<M: raw::RawMutex>(
+    name: &'static str,
+    max_concurrent: usize,
+) -> Bulkhead<M> {
+    // A `const fn` may not drop a value whose type might have a destructor
+    // (`ThreadModeRawMutex` has one), and matching `Ok(b) => b` on the
+    // `Result` leaves such a drop behind. So the result is kept in a
+    // `ManuallyDrop`, inspected by reference, and the compartment is read
+    // out of it exactly once.
+    let result = core::mem::ManuallyDrop::new(Bulkhead::<M>::new(name, max_concurrent));
+    let result: *const Result<Bulkhead<M>, ConfigError> = (&raw const result).cast();
+    // SAFETY: `ManuallyDrop<T>` is `repr(transparent)` over `T`, and
+    // `result` points at a live local.
+    match unsafe { &*result } {
+        // SAFETY: `bulkhead` is valid for reads, and the original is never
+        // used or dropped again (it sits in a `ManuallyDrop`), so this
+        // read moves it rather than duplicating it.
+        Ok(bulkhead) => unsafe { core::ptr::read(bulkhead) },
+        Err(ConfigError::ZeroCapacity { .. }) => {
+            panic!("bulkhead: max_concurrent = 0 would admit nobody; give it at least 1 seat")
+        }
+        Err(_) => panic!("bulkhead: max_concurrent is above MAX_CONCURRENT_LIMIT for this target"),
+    }
+}

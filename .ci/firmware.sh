@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds the bulkhead-embassy firmware (embassy-adapter/firmware) for a
+# Cortex-M3 (thumbv7m, QEMU lm3s6965evb) and a Cortex-M0 without CAS
+# (thumbv6m, QEMU microbit), runs it under QEMU, checks its summary, and
+# prints the flash/RAM footprint next to the same program built with
+# embassy-sync's FairSemaphore (feature `fair-semaphore`).
+#
+# Exits non-zero if a build fails, a run exits non-zero or times out, or a
+# summary line is missing. Works offline once the crates are fetched.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+fw="$root/embassy-adapter/firmware"
+started=$SECONDS
+
+# --- tools -------------------------------------------------------------------
+if ! command -v qemu-system-arm >/dev/null || ! command -v arm-none-eabi-size >/dev/null; then
+    echo "firmware: installing qemu-system-arm and binutils-arm-none-eabi"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends qemu-system-arm binutils-arm-none-eabi >/dev/null
+fi
+rustup target add thumbv6m-none-eabi thumbv7m-none-eabi >/dev/null 2>&1 ||
+    rustup target add thumbv6m-none-eabi thumbv7m-none-eabi
+
+# --- build -------------------------------------------------------------------
+# The firmware is its own workspace with its own lock file and target dir;
+# settings meant for the host workspace must not leak into it.
+cd "$fw"
+unset RUSTFLAGS CARGO_BUILD_TARGET CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
+export CARGO_TARGET_DIR="$fw/target"
+export RUSTFLAGS="-D warnings"
+
+cargo fmt --check
+
+elf_dir="$CARGO_TARGET_DIR/elf"
+mkdir -p "$elf_dir"
+targets=(thumbv7m-none-eabi thumbv6m-none-eabi)
+variants=(bulkhead fair-semaphore)
+
+for target in "${targets[@]}"; do
+    for variant in "${variants[@]}"; do
+        features=()
+        [[ $variant == fair-semaphore ]] && features=(--features fair-semaphore)
+        echo "firmware: building $variant for $target"
+        cargo build --quiet --release --target "$target" "${features[@]}"
+        cp "$CARGO_TARGET_DIR/$target/release/bulkhead-embassy-firmware" "$elf_dir/$target-$variant.elf"
+    done
+done
+
+# --- run ---------------------------------------------------------------------
+passed=0
+failed=0
+run() {
+    local target=$1 variant=$2 machine cpu
+    case $target in
+        thumbv7m-none-eabi) machine=lm3s6965evb cpu=cortex-m3 ;;
+        thumbv6m-none-eabi) machine=microbit cpu=cortex-m0 ;;
+    esac
+    local elf="$elf_dir/$target-$variant.elf" log="$elf_dir/$target-$variant.log"
+    local rc=0
+    timeout 60 qemu-system-arm -cpu "$cpu" -machine "$machine" -nographic \
+        -semihosting-config enable=on,target=native -kernel "$elf" \
+        >"$log" 2>"$log.stderr" </dev/null || rc=$?
+    echo "--- $variant on $target ($cpu, QEMU $machine): exit $rc"
+    sed 's/^/    /' "$log"
+
+    local required=(
+        "^bulkhead-scenario: primitive=$variant\$"
+        '^flash: limit=1 peak=[01] admitted=2 rejected=1 timed_out=1$'
+        '^radio: limit=2 peak=[012] admitted=12 rejected=1 timed_out=0$'
+        '^isr: released=1( handed_off=1)?$'
+        '^RESULT: PASS$'
+    )
+    if [[ $variant == bulkhead ]]; then
+        required+=(
+            '^flash: own counters rejected=1 timed_out=1 active=0$'
+            '^radio: own counters rejected=1 timed_out=0 active=0$'
+            '^isr: released=1 handed_off=1$'
+        )
+    fi
+    local ok=1
+    if [[ $rc -ne 0 ]]; then
+        [[ $rc -eq 124 ]] && echo "FAIL: timed out after 60 s" || echo "FAIL: exit code $rc"
+        ok=0
+    fi
+    for line in "${required[@]}"; do
+        if ! grep -Eq "$line" "$log"; then
+            echo "FAIL: missing summary line /$line/"
+            ok=0
+        fi
+    done
+    if [[ $ok -eq 0 ]]; then
+        echo "    qemu stderr:"
+        sed 's/^/    /' "$log.stderr"
+        failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+
+for target in "${targets[@]}"; do
+    for variant in "${variants[@]}"; do
+        run "$target" "$variant"
+    done
+done
+
+# --- footprint ---------------------------------------------------------------
+echo
+echo "footprint (bytes; release, opt-level=s, LTO; flash = text, RAM = data + bss):"
+printf '%-20s %-15s %8s %6s %6s %8s\n' target primitive text data bss RAM
+for target in "${targets[@]}"; do
+    for variant in "${variants[@]}"; do
+        read -r text data bss _ < <(arm-none-eabi-size "$elf_dir/$target-$variant.elf" | tail -n 1)
+        printf '%-20s %-15s %8d %6d %6d %8d\n' "$target" "$variant" "$text" "$data" "$bss" $((data + bss))
+    done
+done
+
+echo
+echo "firmware runs took $((SECONDS - started)) s in all"
+echo "firmware: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,121 @@
+//! The bulkhead scenario (`../tests/scenario/mod.rs`, shared with the host
+//! test) as firmware: eight embassy tasks on the thread-mode executor, two
+//! `static` compartments, a seat given back from the SysTick interrupt, and
+//! a summary over semihosting. Exits with success only if every check
+//! passed.
+//!
+//! With `--features fair-semaphore` the same program uses embassy-sync's
+//! `FairSemaphore`, for the footprint comparison.
+
+#![no_std]
+#![no_main]
+
+use core::fmt;
+
+use cortex_m_semihosting::{debug, hprint};
+use embassy_executor::Spawner;
+use embassy_time::{Duration, Instant, Timer};
+use panic_semihosting as _;
+
+#[path = "../../tests/scenario/mod.rs"]
+mod scenario;
+mod systick;
+
+use scenario::{ROLES, Scenario};
+
+#[cfg(not(feature = "fair-semaphore"))]
+static SCENARIO: Scenario<
+    bulkhead_embassy::Bulkhead<bulkhead_embassy::raw::CriticalSectionRawMutex>,
+> = Scenario::new(
+    bulkhead_embassy::new_static("flash", 1),
+    bulkhead_embassy::new_static("radio", 2),
+);
+
+#[cfg(feature = "fair-semaphore")]
+static SCENARIO: Scenario<scenario::Fair> =
+    Scenario::new(scenario::Fair::new(1), scenario::Fair::new(2));
+
+/// Called by the SysTick handler on every tick, in interrupt context.
+fn on_tick(now: Instant) {
+    SCENARIO.interrupt_tick(now);
+}
+
+#[embassy_executor::task]
+async fn flash_owner() {
+    SCENARIO.flash_owner().await;
+}
+
+#[embassy_executor::task]
+async fn flash_waiter() {
+    SCENARIO.flash_waiter().await;
+}
+
+#[embassy_executor::task]
+async fn flash_impatient() {
+    SCENARIO.flash_impatient().await;
+}
+
+#[embassy_executor::task]
+async fn flash_probe() {
+    SCENARIO.flash_probe().await;
+}
+
+#[embassy_executor::task(pool_size = 3)]
+async fn radio_user() {
+    SCENARIO.radio_user().await;
+}
+
+#[embassy_executor::task]
+async fn radio_probe() {
+    SCENARIO.radio_probe().await;
+}
+
+/// Semihosting standard output as a `fmt::Write`.
+struct Host;
+
+impl fmt::Write for Host {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        hprint!("{}", s);
+        Ok(())
+    }
+}
+
+#[embassy_executor::main]
+async fn main(spawner: Spawner) {
+    let peripherals = cortex_m::Peripherals::take().unwrap();
+    systick::start(peripherals.SYST);
+    let started = Instant::now();
+
+    spawner.spawn(flash_owner().unwrap());
+    spawner.spawn(flash_waiter().unwrap());
+    spawner.spawn(flash_impatient().unwrap());
+    spawner.spawn(flash_probe().unwrap());
+    for _ in 0..scenario::RADIO_USERS {
+        spawner.spawn(radio_user().unwrap());
+    }
+    spawner.spawn(radio_probe().unwrap());
+
+    // Every role is bounded (5 s per wait at most); this bound only keeps a
+    // broken build from spinning until the outer `timeout`.
+    for _ in 0..20_000 {
+        if SCENARIO.finished() == ROLES && SCENARIO.slot_empty() {
+            break;
+        }
+        Timer::after(Duration::from_millis(1)).await;
+    }
+
+    let mut host = Host;
+    let passed = SCENARIO.report(&mut host).unwrap_or(false);
+    let _ = fmt::Write::write_fmt(
+        &mut host,
+        format_args!("elapsed: {} ms (emulated)\n", started.elapsed().as_millis()),
+    );
+    debug::exit(if passed {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
+    loop {
+        cortex_m::asm::wfi();
+    }
+}

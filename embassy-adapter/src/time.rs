@@ -1,0 +1,248 @@
+//! Bounded waits measured with embassy-time.
+
+use core::fmt;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use bulkhead_core::{Acquire, AcquireTimeout, Error, RawLock, Seat};
+use embassy_time::{Duration, Instant, TICK_HZ, Timer};
+
+/// Bounded waits for any compartment, measured with embassy-time.
+///
+/// Implemented for every [`bulkhead_core::Bulkhead`], whatever its lock, so
+/// `FLASH.acquire_within(..)` works on a [`Bulkhead<M>`](crate::Bulkhead)
+/// and on a `Bulkhead<CsLock>` alike. The free functions
+/// [`acquire_within`] and [`acquire_until`] do the same.
+///
+/// ```
+/// use bulkhead_embassy::{Bulkhead, BulkheadExt, Error, raw::CriticalSectionRawMutex};
+/// use embassy_time::Duration;
+///
+/// static RADIO: Bulkhead<CriticalSectionRawMutex> = bulkhead_embassy::new_static("radio", 1);
+///
+/// async fn send(frame: &[u8]) -> Result<(), Error> {
+///     let _seat = RADIO.acquire_within(Duration::from_millis(20)).await?;
+///     // ... talk to the radio; the seat is given back when `_seat` drops
+///     # let _ = frame;
+///     Ok(())
+/// }
+/// # let _ = send;
+/// ```
+pub trait BulkheadExt {
+    /// The compartment's lock.
+    type Lock: RawLock;
+
+    /// Waits at most `budget` for a seat; see [`acquire_within`].
+    fn acquire_within(&self, budget: Duration) -> AcquireWithin<'_, Self::Lock>;
+
+    /// Waits for a seat until `deadline` at the latest; see
+    /// [`acquire_until`].
+    fn acquire_until(&self, deadline: Instant) -> AcquireWithin<'_, Self::Lock>;
+}
+
+impl<L: RawLock> BulkheadExt for bulkhead_core::Bulkhead<L> {
+    type Lock = L;
+
+    #[inline]
+    fn acquire_within(&self, budget: Duration) -> AcquireWithin<'_, L> {
+        acquire_within(self, budget)
+    }
+
+    #[inline]
+    fn acquire_until(&self, deadline: Instant) -> AcquireWithin<'_, L> {
+        acquire_until(self, deadline)
+    }
+}
+
+/// Waits at most `budget` for a seat in `bulkhead`.
+///
+/// - A zero budget fails fast: the future resolves at its first poll,
+///   exactly like [`try_acquire`](bulkhead_core::Bulkhead::try_acquire)
+///   ([`Error::Full`], counted as a rejection, when no seat is free).
+/// - Otherwise the caller queues for a seat (first come, first served in
+///   the default FIFO mode) and gets [`Error::Timeout`] (counted in
+///   [`State::timed_out`](bulkhead_core::State::timed_out)) once the budget
+///   has passed. The budget bounds only the wait, not the work done with
+///   the seat.
+/// - A budget so long that the deadline would not fit in an
+///   [`Instant`] waits without a time limit, instead of panicking the way
+///   `Instant + Duration` does on overflow.
+///
+/// The deadline is fixed when this function is called, like
+/// [`Timer::after`]'s.
+///
+/// # Cancel safety
+///
+/// Dropping the future at any point loses nothing: a waiter leaves the
+/// line, and a seat that had just been handed to it goes to the next
+/// waiter. A seat handed over at the very moment the timer fires is
+/// returned to the caller rather than lost.
+///
+/// # Errors
+///
+/// [`Error::Full`] (zero budget), [`Error::Timeout`], [`Error::QueueFull`]
+/// or [`Error::Closed`].
+pub fn acquire_within<L: RawLock>(
+    bulkhead: &bulkhead_core::Bulkhead<L>,
+    budget: Duration,
+) -> AcquireWithin<'_, L> {
+    if budget.as_ticks() == 0 {
+        return AcquireWithin::fail_fast(bulkhead);
+    }
+    match Instant::now().checked_add(budget) {
+        Some(deadline) => AcquireWithin::bounded(bulkhead, budget, deadline),
+        None => AcquireWithin::unbounded(bulkhead),
+    }
+}
+
+/// Waits for a seat in `bulkhead` until `deadline` at the latest.
+///
+/// Useful to give every step of an operation one shared deadline. A
+/// deadline that has already passed fails fast, like
+/// [`try_acquire`](bulkhead_core::Bulkhead::try_acquire). A timeout reports
+/// the time that was left when this function was called as its budget.
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Errors
+/// As [`acquire_within`].
+pub fn acquire_until<L: RawLock>(
+    bulkhead: &bulkhead_core::Bulkhead<L>,
+    deadline: Instant,
+) -> AcquireWithin<'_, L> {
+    let now = Instant::now();
+    if deadline <= now {
+        return AcquireWithin::fail_fast(bulkhead);
+    }
+    AcquireWithin::bounded(bulkhead, deadline.saturating_duration_since(now), deadline)
+}
+
+/// Converts an embassy-time [`Duration`] into a [`core::time::Duration`],
+/// exactly up to the nanosecond (rounding down), for every tick rate and
+/// every value: it never panics or wraps.
+///
+/// ```
+/// use embassy_time::Duration;
+/// let d = bulkhead_embassy::to_core_duration(Duration::from_millis(1500));
+/// assert_eq!(d, core::time::Duration::from_millis(1500));
+/// ```
+pub const fn to_core_duration(duration: Duration) -> core::time::Duration {
+    /// `gcd(TICK_HZ, 10^9)`, so that the sub-second product stays small.
+    const GCD: u64 = gcd(TICK_HZ, NANOS_PER_SEC);
+    const NUM: u64 = NANOS_PER_SEC / GCD;
+    const DEN: u64 = TICK_HZ / GCD;
+    /// Whether `rem * NUM` (with `rem < TICK_HZ`) always fits in a `u64`.
+    /// True for every tick rate embassy-time offers; the `u128` path is
+    /// compiled out then.
+    const FITS_U64: bool = (TICK_HZ as u128) * (NUM as u128) <= u64::MAX as u128;
+
+    let ticks = duration.as_ticks();
+    let secs = ticks / TICK_HZ;
+    let rem = ticks % TICK_HZ;
+    let nanos = if FITS_U64 {
+        rem * NUM / DEN
+    } else {
+        ((rem as u128) * (NUM as u128) / (DEN as u128)) as u64
+    };
+    // `rem < TICK_HZ`, so `nanos < 10^9`: the cast is lossless and
+    // `Duration::new` cannot carry into (and overflow) the seconds.
+    core::time::Duration::new(secs, nanos as u32)
+}
+
+const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+const fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a
+}
+
+/// Waits for a seat with an embassy-time budget. Returned by
+/// [`acquire_within`] and [`acquire_until`].
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+#[must_use = "futures do nothing unless polled"]
+pub struct AcquireWithin<'a, L: RawLock> {
+    state: Wait<'a, L>,
+}
+
+enum Wait<'a, L: RawLock> {
+    /// Zero budget: one `try_acquire` at the first poll.
+    FailFast(&'a bulkhead_core::Bulkhead<L>),
+    /// Queue until the timer fires.
+    Bounded(AcquireTimeout<'a, L, Timer>),
+    /// The deadline lies beyond the end of embassy time.
+    Unbounded(Acquire<'a, L>),
+    /// A fail-fast verdict was returned.
+    Done,
+}
+
+impl<'a, L: RawLock> AcquireWithin<'a, L> {
+    fn fail_fast(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
+        Self {
+            state: Wait::FailFast(bulkhead),
+        }
+    }
+
+    fn bounded(
+        bulkhead: &'a bulkhead_core::Bulkhead<L>,
+        budget: Duration,
+        deadline: Instant,
+    ) -> Self {
+        Self {
+            state: Wait::Bounded(
+                bulkhead.acquire_timeout(to_core_duration(budget), Timer::at(deadline)),
+            ),
+        }
+    }
+
+    fn unbounded(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
+        Self {
+            state: Wait::Unbounded(bulkhead.acquire()),
+        }
+    }
+}
+
+impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: structural pinning. The `Bounded` and `Unbounded` payloads
+        // are only ever used through `Pin::new_unchecked` below and never
+        // moved out; the only other write is replacing `FailFast` (which
+        // holds no pinned data) with `Done`.
+        let this = unsafe { self.get_unchecked_mut() };
+        match &mut this.state {
+            Wait::FailFast(bulkhead) => {
+                let bulkhead: &'a bulkhead_core::Bulkhead<L> = bulkhead;
+                this.state = Wait::Done;
+                Poll::Ready(bulkhead.try_acquire())
+            }
+            // SAFETY: pinned with `self`, see above.
+            Wait::Bounded(wait) => unsafe { Pin::new_unchecked(wait) }.poll(cx),
+            // SAFETY: pinned with `self`, see above.
+            Wait::Unbounded(wait) => unsafe { Pin::new_unchecked(wait) }.poll(cx),
+            Wait::Done => panic!("`AcquireWithin` polled after it completed"),
+        }
+    }
+}
+
+impl<L: RawLock> fmt::Debug for AcquireWithin<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.state {
+            Wait::FailFast(bulkhead) => f
+                .debug_struct("AcquireWithin")
+                .field("bulkhead", &bulkhead.name())
+                .field("budget", &"zero (fail fast)")
+                .finish(),
+            Wait::Bounded(wait) => f.debug_tuple("AcquireWithin").field(wait).finish(),
+            Wait::Unbounded(wait) => f.debug_tuple("AcquireWithin").field(wait).finish(),
+            Wait::Done => f.write_str("AcquireWithin(done)"),
+        }
+    }
+}
