@@ -29,11 +29,17 @@
 ///    section, an embassy raw mutex) may simply run the closure.
 /// 3. **Unlock on unwind.** If the closure panics, the lock is released
 ///    before the panic continues.
-///
+
 /// Re-entrancy: core never calls `with_lock` or `try_with_lock` from inside
 /// one of its own closures. An implementation may therefore deadlock or
 /// panic on re-entry (a `std::sync::Mutex`) or allow it (a critical
 /// section); either is sound.
+///
+/// Panics (not a safety matter): a lock may panic when used from a context
+/// it does not support, as embassy's `ThreadModeRawMutex` does outside
+/// thread mode. Core hands seats on from `Drop` and re-checks for owed
+/// hand-offs while unwinding, so such a panic there becomes an abort: use
+/// a lock that supports every context a seat may be dropped in.
 ///
 /// Time spent inside the closure is bounded: core only relinks pointers and
 /// moves at most a small, fixed batch of wakers there.
