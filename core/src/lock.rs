@@ -29,7 +29,7 @@
 ///    section, an embassy raw mutex) may simply run the closure.
 /// 3. **Unlock on unwind.** If the closure panics, the lock is released
 ///    before the panic continues.
-
+///
 /// Re-entrancy: core never calls `with_lock` or `try_with_lock` from inside
 /// one of its own closures. An implementation may therefore deadlock or
 /// panic on re-entry (a `std::sync::Mutex`) or allow it (a critical
