@@ -13,6 +13,7 @@ mod cancel;
 mod fifo;
 mod lifecycle;
 mod memory;
+mod model;
 
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.
 #[derive(Default)]
