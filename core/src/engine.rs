@@ -284,6 +284,10 @@ impl<L: RawLock> Bulkhead<L> {
 
     fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
         if self.word.load(Acquire) & CLOSED != 0 {
+            // Owed wake-ups die with the compartment: every waiter gets a
+            // `Closed` verdict instead. Left standing, they would make
+            // `drain_owed` ask for another drain forever.
+            self.owed.store(0, Relaxed);
             while !batch.wake.is_full() {
                 let Some(node) = list.front() else { return };
                 self.hand_verdict(list, node, list::CLOSED, batch);

@@ -1106,7 +1106,6 @@ impl std::task::Wake for ReleaseOnWake {
 /// window between the release's `fetch_add` on the word and its
 /// `owed.fetch_add`.
 #[test]
-#[ignore = "core bug: barging release during close livelocks in Batch::finish (owed never cleared once CLOSED)"]
 fn barging_release_during_close_returns() {
     let (done, finished) = std::sync::mpsc::channel();
     // Detached: if the bug is present it never finishes.
