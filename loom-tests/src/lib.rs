@@ -14,6 +14,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, Seat};
 use loom::sync::Arc;
+use loom::sync::Notify;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 /// The compartment type every model uses.
@@ -41,26 +42,32 @@ pub fn acquire_async(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
     loom::future::block_on(b.acquire())
 }
 
-/// Wakes a parked loom thread: the blocking-thread waiter style that
-/// `bulkhead-std` uses, with loom's park/unpark.
-struct Unparker(loom::thread::Thread);
+/// Wakes a blocked loom thread: the blocking-thread waiter style that
+/// `bulkhead-std` uses (a parked thread and a waker that unparks it).
+///
+/// It is built on `loom::sync::Notify`, whose permit behaves like a real
+/// park token. loom 0.7's own `thread::park` loses a pending unpark when
+/// another thread takes a mutex that the to-be-parked thread is also
+/// trying to take, which produced false deadlocks here.
+struct Unparker(Notify);
 
 impl Wake for Unparker {
     fn wake(self: StdArc<Self>) {
-        self.0.unpark();
+        self.0.notify();
     }
 }
 
 /// The blocking waiter: polls the same future from a plain thread and
-/// parks between polls, as a thread blocked in `bulkhead-std` does.
+/// blocks between polls, as a thread parked in `bulkhead-std` does.
 pub fn acquire_blocking(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
-    let waker = Waker::from(StdArc::new(Unparker(loom::thread::current())));
+    let unparker = StdArc::new(Unparker(Notify::new()));
+    let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(b.acquire());
     loop {
         match fut.as_mut().poll(&mut cx) {
             Poll::Ready(result) => return result,
-            Poll::Pending => loom::thread::park(),
+            Poll::Pending => unparker.0.wait(),
         }
     }
 }

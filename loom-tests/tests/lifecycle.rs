@@ -116,3 +116,26 @@ fn queue_limit_at_its_boundary() {
         assert_quiescent(&b);
     });
 }
+
+/// Barging: a release races `close` while a waiter is queued. The release
+/// owes a wake-up that close must cancel, or the release would loop
+/// forever asking for another drain (found by the proptest model).
+#[test]
+fn barging_release_racing_close() {
+    loom::model(|| {
+        let b = bulkhead_loom_tests::barging(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || match acquire_async(&b) {
+                Ok(seat) => drop(seat),
+                Err(e) => assert_eq!(e, Error::Closed { name: "loom" }),
+            })
+        };
+        let releaser = thread::spawn(move || drop(seat));
+        b.close();
+        releaser.join().unwrap();
+        waiter.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
