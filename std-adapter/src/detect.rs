@@ -34,7 +34,7 @@ impl fmt::Display for EventLoop {
 ///
 /// | runtime | feature | signal | detected | not detected |
 /// |---|---|---|---|---|
-/// | tokio ≥ 1.54 | `tokio` | [`tokio::runtime::worker_index()`] is `Some` | worker threads of a multi-thread runtime; the thread driving a current-thread runtime or `LocalRuntime` (inside `block_on`, including its `LocalSet`s) | `spawn_blocking` threads (they may block: that is what they are for); the thread inside a multi-thread runtime's `Runtime::block_on` (it polls only its own future, the workers keep running); threads that merely entered a runtime with `Handle::enter` |
+/// | tokio ≥ 1.54 | `tokio` | `tokio::runtime::worker_index()` is `Some` | worker threads of a multi-thread runtime; the thread driving a current-thread runtime or `LocalRuntime` (inside `block_on`, including its `LocalSet`s) | `spawn_blocking` threads (they may block: that is what they are for); the thread inside a multi-thread runtime's `Runtime::block_on` (it polls only its own future, the workers keep running); threads that merely entered a runtime with `Handle::enter` |
 /// | async-std 1.13 | `async-std` | `async_std::task::try_current()` is `Some` | code inside an async-std task (`task::spawn`, `spawn_local`, `block_on`) | `spawn_blocking` closures |
 ///
 /// Limits, by design of the signals:
