@@ -238,3 +238,13 @@ fn bad_settings_are_refused() {
     let err = ThreadPoolBulkhead::new(PoolConfig::new("huge", usize::MAX)).unwrap_err();
     assert!(matches!(err, BuildError::Config(_)), "{err}");
 }
+
+#[test]
+fn handles_and_compartments_cross_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ThreadPoolBulkhead>();
+    assert_send_sync::<TaskHandle<u8>>();
+    assert_send_sync::<bulkhead_std::Bulkhead>();
+    assert_send_sync::<bulkhead_std::OwnedSeat>();
+    assert_send_sync::<bulkhead_std::Policy<std::sync::Arc<bulkhead_std::Bulkhead>>>();
+}
