@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
 
+use crate::detect::event_loop;
+use crate::lock::StdLock;
+
 /// Blocking acquisition for threads.
 ///
 /// A waiting thread queues in the compartment's one waiter list, next to
@@ -22,6 +25,16 @@ pub trait BlockingAcquire<L: RawLock> {
     ///
     /// If a seat is handed to this thread at the moment the budget runs out,
     /// the thread keeps it rather than reporting a timeout.
+    ///
+    /// # Never blocks an event loop
+    ///
+    /// On a thread that is driving an async runtime (see
+    /// [`event_loop`](crate::event_loop) for exactly which are detected),
+    /// the budget is ignored and the verdict is immediate, as with `None`:
+    /// the seat this thread would wait for may be held by a task of the
+    /// very loop it would block. Wait from async code with
+    /// [`Bulkhead::acquire_within`](crate::Bulkhead::acquire_within), or
+    /// from a `spawn_blocking` thread.
     ///
     /// # Errors
     /// [`Error::Full`] (fail fast), [`Error::Timeout`], [`Error::QueueFull`]
@@ -47,7 +60,7 @@ pub trait BlockingAcquire<L: RawLock> {
 impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
     fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error> {
         let budget = match max_wait {
-            Some(budget) if !budget.is_zero() => budget,
+            Some(budget) if !budget.is_zero() && event_loop().is_none() => budget,
             _ => return self.try_acquire(),
         };
         // A budget too large to add to `now` is a wait with no deadline.
@@ -70,6 +83,15 @@ impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
                 }
             }
         }
+    }
+}
+
+/// The std compartment: as core's, and the rejection is timed.
+impl BlockingAcquire<StdLock> for crate::Bulkhead {
+    fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, StdLock>, Error> {
+        self.core()
+            .acquire_blocking(max_wait)
+            .map_err(|e| self.note(e))
     }
 }
 

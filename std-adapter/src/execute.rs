@@ -1,0 +1,107 @@
+//! Running a closure inside a compartment: `execute`, `execute_or_else`,
+//! `wrap`.
+
+use std::time::Duration;
+
+use bulkhead_core::Error;
+
+use crate::blocking::BlockingAcquire;
+use crate::bulkhead::Bulkhead;
+
+impl Bulkhead {
+    /// Runs `work` on this thread while holding a seat, waiting at most
+    /// `max_wait` for one (`None`: fail fast).
+    ///
+    /// `max_wait` bounds only the wait for a seat, not the work. The seat
+    /// is given back when `work` returns, and also when it panics: the
+    /// panic then continues unchanged. `work`'s own result, for example a
+    /// `Result` with a business error, is returned untouched inside `Ok`.
+    ///
+    /// Admission is that of [`BlockingAcquire::acquire_blocking`], so on a
+    /// thread that drives an event loop the verdict is immediate.
+    ///
+    /// # Errors
+    /// [`Error::Full`], [`Error::Timeout`], [`Error::QueueFull`] or
+    /// [`Error::Closed`]; `work` has then not run.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::Bulkhead;
+    ///
+    /// let db = Bulkhead::new("database", 4)?;
+    /// let rows: Result<u32, &str> = db.execute(Some(Duration::from_millis(100)), || Ok(42))?;
+    /// assert_eq!(rows, Ok(42));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn execute<T>(
+        &self,
+        max_wait: Option<Duration>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error> {
+        let _seat = self.acquire_blocking(max_wait)?;
+        Ok(work())
+    }
+
+    /// As [`execute`](Self::execute), but runs `fallback` with the
+    /// rejection when the compartment is full, its queue is full or the
+    /// wait timed out.
+    ///
+    /// The fallback never masks a closed compartment: [`Error::Closed`] is
+    /// returned as the only error, since a closed compartment is a wiring
+    /// problem rather than load.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] only.
+    ///
+    /// # Examples
+    /// ```
+    /// use bulkhead_std::Bulkhead;
+    ///
+    /// let reports = Bulkhead::new("reports", 1)?;
+    /// let _busy = reports.try_acquire()?;
+    /// let page = reports.execute_or_else(None, || "fresh report", |_full| "cached report")?;
+    /// assert_eq!(page, "cached report");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn execute_or_else<T>(
+        &self,
+        max_wait: Option<Duration>,
+        work: impl FnOnce() -> T,
+        fallback: impl FnOnce(Error) -> T,
+    ) -> Result<T, Error> {
+        match self.execute(max_wait, work) {
+            Err(e @ Error::Closed { .. }) => Err(e),
+            Err(e) => Ok(fallback(e)),
+            ok => ok,
+        }
+    }
+
+    /// Turns `f` into a bulkheaded function: each call runs
+    /// [`execute`](Self::execute)`(max_wait, || f(arg))`. The Rust
+    /// counterpart of a `@bulkhead` decorator; pass a tuple for several
+    /// arguments.
+    ///
+    /// The wrapper borrows the compartment; with a `static` compartment it
+    /// is `'static`. For an `Arc<Bulkhead>`, move a clone into a closure
+    /// that calls `execute`.
+    ///
+    /// # Examples
+    /// ```
+    /// use bulkhead_std::Bulkhead;
+    ///
+    /// static CACHE: Bulkhead = match Bulkhead::new("cache", 8) {
+    ///     Ok(b) => b,
+    ///     Err(_) => panic!("bad settings"),
+    /// };
+    /// let get = CACHE.wrap(None, |key: &str| key.len());
+    /// assert_eq!(get("user:1"), Ok(6));
+    /// ```
+    pub fn wrap<'a, A, T>(
+        &'a self,
+        max_wait: Option<Duration>,
+        f: impl Fn(A) -> T + 'a,
+    ) -> impl Fn(A) -> Result<T, Error> + 'a {
+        move |arg| self.execute(max_wait, || f(arg))
+    }
+}

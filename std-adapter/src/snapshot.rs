@@ -1,0 +1,121 @@
+//! [`Snapshot`]: core's [`State`] plus what std knows (a clock, a kind).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bulkhead_core::State;
+
+/// What kind of compartment a [`Snapshot`] describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Kind {
+    /// A [`Bulkhead`](crate::Bulkhead): callers run their work on their own
+    /// thread or task while holding a seat.
+    Semaphore,
+    /// A [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead): work runs on the
+    /// compartment's own worker threads.
+    ThreadPool,
+}
+
+/// A snapshot of one compartment, with the time of its last rejection.
+///
+/// The fields are read one after another without a lock, so under load they
+/// may come from slightly different instants.
+///
+/// ```
+/// use bulkhead_std::{Bulkhead, Kind};
+///
+/// let b = Bulkhead::new("cache", 1).unwrap();
+/// assert_eq!(b.state().last_rejection, None);
+/// let _seat = b.try_acquire().unwrap();
+/// assert!(b.try_acquire().is_err());
+/// let s = b.state();
+/// assert_eq!((s.kind, s.active, s.rejected), (Kind::Semaphore, 1, 1));
+/// assert!(s.last_rejection.is_some());
+/// assert_eq!(s.utilisation_percent(), 100.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Snapshot {
+    /// The compartment's name.
+    pub name: &'static str,
+    /// Semaphore or thread pool.
+    pub kind: Kind,
+    /// The current limit. For a thread pool: workers + queue.
+    pub max_concurrent: usize,
+    /// Seats held. For a thread pool: tasks running or queued.
+    pub active: usize,
+    /// For a semaphore: callers waiting for a seat. For a thread pool:
+    /// admitted tasks that no worker has started yet.
+    pub waiting: usize,
+    /// The queue seats included in `max_concurrent`; 0 for a semaphore.
+    pub queue_size: usize,
+    /// Callers turned away because the compartment or its queue was full.
+    pub rejected: usize,
+    /// For a semaphore: waits whose budget ran out. For a thread pool:
+    /// tasks that did not finish within the execution timeout.
+    pub timed_out: usize,
+    /// Whether the compartment was closed (or the pool shut down).
+    pub closed: bool,
+    /// When a caller was last turned away: a `Full` or `QueueFull`
+    /// rejection or an expired wait budget (`Timeout`), through this
+    /// crate's API. `None` if that never happened.
+    pub last_rejection: Option<SystemTime>,
+}
+
+impl Snapshot {
+    pub(crate) fn new(state: State, kind: Kind, last_rejection: Option<SystemTime>) -> Self {
+        Self {
+            name: state.name,
+            kind,
+            max_concurrent: state.max_concurrent,
+            active: state.active,
+            waiting: state.waiting,
+            queue_size: 0,
+            rejected: state.rejected,
+            timed_out: state.timed_out,
+            closed: state.closed,
+            last_rejection,
+        }
+    }
+
+    /// Seats free right now: `max_concurrent - active`, or 0.
+    pub const fn available(&self) -> usize {
+        self.max_concurrent.saturating_sub(self.active)
+    }
+
+    /// `active / max_concurrent` in percent; 100 for a paused compartment.
+    pub fn utilisation_percent(&self) -> f64 {
+        if self.max_concurrent == 0 {
+            return 100.0;
+        }
+        self.active as f64 * 100.0 / self.max_concurrent as f64
+    }
+}
+
+/// The wall-clock time of the latest rejection, lock-free: nanoseconds
+/// since the Unix epoch, 0 for "never".
+#[derive(Debug, Default)]
+pub(crate) struct Stamp(AtomicU64);
+
+impl Stamp {
+    pub(crate) const fn new() -> Self {
+        Self(AtomicU64::new(0))
+    }
+
+    /// Records "now". `fetch_max` keeps the latest of racing rejections.
+    pub(crate) fn record(&self) {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .max(1);
+        self.0.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Option<SystemTime> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => UNIX_EPOCH.checked_add(Duration::from_nanos(nanos)),
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! Bounded async waits with async-std's and smol's timers. Needs the
+//! features: `cargo test -p bulkhead-std --all-features`.
+#![cfg(any(feature = "async-std", feature = "smol"))]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bulkhead_std::{Bulkhead, Error};
+
+const BUDGET: Duration = Duration::from_millis(30);
+
+fn check_timeout(took: Duration, err: Error, b: &Bulkhead) {
+    assert_eq!(
+        err,
+        Error::Timeout {
+            name: "db",
+            budget: BUDGET
+        }
+    );
+    assert!(took >= BUDGET, "gave up after {took:?}");
+    assert!(took < BUDGET + Duration::from_secs(10), "took {took:?}");
+    assert_eq!(b.state().waiting, 0);
+}
+
+#[cfg(feature = "async-std")]
+#[test]
+fn async_std_timer_bounds_the_wait_and_a_release_in_time_is_served() {
+    let b = Arc::new(Bulkhead::new("db", 1).unwrap());
+    let held = b.try_acquire_owned().unwrap();
+    async_std::task::block_on(async {
+        let start = Instant::now();
+        let err = b.acquire_async_std(Some(BUDGET)).await.unwrap_err();
+        check_timeout(start.elapsed(), err, &b);
+        let releaser = async_std::task::spawn_blocking(move || drop(held));
+        let seat = b.acquire_async_std(Some(Duration::from_secs(60))).await;
+        assert!(seat.is_ok());
+        releaser.await;
+    });
+}
+
+#[cfg(feature = "smol")]
+#[test]
+fn smol_timer_bounds_the_wait_and_a_release_in_time_is_served() {
+    let b = Arc::new(Bulkhead::new("db", 1).unwrap());
+    let held = b.try_acquire_owned().unwrap();
+    async_io::block_on(async {
+        let start = Instant::now();
+        let err = b.acquire_smol(Some(BUDGET)).await.unwrap_err();
+        check_timeout(start.elapsed(), err, &b);
+        let releaser = std::thread::spawn(move || drop(held));
+        let seat = b.acquire_smol(Some(Duration::from_secs(60))).await;
+        assert!(seat.is_ok());
+        releaser.join().unwrap();
+    });
+}
