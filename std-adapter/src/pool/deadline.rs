@@ -115,10 +115,8 @@ impl Deadlines {
                 Some(entry) if entry.at <= now => {
                     let entry = queue.heap.pop().expect("peeked");
                     drop(queue);
-                    if let Some(slot) = entry.slot.upgrade()
-                        && slot.expire(self.timeout)
-                    {
-                        self.timed_out.fetch_add(1, Ordering::Relaxed);
+                    if let Some(slot) = entry.slot.upgrade() {
+                        slot.expire(self.timeout, &self.timed_out);
                     }
                     queue = self.lock();
                 }

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::panic;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::thread;
@@ -44,6 +45,13 @@ impl<T> Slot<T> {
     /// Stores `verdict` if none is stored yet; wakes the waiter. Returns
     /// whether it was stored. Whatever is dropped is dropped unlocked.
     fn settle(&self, verdict: Verdict<T>) -> bool {
+        self.settle_then(verdict, || {})
+    }
+
+    /// As `settle`, running `stored` once the verdict is in place but
+    /// before the waiter is woken, so that whatever `stored` records (a
+    /// counter) is visible to a waiter that sees the verdict.
+    fn settle_then(&self, verdict: Verdict<T>, stored: impl FnOnce()) -> bool {
         let mut state = self.lock();
         let State::Pending(waker) = &mut *state else {
             drop(state);
@@ -52,6 +60,7 @@ impl<T> Slot<T> {
         };
         let waker = waker.take();
         *state = State::Done(verdict);
+        stored();
         drop(state);
         self.ready.notify_all();
         if let Some(waker) = waker {
@@ -63,16 +72,20 @@ impl<T> Slot<T> {
 
 /// A slot whose task type is erased, for the deadline thread.
 pub(crate) trait Expire: Send + Sync {
-    /// Settles the slot with a timeout; whether that was the verdict.
-    fn expire(&self, timeout: Duration) -> bool;
+    /// Settles the slot with a timeout, counting it in `timed_out` before
+    /// the waiter can see it; whether that was the verdict.
+    fn expire(&self, timeout: Duration, timed_out: &AtomicUsize) -> bool;
 }
 
 impl<T: Send> Expire for Slot<T> {
-    fn expire(&self, timeout: Duration) -> bool {
-        self.settle(Err(PoolError::Timeout {
+    fn expire(&self, timeout: Duration, timed_out: &AtomicUsize) -> bool {
+        let verdict = Err(PoolError::Timeout {
             name: self.name,
             timeout,
-        }))
+        });
+        self.settle_then(verdict, || {
+            timed_out.fetch_add(1, Ordering::Relaxed);
+        })
     }
 }
 
