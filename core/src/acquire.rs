@@ -160,7 +160,12 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
                         // granted the node already.
                         this.poll_verdict()
                     }
-                    Err(e) => this.finish(Err(e)),
+                    Err(e) => {
+                        if let Error::QueueFull { .. } = e {
+                            bulkhead.count_rejection();
+                        }
+                        this.finish(Err(e))
+                    }
                 }
             }
             Phase::Queued => {

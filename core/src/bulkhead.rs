@@ -366,9 +366,21 @@ impl<L: RawLock> Bulkhead<L> {
         }
     }
 
+    /// The lock that guards the waiter list. Adapters whose lock also
+    /// records rejections ([`RawLock::record_rejection`]) read them here.
+    pub fn raw_lock(&self) -> &L {
+        &self.lock
+    }
+
+    /// Counts a caller turned away (full, or queue full).
+    pub(crate) fn count_rejection(&self) {
+        self.rejected.increment();
+        self.lock.record_rejection();
+    }
+
     /// Counts a fail-fast rejection and describes it.
     pub(crate) fn reject_full(&self) -> Error {
-        self.rejected.increment();
+        self.count_rejection();
         let max_concurrent = self.max.load(Ordering::Relaxed);
         Error::Full {
             name: self.name,
@@ -380,6 +392,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// Counts a timed-out wait and describes it.
     pub(crate) fn time_out(&self, budget: Duration) -> Error {
         self.timed_out.increment();
+        self.lock.record_rejection();
         Error::Timeout {
             name: self.name,
             budget,

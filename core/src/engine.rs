@@ -381,7 +381,8 @@ impl<L: RawLock> Bulkhead<L> {
                 }
                 if list.len() >= self.max_waiting.load(Relaxed) {
                     batch.discard(Some(waker));
-                    self.rejected.increment();
+                    // Counted by the caller, after the lock: the adapter's
+                    // rejection hook is foreign code.
                     return Err(Error::QueueFull {
                         name: self.name,
                         max_waiting: self.max_waiting.load(Relaxed),

@@ -53,6 +53,16 @@ pub unsafe trait RawLock {
     /// Runs `f` with the lock held if it is free right now; returns `None`
     /// without running `f` if another closure holds it.
     fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
+
+    /// Called, never under the lock, each time the compartment turns a
+    /// caller away: full, queue full, or a wait budget ran out.
+    ///
+    /// The lock is the adapter's one plug-in point into core, so it is also
+    /// where an adapter that has a clock notes *when* (bulkhead-std keeps
+    /// the time of the last rejection this way). The default does nothing
+    /// and compiles away.
+    #[inline(always)]
+    fn record_rejection(&self) {}
 }
 
 /// A lock that can be built in a `const` context, so that a compartment

@@ -247,3 +247,54 @@ fn config_validates_const() {
     const OK: Result<Config, ConfigError> = Config::new("c", 3).max_waiting(2).validate();
     assert!(OK.is_ok());
 }
+
+/// A lock that counts the rejections core reports to it.
+#[derive(Default)]
+struct RecordingLock {
+    inner: TestLock,
+    rejections: std::sync::atomic::AtomicUsize,
+}
+
+// SAFETY: delegates locking to `TestLock`, which upholds the contract.
+unsafe impl crate::RawLock for RecordingLock {
+    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.inner.with_lock(f)
+    }
+    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        self.inner.try_with_lock(f)
+    }
+    fn record_rejection(&self) {
+        self.rejections
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn every_rejection_reaches_the_lock_hook() {
+    use crate::RawLock as _;
+    let b = Bulkhead::with_lock(
+        Config::new("hook", 1).max_waiting(1),
+        RecordingLock::default(),
+    )
+    .unwrap();
+    let count = |b: &Bulkhead<RecordingLock>| {
+        b.raw_lock()
+            .rejections
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let held = b.try_acquire().unwrap();
+    let _ = b.try_acquire(); // full
+    assert_eq!(count(&b), 1);
+    let t = Task::new();
+    let mut w1 = boxed(b.acquire());
+    let mut w2 = boxed(b.acquire());
+    assert!(t.poll(w1.as_mut()).is_pending());
+    let _ = t.poll(w2.as_mut()); // queue full
+    assert_eq!(count(&b), 2);
+    let _ = w1.as_mut().time_out(core::time::Duration::ZERO); // timed out
+    assert_eq!(count(&b), 3);
+    let s = b.state();
+    assert_eq!((s.rejected, s.timed_out), (2, 1));
+    drop(held);
+    assert!(b.raw_lock().try_with_lock(|| ()).is_some());
+}
