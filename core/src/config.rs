@@ -102,14 +102,19 @@ impl Config {
 /// may come from slightly different instants; `active` is clamped so that
 /// it never reads below zero.
 ///
+/// New fields may be added in minor releases (`#[non_exhaustive]`).
+///
 /// ```
-/// # use bulkhead_core::State;
-/// let s = State { name: "cache", max_concurrent: 4, active: 3, waiting: 0,
-///                 rejected: 7, timed_out: 1, closed: false };
-/// assert_eq!(s.available(), 1);
+/// # use bulkhead_core::{Bulkhead, CsLock};
+/// let cache: Bulkhead<CsLock> = Bulkhead::new("cache", 4).unwrap();
+/// let seats = [cache.try_acquire().unwrap(), cache.try_acquire().unwrap(), cache.try_acquire().unwrap()];
+/// let s = cache.state();
+/// assert_eq!((s.name, s.active, s.available()), ("cache", 3, 1));
 /// assert_eq!(s.utilisation_percent(), 75.0);
+/// # drop(seats);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct State {
     /// The compartment's name.
     pub name: &'static str,
