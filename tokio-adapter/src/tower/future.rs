@@ -16,7 +16,8 @@ type ArcSeat<L> = OwnedSeat<Arc<Bulkhead<L>>>;
 
 /// A wait for a seat followed by the inner call, boxed because it owns the
 /// `Arc` it borrows while waiting.
-type Admit<F, L> = Pin<Box<dyn Future<Output = Result<(ArcSeat<L>, F), Error>> + Send + 'static>>;
+pub(super) type Admit<F, L> =
+    Pin<Box<dyn Future<Output = Result<(ArcSeat<L>, F), Error>> + Send + 'static>>;
 
 pin_project! {
     /// The response future of a [`BulkheadService`](super::BulkheadService).

@@ -5,7 +5,7 @@ mod future;
 
 use std::fmt;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bulkhead_core::{Bulkhead, OwnedSeat, RawLock};
@@ -116,10 +116,12 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 /// A service that calls its inner service only inside a compartment seat.
 /// Made by [`BulkheadLayer`].
 ///
-/// - **Admission in `call`.** With a free seat the inner service is called
-///   at once. Without one, the request is rejected at once (fail fast), or,
-///   with a `max_wait`, the response future waits for a seat and calls the
-///   inner service when it gets one.
+/// - **Admission in `call`.** With a free seat, `call` takes it and calls
+///   the inner service at once. Without one, the request is rejected at
+///   once (fail fast), or, with a `max_wait`, it joins the compartment's
+///   line in `call` and the response future calls the inner service when
+///   it is handed a seat. Waiting needs a tokio runtime with the time
+///   driver.
 /// - **Rejection** is a boxed [`Error`](crate::Error) (`Full`, `Timeout`,
 ///   `QueueFull` or `Closed`) in the [`BoxError`]; the inner service is
 ///   not called.
@@ -262,10 +264,18 @@ where
                 let fresh = self.inner.clone();
                 let mut ready = std::mem::replace(&mut self.inner, fresh);
                 let bulkhead = Arc::clone(&self.bulkhead);
-                ResponseFuture::waiting(Box::pin(async move {
+                let mut admit: future::Admit<S::Future, L> = Box::pin(async move {
                     let seat = bulkhead.acquire_owned(Some(budget)).await?;
                     Ok((seat, ready.call(request)))
-                }))
+                });
+                // Admit now if a seat is free, or join the line now, so that
+                // the line is ordered by `call`. Every later poll passes the
+                // real waker, which replaces this one.
+                match admit.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                    Poll::Ready(Ok((seat, inner))) => ResponseFuture::running(inner, seat),
+                    Poll::Ready(Err(error)) => ResponseFuture::rejected(error),
+                    Poll::Pending => ResponseFuture::waiting(admit),
+                }
             }
             _ => match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
                 Ok(seat) => ResponseFuture::running(self.inner.call(request), seat),
