@@ -53,8 +53,8 @@ const PROBE_LIMIT: usize = 256;
 ///   every tokio 1.x release so far; the crate's tests check each context
 ///   above, so a tokio release that changed it would fail them.
 /// - Cost: outside a runtime, one thread-local read. Inside one, up to 257
-///   thread-local updates (well under a microsecond), paid only by a
-///   blocking acquire that found the compartment full and has a budget.
+///   pairs of thread-local reads and writes. A blocking acquire pays it
+///   only when it has a wait budget.
 ///
 /// # Examples
 ///
