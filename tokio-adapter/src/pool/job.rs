@@ -27,6 +27,13 @@ pin_project! {
     /// skips it and its seat is freed. Dropping it later lets the closure run
     /// to completion (a thread cannot be interrupted) and drops its value.
     ///
+    /// # Testing with a paused clock
+    /// tokio's paused clock (`start_paused`, `time::pause`) jumps to the
+    /// next timer whenever the runtime is idle, and a runtime awaiting a pool
+    /// thread is idle. Under a paused clock, a job with an execution timeout
+    /// therefore times out at once unless its value is already there; test
+    /// execution timeouts with jobs that block until told to finish.
+    ///
     /// # Examples
     /// ```
     /// use bulkhead_tokio::BlockingPool;
