@@ -7,12 +7,13 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
+use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock, Seat};
 
 use crate::detect::event_loop;
-use crate::lock::StdLock;
 
-/// Blocking acquisition for threads.
+/// Blocking acquisition for threads, and owned seats, for any
+/// [`Bulkhead<L>`](bulkhead_core::Bulkhead) (the std
+/// [`Bulkhead`](crate::Bulkhead) included).
 ///
 /// A waiting thread queues in the compartment's one waiter list, next to
 /// async tasks, and parks. Only the thread that is handed a seat is woken:
@@ -33,8 +34,9 @@ pub trait BlockingAcquire<L: RawLock> {
     /// the budget is ignored and the verdict is immediate, as with `None`:
     /// the seat this thread would wait for may be held by a task of the
     /// very loop it would block. Wait from async code with
-    /// [`Bulkhead::acquire_within`](crate::Bulkhead::acquire_within), or
-    /// from a `spawn_blocking` thread.
+    /// [`Run::acquire_with_timer`](crate::Run::acquire_with_timer) (or
+    /// bulkhead-tokio's `acquire_within`), or from a `spawn_blocking`
+    /// thread.
     ///
     /// # Errors
     /// [`Error::Full`] (fail fast), [`Error::Timeout`], [`Error::QueueFull`]
@@ -55,6 +57,52 @@ pub trait BlockingAcquire<L: RawLock> {
     /// drop(seat);
     /// ```
     fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
+
+    /// As core's [`try_acquire`](bulkhead_core::Bulkhead::try_acquire), but
+    /// the seat keeps a clone of the `Arc` (made only on success), so it can
+    /// move into a spawned thread or task.
+    ///
+    /// # Errors
+    /// [`Error::Full`] or [`Error::Closed`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
+    ///
+    /// let db = Arc::new(Bulkhead::new("db", 1)?);
+    /// let seat = db.try_acquire_owned()?;
+    /// assert!(db.try_acquire_owned().is_err());
+    /// std::thread::spawn(move || drop(seat)).join().unwrap();
+    /// assert_eq!(db.state().active, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
+
+    /// As [`acquire_blocking`](Self::acquire_blocking), but the seat keeps a
+    /// clone of the `Arc` (made only on success).
+    ///
+    /// # Errors
+    /// As [`acquire_blocking`](Self::acquire_blocking).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
+    ///
+    /// let db = Arc::new(Bulkhead::new("db", 1)?);
+    /// let seat = db.acquire_blocking_owned(Some(Duration::from_millis(10)))?;
+    /// let worker = std::thread::spawn(move || {
+    ///     let _seat = seat; // held by the worker thread
+    /// });
+    /// worker.join().unwrap();
+    /// assert_eq!(db.state().active, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn acquire_blocking_owned(
+        self: &Arc<Self>,
+        max_wait: Option<Duration>,
+    ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 }
 
 impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
@@ -84,14 +132,18 @@ impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
             }
         }
     }
-}
 
-/// The std compartment: as core's, and the rejection is timed.
-impl BlockingAcquire<StdLock> for crate::Bulkhead {
-    fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, StdLock>, Error> {
-        self.core()
-            .acquire_blocking(max_wait)
-            .map_err(|e| self.note(e))
+    fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
+        let seat = self.try_acquire()?;
+        Ok(OwnedSeat::from_seat(seat, Arc::clone(self)))
+    }
+
+    fn acquire_blocking_owned(
+        self: &Arc<Self>,
+        max_wait: Option<Duration>,
+    ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
+        let seat = self.acquire_blocking(max_wait)?;
+        Ok(OwnedSeat::from_seat(seat, Arc::clone(self)))
     }
 }
 

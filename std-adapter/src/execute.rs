@@ -1,14 +1,19 @@
-//! Running a closure inside a compartment: `execute`, `execute_or_else`,
-//! `wrap`.
+//! Running a closure inside a compartment on this thread: `execute`,
+//! `execute_or_else`, `wrap`.
 
 use std::time::Duration;
 
-use bulkhead_core::Error;
+use bulkhead_core::{Bulkhead, Error, RawLock};
 
 use crate::blocking::BlockingAcquire;
-use crate::bulkhead::Bulkhead;
 
-impl Bulkhead {
+/// Runs closures inside any [`Bulkhead<L>`](bulkhead_core::Bulkhead) on the
+/// calling thread, taking the seat as
+/// [`BlockingAcquire::acquire_blocking`] does.
+///
+/// Sealed: implemented for core's compartment only, so methods can be added
+/// without breaking anyone.
+pub trait Execute<L: RawLock>: crate::sealed::Sealed {
     /// Runs `work` on this thread while holding a seat, waiting at most
     /// `max_wait` for one (`None`: fail fast).
     ///
@@ -27,21 +32,14 @@ impl Bulkhead {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_std::Bulkhead;
+    /// use bulkhead_std::{Bulkhead, Execute};
     ///
     /// let db = Bulkhead::new("database", 4)?;
     /// let rows: Result<u32, &str> = db.execute(Some(Duration::from_millis(100)), || Ok(42))?;
     /// assert_eq!(rows, Ok(42));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn execute<T>(
-        &self,
-        max_wait: Option<Duration>,
-        work: impl FnOnce() -> T,
-    ) -> Result<T, Error> {
-        let _seat = self.acquire_blocking(max_wait)?;
-        Ok(work())
-    }
+    fn execute<T>(&self, max_wait: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, Error>;
 
     /// As [`execute`](Self::execute), but runs `fallback` with the
     /// rejection when the compartment is full, its queue is full or the
@@ -56,7 +54,7 @@ impl Bulkhead {
     ///
     /// # Examples
     /// ```
-    /// use bulkhead_std::Bulkhead;
+    /// use bulkhead_std::{Bulkhead, Execute};
     ///
     /// let reports = Bulkhead::new("reports", 1)?;
     /// let _busy = reports.try_acquire()?;
@@ -64,18 +62,12 @@ impl Bulkhead {
     /// assert_eq!(page, "cached report");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn execute_or_else<T>(
+    fn execute_or_else<T>(
         &self,
         max_wait: Option<Duration>,
         work: impl FnOnce() -> T,
         fallback: impl FnOnce(Error) -> T,
-    ) -> Result<T, Error> {
-        match self.execute(max_wait, work) {
-            Err(e @ Error::Closed { .. }) => Err(e),
-            Err(e) => Ok(fallback(e)),
-            ok => ok,
-        }
-    }
+    ) -> Result<T, Error>;
 
     /// Turns `f` into a bulkheaded function: each call runs
     /// [`execute`](Self::execute)`(max_wait, || f(arg))`. The Rust
@@ -88,7 +80,7 @@ impl Bulkhead {
     ///
     /// # Examples
     /// ```
-    /// use bulkhead_std::Bulkhead;
+    /// use bulkhead_std::{Bulkhead, Execute};
     ///
     /// static CACHE: Bulkhead = match Bulkhead::new("cache", 8) {
     ///     Ok(b) => b,
@@ -97,7 +89,33 @@ impl Bulkhead {
     /// let get = CACHE.wrap(None, |key: &str| key.len());
     /// assert_eq!(get("user:1"), Ok(6));
     /// ```
-    pub fn wrap<'a, A, T>(
+    fn wrap<'a, A, T>(
+        &'a self,
+        max_wait: Option<Duration>,
+        f: impl Fn(A) -> T + 'a,
+    ) -> impl Fn(A) -> Result<T, Error> + 'a;
+}
+
+impl<L: RawLock> Execute<L> for Bulkhead<L> {
+    fn execute<T>(&self, max_wait: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, Error> {
+        let _seat = self.acquire_blocking(max_wait)?;
+        Ok(work())
+    }
+
+    fn execute_or_else<T>(
+        &self,
+        max_wait: Option<Duration>,
+        work: impl FnOnce() -> T,
+        fallback: impl FnOnce(Error) -> T,
+    ) -> Result<T, Error> {
+        match self.execute(max_wait, work) {
+            Err(e @ Error::Closed { .. }) => Err(e),
+            Err(e) => Ok(fallback(e)),
+            ok => ok,
+        }
+    }
+
+    fn wrap<'a, A, T>(
         &'a self,
         max_wait: Option<Duration>,
         f: impl Fn(A) -> T + 'a,

@@ -2,27 +2,84 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod blocking;
-mod bulkhead;
 mod detect;
 mod execute;
 mod lock;
-mod owned;
 mod policy;
 mod pool;
 mod run;
 mod snapshot;
-mod timer;
 
 pub use blocking::BlockingAcquire;
-pub use bulkhead::{Bulkhead, CoreBulkhead, Seat};
 pub use bulkhead_core as core;
 pub use bulkhead_core::{
-    Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, MAX_CONCURRENT_LIMIT, RawLock,
-    State,
+    Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
+    OwnedSeat, RawLock, State,
 };
 pub use detect::{EventLoop, event_loop};
+pub use execute::Execute;
 pub use lock::StdLock;
-pub use owned::OwnedSeat;
 pub use policy::{Outcome, Policy};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
-pub use snapshot::{Kind, Snapshot};
+pub use run::Run;
+pub use snapshot::{Inspect, Kind, Snapshot};
+
+/// A compartment for std programs: core's
+/// [`Bulkhead`](bulkhead_core::Bulkhead) with a per-compartment
+/// [`StdLock`], which also keeps the time of the last rejection.
+///
+/// This is the one compartment type of the workspace: registries,
+/// bulkhead-tokio, its tower layer and this crate all take it, and core's
+/// [`OwnedSeat`] and [`Handle`] work with `Arc<Bulkhead>`. Threads and
+/// async tasks on any runtime share one line and one seat count.
+///
+/// Core's inherent methods do the seat work (`try_acquire`, `acquire`,
+/// `acquire_timeout`, `set_max_concurrent`, `close`, `state`, …); this
+/// crate adds extension traits, all in [`prelude`]:
+///
+/// - [`BlockingAcquire`]: `acquire_blocking` for threads, owned seats;
+/// - [`Execute`]: `execute`, `execute_or_else`, `wrap`;
+/// - [`Run`]: `acquire_with_timer`, `run`, `run_with_timer`,
+///   `run_or_else` (and `acquire_async_std`, `acquire_smol`);
+/// - [`Inspect`]: `snapshot` (a [`Snapshot`] with the last rejection
+///   time) and `last_rejection`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::prelude::*;
+/// use bulkhead_std::{Bulkhead, Error};
+///
+/// static DATABASE: Bulkhead = match Bulkhead::new("database", 2) {
+///     Ok(b) => b,
+///     Err(_) => panic!("bad settings"),
+/// };
+///
+/// let a = DATABASE.try_acquire()?;
+/// let b = DATABASE.acquire_blocking(Some(Duration::from_millis(50)))?;
+/// assert!(matches!(DATABASE.try_acquire(), Err(Error::Full { active: 2, .. })));
+/// assert!(DATABASE.last_rejection().is_some());
+/// drop((a, b));
+/// assert_eq!(DATABASE.state().active, 0);
+/// # Ok::<(), Error>(())
+/// ```
+pub type Bulkhead = bulkhead_core::Bulkhead<StdLock>;
+
+/// A seat in a std [`Bulkhead`]. Dropping it gives the seat back, also
+/// while a panic unwinds.
+pub type Seat<'a> = bulkhead_core::Seat<'a, StdLock>;
+
+/// The extension traits, to import with `use bulkhead_std::prelude::*;`.
+///
+/// No method name here is shared with bulkhead-tokio's `BulkheadExt`, so
+/// both crates' preludes can be imported together.
+pub mod prelude {
+    pub use crate::{BlockingAcquire, Execute, Inspect, Run};
+}
+
+mod sealed {
+    /// Only core's compartment gets this crate's sealed extension traits.
+    pub trait Sealed {}
+    impl<L: bulkhead_core::RawLock> Sealed for bulkhead_core::Bulkhead<L> {}
+}

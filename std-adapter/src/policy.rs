@@ -1,12 +1,12 @@
 //! [`Policy`] and [`Outcome`]: a bulkhead that reports rejections as
 //! values, for composing with retry, circuit-breaker and timeout layers.
 
-use std::ops::Deref;
 use std::time::Duration;
 
-use bulkhead_core::Error;
+use bulkhead_core::{Bulkhead, Error, Handle};
 
-use crate::bulkhead::Bulkhead;
+use crate::execute::Execute;
+use crate::run::Run;
 
 /// The outcome of running work through a [`Policy`].
 ///
@@ -53,8 +53,9 @@ impl<T> Outcome<T> {
 }
 
 /// A compartment plus a wait budget, applied to work as a composable
-/// policy. `P` is any handle to a [`Bulkhead`]: `&Bulkhead`,
-/// `Arc<Bulkhead>`, `&'static Bulkhead`.
+/// policy. `P` is any [`Handle`] to a compartment: `&Bulkhead`,
+/// `Arc<Bulkhead>`, `&'static Bulkhead`, for the std
+/// [`Bulkhead`](crate::Bulkhead) or core's `Bulkhead<L>` with any lock.
 ///
 /// Recommended order, outside in: fallback → retry → circuit breaker →
 /// rate limiter → **bulkhead** → timeout → call. The bulkhead sits outside
@@ -125,7 +126,7 @@ pub struct Policy<P> {
     max_wait: Option<Duration>,
 }
 
-impl<P: Deref<Target = Bulkhead>> Policy<P> {
+impl<P: Handle> Policy<P> {
     /// A policy that waits at most `max_wait` for a seat in `bulkhead`
     /// (`None`: fail fast).
     pub const fn new(bulkhead: P, max_wait: Option<Duration>) -> Self {
@@ -133,24 +134,28 @@ impl<P: Deref<Target = Bulkhead>> Policy<P> {
     }
 
     /// The compartment.
-    pub fn bulkhead(&self) -> &Bulkhead {
+    pub fn bulkhead(&self) -> &Bulkhead<P::Lock> {
         &self.bulkhead
     }
 
     /// Runs `work` on this thread inside the compartment, as
-    /// [`Bulkhead::execute`]. A panic in `work` gives the seat back and
+    /// [`Execute::execute`]. A panic in `work` gives the seat back and
     /// continues unchanged.
     pub fn execute<T>(&self, work: impl FnOnce() -> T) -> Outcome<T> {
         Outcome::from_admission(self.bulkhead.execute(self.max_wait, work))
     }
 
     /// Runs `work` inside the compartment, waiting for a seat with the
-    /// runtime timer `sleep`, as [`Bulkhead::run_within`].
+    /// runtime timer `sleep`, as [`Run::run_with_timer`].
     pub async fn run<F: Future, T: Future>(
         &self,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
     ) -> Outcome<F::Output> {
-        Outcome::from_admission(self.bulkhead.run_within(self.max_wait, sleep, work).await)
+        Outcome::from_admission(
+            self.bulkhead
+                .run_with_timer(self.max_wait, sleep, work)
+                .await,
+        )
     }
 }

@@ -3,11 +3,44 @@
 
 use std::time::Duration;
 
-use bulkhead_core::Error;
+use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
 
-use crate::bulkhead::{Bulkhead, Seat};
-
-impl Bulkhead {
+/// Async waits and runs for any [`Bulkhead<L>`](bulkhead_core::Bulkhead),
+/// on any runtime: the caller passes its runtime's timer.
+///
+/// # Names next to bulkhead-tokio
+///
+/// The methods that take a timer are named `*_with_timer`, so that they
+/// never share a name with bulkhead-tokio's `BulkheadExt` methods, which
+/// measure the budget on tokio's own clock (`acquire_within`,
+/// `acquire_owned`, `blocking_acquire`). Both traits can be in scope at
+/// once (both crates' preludes imported) without any call becoming
+/// ambiguous.
+///
+/// Sealed: implemented for core's compartment only, so methods can be added
+/// without breaking anyone.
+///
+/// # Send
+///
+/// The futures are `Send` whenever their inputs are: the trait is only
+/// implemented for core's compartment, and callers see the
+/// implementation's futures (the `tokio::spawn` in the example below
+/// needs that).
+///
+/// ```
+/// use std::{sync::Arc, time::Duration};
+/// use bulkhead_std::{Bulkhead, Run};
+///
+/// # tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap().block_on(async {
+/// let api = Arc::new(Bulkhead::new("external_api", 1).unwrap());
+/// let api2 = api.clone();
+/// let task = tokio::spawn(async move {
+///     api2.run_with_timer(Some(Duration::from_secs(1)), tokio::time::sleep, async { 7 }).await
+/// });
+/// assert_eq!(task.await.unwrap(), Ok(7));
+/// # });
+/// ```
+pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// Takes a seat from async code, waiting at most `max_wait` with the
     /// caller's runtime timer: `sleep` turns the budget into a future that
     /// completes when it has elapsed (`tokio::time::sleep`,
@@ -29,24 +62,21 @@ impl Bulkhead {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_std::Bulkhead;
+    /// use bulkhead_std::{Bulkhead, Run};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let api = Bulkhead::new("external_api", 1).unwrap();
-    /// let seat = api.acquire_within(Some(Duration::from_secs(1)), tokio::time::sleep).await;
+    /// let seat = api.acquire_with_timer(Some(Duration::from_secs(1)), tokio::time::sleep).await;
     /// assert!(seat.is_ok());
     /// # });
     /// ```
-    pub async fn acquire_within<T: Future>(
-        &self,
+    fn acquire_with_timer<'a, T: Future>(
+        &'a self,
         max_wait: Option<Duration>,
         sleep: impl FnOnce(Duration) -> T,
-    ) -> Result<Seat<'_>, Error> {
-        match max_wait {
-            Some(budget) if !budget.is_zero() => self.acquire_timeout(budget, sleep(budget)).await,
-            _ => self.try_acquire(),
-        }
-    }
+    ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
+    where
+        L: 'a;
 
     /// Runs `work` while holding a seat, failing fast when the compartment
     /// is full. `work`'s output, business errors included, is returned
@@ -59,52 +89,199 @@ impl Bulkhead {
     ///
     /// # Examples
     /// ```
-    /// use bulkhead_std::Bulkhead;
+    /// use bulkhead_std::{Bulkhead, Run};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let cache = Bulkhead::new("cache", 2).unwrap();
     /// assert_eq!(cache.run(async { 7 }).await, Ok(7));
     /// # });
     /// ```
-    pub async fn run<F: Future>(&self, work: F) -> Result<F::Output, Error> {
+    fn run<F: Future>(&self, work: F) -> impl Future<Output = Result<F::Output, Error>>;
+
+    /// As [`run`](Self::run), but waits at most `max_wait` for a seat with
+    /// the runtime timer `sleep`, as
+    /// [`acquire_with_timer`](Self::acquire_with_timer). The budget bounds
+    /// only the wait, not `work`: compose with the runtime's own timeout
+    /// (inside the bulkhead) to bound the work.
+    ///
+    /// # Errors
+    /// As [`acquire_with_timer`](Self::acquire_with_timer).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Bulkhead, Run};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let api = Bulkhead::new("external_api", 2).unwrap();
+    /// let budget = Some(Duration::from_millis(50));
+    /// let reply = api.run_with_timer(budget, tokio::time::sleep, async { "pong" }).await;
+    /// assert_eq!(reply, Ok("pong"));
+    /// # });
+    /// ```
+    fn run_with_timer<F: Future, T: Future>(
+        &self,
+        max_wait: Option<Duration>,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, Error>>;
+
+    /// As [`run_with_timer`](Self::run_with_timer), but runs `fallback`
+    /// with the rejection when the compartment is full, its queue is full
+    /// or the wait timed out. Never masks [`Error::Closed`].
+    ///
+    /// # Errors
+    /// [`Error::Closed`] only.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Bulkhead, Run};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let api = Bulkhead::new("external_api", 1).unwrap();
+    /// let _busy = api.try_acquire().unwrap();
+    /// let budget = Some(Duration::from_millis(5));
+    /// let reply = api
+    ///     .run_or_else(budget, tokio::time::sleep, async { "fresh" }, |_timeout| "cached")
+    ///     .await;
+    /// assert_eq!(reply, Ok("cached"));
+    /// # });
+    /// ```
+    fn run_or_else<F: Future, T: Future>(
+        &self,
+        max_wait: Option<Duration>,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+        fallback: impl FnOnce(Error) -> F::Output,
+    ) -> impl Future<Output = Result<F::Output, Error>>;
+
+    /// [`acquire_with_timer`](Self::acquire_with_timer) with async-std's
+    /// timer (`async_std::task::sleep`).
+    ///
+    /// async-std is discontinued upstream in favour of smol; prefer the
+    /// `smol` feature and [`acquire_smol`](Self::acquire_smol) in new code.
+    ///
+    /// # Cancel safety
+    /// Dropping the future at any point loses nothing.
+    ///
+    /// # Errors
+    /// As [`acquire_with_timer`](Self::acquire_with_timer).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Bulkhead, Error, Run};
+    ///
+    /// async_std::task::block_on(async {
+    ///     let b = Bulkhead::new("db", 1).unwrap();
+    ///     let _seat = b.acquire_async_std(None).await.unwrap();
+    ///     let err = b.acquire_async_std(Some(Duration::from_millis(5))).await.unwrap_err();
+    ///     assert!(matches!(err, Error::Timeout { .. }));
+    /// });
+    /// ```
+    #[cfg(feature = "async-std")]
+    fn acquire_async_std<'a>(
+        &'a self,
+        max_wait: Option<Duration>,
+    ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
+    where
+        L: 'a;
+
+    /// [`acquire_with_timer`](Self::acquire_with_timer) with smol's timer
+    /// (`async_io::Timer::after`). Works on any executor: the timer is
+    /// driven by async-io's own reactor thread when no smol executor is
+    /// running.
+    ///
+    /// # Cancel safety
+    /// Dropping the future at any point loses nothing.
+    ///
+    /// # Errors
+    /// As [`acquire_with_timer`](Self::acquire_with_timer).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Bulkhead, Error, Run};
+    ///
+    /// async_io::block_on(async {
+    ///     let b = Bulkhead::new("db", 1).unwrap();
+    ///     let _seat = b.acquire_smol(None).await.unwrap();
+    ///     let err = b.acquire_smol(Some(Duration::from_millis(5))).await.unwrap_err();
+    ///     assert!(matches!(err, Error::Timeout { .. }));
+    /// });
+    /// ```
+    #[cfg(feature = "smol")]
+    fn acquire_smol<'a>(
+        &'a self,
+        max_wait: Option<Duration>,
+    ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
+    where
+        L: 'a;
+}
+
+impl<L: RawLock> Run<L> for Bulkhead<L> {
+    async fn acquire_with_timer<'a, T: Future>(
+        &'a self,
+        max_wait: Option<Duration>,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<Seat<'a, L>, Error>
+    where
+        L: 'a,
+    {
+        match max_wait {
+            Some(budget) if !budget.is_zero() => self.acquire_timeout(budget, sleep(budget)).await,
+            _ => self.try_acquire(),
+        }
+    }
+
+    async fn run<F: Future>(&self, work: F) -> Result<F::Output, Error> {
         let _seat = self.try_acquire()?;
         Ok(work.await)
     }
 
-    /// As [`run`](Self::run), but waits at most `max_wait` for a seat with
-    /// the runtime timer `sleep`, as [`acquire_within`](Self::acquire_within).
-    /// The budget bounds only the wait, not `work`: compose with the
-    /// runtime's own timeout (inside the bulkhead) to bound the work.
-    ///
-    /// # Errors
-    /// As [`acquire_within`](Self::acquire_within).
-    pub async fn run_within<F: Future, T: Future>(
+    async fn run_with_timer<F: Future, T: Future>(
         &self,
         max_wait: Option<Duration>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
     ) -> Result<F::Output, Error> {
-        let _seat = self.acquire_within(max_wait, sleep).await?;
+        let _seat = self.acquire_with_timer(max_wait, sleep).await?;
         Ok(work.await)
     }
 
-    /// As [`run_within`](Self::run_within), but runs `fallback` with the
-    /// rejection when the compartment is full, its queue is full or the
-    /// wait timed out. Never masks [`Error::Closed`].
-    ///
-    /// # Errors
-    /// [`Error::Closed`] only.
-    pub async fn run_or_else<F: Future, T: Future>(
+    async fn run_or_else<F: Future, T: Future>(
         &self,
         max_wait: Option<Duration>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
         fallback: impl FnOnce(Error) -> F::Output,
     ) -> Result<F::Output, Error> {
-        match self.run_within(max_wait, sleep, work).await {
+        match self.run_with_timer(max_wait, sleep, work).await {
             Err(e @ Error::Closed { .. }) => Err(e),
             Err(e) => Ok(fallback(e)),
             ok => ok,
         }
+    }
+
+    #[cfg(feature = "async-std")]
+    async fn acquire_async_std<'a>(
+        &'a self,
+        max_wait: Option<Duration>,
+    ) -> Result<Seat<'a, L>, Error>
+    where
+        L: 'a,
+    {
+        self.acquire_with_timer(max_wait, async_std::task::sleep)
+            .await
+    }
+
+    #[cfg(feature = "smol")]
+    async fn acquire_smol<'a>(&'a self, max_wait: Option<Duration>) -> Result<Seat<'a, L>, Error>
+    where
+        L: 'a,
+    {
+        self.acquire_with_timer(max_wait, async_io::Timer::after)
+            .await
     }
 }

@@ -1,9 +1,11 @@
-//! [`Snapshot`]: core's [`State`] plus what std knows (a clock, a kind).
+//! [`Snapshot`]: core's [`State`] plus what std knows (a clock, a kind),
+//! and [`Inspect`], which takes one of a std compartment.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use bulkhead_core::State;
+
+use crate::lock::StdLock;
 
 /// What kind of compartment a [`Snapshot`] describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,13 +25,13 @@ pub enum Kind {
 /// may come from slightly different instants.
 ///
 /// ```
-/// use bulkhead_std::{Bulkhead, Kind};
+/// use bulkhead_std::{Bulkhead, Inspect, Kind};
 ///
 /// let b = Bulkhead::new("cache", 1).unwrap();
-/// assert_eq!(b.state().last_rejection, None);
+/// assert_eq!(b.snapshot().last_rejection, None);
 /// let _seat = b.try_acquire().unwrap();
 /// assert!(b.try_acquire().is_err());
-/// let s = b.state();
+/// let s = b.snapshot();
 /// assert_eq!((s.kind, s.active, s.rejected), (Kind::Semaphore, 1, 1));
 /// assert!(s.last_rejection.is_some());
 /// assert_eq!(s.utilisation_percent(), 100.0);
@@ -58,8 +60,8 @@ pub struct Snapshot {
     /// Whether the compartment was closed (or the pool shut down).
     pub closed: bool,
     /// When a caller was last turned away: a `Full` or `QueueFull`
-    /// rejection or an expired wait budget (`Timeout`), through this
-    /// crate's API. `None` if that never happened.
+    /// rejection or an expired wait budget (`Timeout`), through any API
+    /// (recorded by [`StdLock`]). `None` if that never happened.
     pub last_rejection: Option<SystemTime>,
 }
 
@@ -93,29 +95,41 @@ impl Snapshot {
     }
 }
 
-/// The wall-clock time of the latest rejection, lock-free: nanoseconds
-/// since the Unix epoch, 0 for "never".
-#[derive(Debug, Default)]
-pub(crate) struct Stamp(AtomicU64);
+/// Snapshots of a std [`Bulkhead`](crate::Bulkhead) (core's compartment
+/// with a [`StdLock`]), with the time of its last rejection.
+///
+/// Core's own [`state`](bulkhead_core::Bulkhead::state) still returns the
+/// lock-agnostic [`State`]; `snapshot` adds what only std knows.
+///
+/// Sealed: implemented for `Bulkhead<StdLock>` only.
+///
+/// ```
+/// use bulkhead_std::{Bulkhead, Inspect, Kind};
+///
+/// let db = Bulkhead::new("database", 1)?;
+/// let _seat = db.try_acquire()?;
+/// assert!(db.try_acquire().is_err());
+/// let s = db.snapshot();
+/// assert_eq!((s.kind, s.queue_size, s.rejected), (Kind::Semaphore, 0, 1));
+/// assert_eq!(s.last_rejection, db.last_rejection());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait Inspect: crate::sealed::Sealed {
+    /// A snapshot of the compartment: core's [`State`], kind
+    /// [`Kind::Semaphore`], and the time of the last rejection.
+    fn snapshot(&self) -> Snapshot;
 
-impl Stamp {
-    pub(crate) const fn new() -> Self {
-        Self(AtomicU64::new(0))
+    /// When a caller was last turned away (`Full`, `QueueFull` or
+    /// `Timeout`), if ever; see [`StdLock::last_rejection`].
+    fn last_rejection(&self) -> Option<SystemTime>;
+}
+
+impl Inspect for bulkhead_core::Bulkhead<StdLock> {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot::new(self.state(), Kind::Semaphore, self.last_rejection())
     }
 
-    /// Records "now". `fetch_max` keeps the latest of racing rejections.
-    pub(crate) fn record(&self) {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-            .max(1);
-        self.0.fetch_max(nanos, Ordering::Relaxed);
-    }
-
-    pub(crate) fn get(&self) -> Option<SystemTime> {
-        match self.0.load(Ordering::Relaxed) {
-            0 => None,
-            nanos => UNIX_EPOCH.checked_add(Duration::from_nanos(nanos)),
-        }
+    fn last_rejection(&self) -> Option<SystemTime> {
+        self.raw_lock().last_rejection()
     }
 }

@@ -6,7 +6,8 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead_std::{BlockingAcquire, Bulkhead, Config, Error};
+use bulkhead_std::prelude::*;
+use bulkhead_std::{Bulkhead, Config, Error};
 
 #[test]
 fn no_budget_fails_fast_and_counts_the_rejection() {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead_std::{BlockingAcquire, Bulkhead, Error, EventLoop, event_loop};
+use bulkhead_std::prelude::*;
+use bulkhead_std::{Bulkhead, Error, EventLoop, event_loop};
 
 const LONG: Option<Duration> = Some(Duration::from_secs(60));
 
@@ -82,6 +83,110 @@ mod tokio_rt {
             b2.acquire_blocking(LONG).map(drop)
         });
         assert_waits(&b, held, || rt.block_on(waiter).unwrap());
+    }
+
+    #[test]
+    fn inside_a_multi_thread_block_on_the_verdict_is_immediate() {
+        // No worker index here: the coop budget gives it away (as in the
+        // body of a default `#[tokio::main]`).
+        let b = Bulkhead::new("db", 1).unwrap();
+        let _held = b.try_acquire().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            assert_eq!(tokio::runtime::worker_index(), None);
+            assert_immediate(&b, EventLoop::Tokio);
+        });
+        rt.handle()
+            .clone()
+            .block_on(async { assert_immediate(&b, EventLoop::Tokio) });
+    }
+
+    #[test]
+    fn an_unconstrained_future_on_a_runtime_thread_is_still_detected() {
+        // The budget alone would miss it; the worker index does not.
+        let b = Bulkhead::new("db", 1).unwrap();
+        let _held = b.try_acquire().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(tokio::task::unconstrained(async {
+            assert_immediate(&b, EventLoop::Tokio)
+        }));
+    }
+
+    #[test]
+    fn a_block_in_place_section_may_wait() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let inside = rt.block_on(async {
+            tokio::spawn(async { tokio::task::block_in_place(event_loop) })
+                .await
+                .unwrap()
+        });
+        // tokio leaves the runtime and lifts the budget there.
+        assert_eq!(inside, None, "block_in_place");
+    }
+
+    #[test]
+    fn a_thread_that_only_entered_a_runtime_may_wait() {
+        for rt in [
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .unwrap(),
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap(),
+        ] {
+            let _guard = rt.enter();
+            assert!(tokio::runtime::Handle::try_current().is_ok());
+            assert_eq!(event_loop(), None, "Handle::enter");
+        }
+    }
+
+    /// Counts the task's remaining coop budget by spending it, then
+    /// restores it; `None` for an unconstrained budget.
+    fn remaining_budget() -> Option<usize> {
+        use std::task::{Context, Poll, Waker};
+        use tokio::task::coop;
+        let mut cx = Context::from_waker(Waker::noop());
+        let Poll::Ready(_restore) = coop::poll_proceed(&mut cx) else {
+            return Some(0);
+        };
+        for n in 1..=1000 {
+            if !coop::has_budget_remaining() {
+                return Some(n);
+            }
+            if let Poll::Ready(unit) = coop::poll_proceed(&mut cx) {
+                unit.made_progress();
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn the_budget_probe_leaves_the_task_budget_as_it_found_it() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        // `block_on` on a multi-thread runtime: no worker index, so the
+        // probe runs.
+        rt.block_on(async {
+            tokio::task::yield_now().await; // a fresh budget
+            let before = remaining_budget().expect("a task's budget is constrained");
+            assert!(before > 1);
+            for _ in 0..1000 {
+                assert_eq!(event_loop(), Some(EventLoop::Tokio));
+            }
+            assert_eq!(remaining_budget(), Some(before));
+            assert!(tokio::task::coop::has_budget_remaining());
+        });
     }
 }
 

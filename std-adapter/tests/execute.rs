@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
-use bulkhead_std::{BlockingAcquire, Bulkhead, Error, Outcome, Policy};
+use bulkhead_std::prelude::*;
+use bulkhead_std::{Bulkhead, Error, Outcome, Policy};
 
 #[derive(Debug, PartialEq)]
 struct Business(&'static str);
@@ -164,7 +165,7 @@ fn a_bounded_wait_times_out_after_at_least_the_budget() {
         .collect();
     let start = Instant::now();
     let err = rt
-        .block_on(b.acquire_within(Some(BUDGET), tokio::time::sleep))
+        .block_on(b.acquire_with_timer(Some(BUDGET), tokio::time::sleep))
         .unwrap_err();
     let mut results = vec![(err, start.elapsed())];
     results.extend(threads.into_iter().map(|t| t.join().unwrap()));
@@ -186,19 +187,31 @@ fn a_bounded_wait_times_out_after_at_least_the_budget() {
 #[test]
 fn the_snapshot_carries_the_time_of_the_last_rejection() {
     let b = Bulkhead::new("db", 1).unwrap();
-    assert_eq!(b.state().last_rejection, None);
+    assert_eq!(b.snapshot().last_rejection, None);
     let held = b.try_acquire().unwrap();
     let before = SystemTime::now();
     assert!(b.try_acquire().is_err());
     let after = SystemTime::now();
-    let at = b.state().last_rejection.expect("a rejection was recorded");
+    let at = b
+        .snapshot()
+        .last_rejection
+        .expect("a rejection was recorded");
     assert!(
         before <= at && at <= after,
         "{at:?} not in [{before:?}, {after:?}]"
     );
     // A timeout counts as a rejection too, and is later.
     assert!(b.acquire_blocking(Some(Duration::from_millis(2))).is_err());
-    assert!(b.state().last_rejection.unwrap() >= at);
+    assert!(b.snapshot().last_rejection.unwrap() >= at);
+    // So does a full queue, turned away by core's own async acquire.
+    b.set_max_waiting(Some(0));
+    let before_queue_full = SystemTime::now();
+    let rt = current_thread_rt();
+    assert!(matches!(
+        rt.block_on(b.acquire()),
+        Err(Error::QueueFull { .. })
+    ));
+    assert!(b.last_rejection().unwrap() >= before_queue_full);
     // Closed is not a rejection by load.
     let last = b.last_rejection();
     b.close();

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use bulkhead_std::{BlockingAcquire, Bulkhead};
+use bulkhead_std::Bulkhead;
+use bulkhead_std::prelude::*;
 
 const SEATS: usize = 3;
 const ROUNDS: usize = 100;
@@ -49,7 +50,7 @@ fn threads_and_tokio_tasks_never_exceed_the_limit() {
                 tokio::spawn(async move {
                     for _ in 0..ROUNDS {
                         let seat = b
-                            .acquire_within(PATIENCE, tokio::time::sleep)
+                            .acquire_with_timer(PATIENCE, tokio::time::sleep)
                             .await
                             .unwrap();
                         check_inside(&inside);
@@ -87,7 +88,7 @@ fn a_task_and_a_thread_queue_in_one_fifo_line() {
         let b = b.clone();
         rt.spawn(async move {
             let _seat = b
-                .acquire_within(PATIENCE, tokio::time::sleep)
+                .acquire_with_timer(PATIENCE, tokio::time::sleep)
                 .await
                 .unwrap();
             b.state().waiting

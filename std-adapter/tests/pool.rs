@@ -245,6 +245,7 @@ fn handles_and_compartments_cross_threads() {
     assert_send_sync::<ThreadPoolBulkhead>();
     assert_send_sync::<TaskHandle<u8>>();
     assert_send_sync::<bulkhead_std::Bulkhead>();
-    assert_send_sync::<bulkhead_std::OwnedSeat>();
+    assert_send_sync::<bulkhead_std::OwnedSeat<std::sync::Arc<bulkhead_std::Bulkhead>>>();
+    assert_send_sync::<bulkhead_std::StdLock>();
     assert_send_sync::<bulkhead_std::Policy<std::sync::Arc<bulkhead_std::Bulkhead>>>();
 }

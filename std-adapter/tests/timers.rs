@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::prelude::*;
 use bulkhead_std::{Bulkhead, Error};
 
 const BUDGET: Duration = Duration::from_millis(30);

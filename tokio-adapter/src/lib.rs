@@ -1,1 +1,40 @@
-//! stub
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod pool;
+#[cfg(feature = "tower")]
+mod tower;
+mod wait;
+
+/// The core crate, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead).
+pub use bulkhead_core;
+pub use bulkhead_core::{
+    Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
+    OwnedSeat, RawLock, State,
+};
+/// The std crate, for everything this one does not re-export by name
+/// (`Snapshot`, `Policy`, `ThreadPoolBulkhead`, …).
+pub use bulkhead_std;
+/// bulkhead-std's compartment (core's `Bulkhead<StdLock>`, the one type
+/// every crate shares), its lock and seat, its blocking acquire and its
+/// event-loop detection.
+pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
+
+pub use pool::{BlockingPool, Builder, Job, PoolBuildError, PoolState, RunError};
+#[cfg(feature = "tower")]
+pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};
+pub use wait::{AcquireWithin, BulkheadExt};
+
+/// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
+pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
+
+/// The extension traits of this crate and of bulkhead-std, to import with
+/// `use bulkhead_tokio::prelude::*;`.
+///
+/// [`BulkheadExt`] shares no method name with bulkhead-std's traits
+/// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
+/// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
+pub mod prelude {
+    pub use crate::BulkheadExt;
+    pub use bulkhead_std::prelude::*;
+}

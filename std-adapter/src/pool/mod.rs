@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use bulkhead_core::{Config, Error};
 
-use crate::bulkhead::{Bulkhead, CoreBulkhead};
-use crate::snapshot::{Kind, Snapshot};
+use crate::Bulkhead;
+use crate::snapshot::{Inspect, Kind, Snapshot};
 
 pub use config::{PoolConfig, Shutdown};
 use deadline::Deadlines;
@@ -62,10 +62,10 @@ impl Inner {
 struct PoolHandle(Arc<Inner>);
 
 impl Deref for PoolHandle {
-    type Target = CoreBulkhead;
+    type Target = Bulkhead;
 
-    fn deref(&self) -> &CoreBulkhead {
-        self.0.compartment.core()
+    fn deref(&self) -> &Bulkhead {
+        &self.0.compartment
     }
 }
 
@@ -307,11 +307,8 @@ impl ThreadPoolBulkhead {
     /// timeout.
     pub fn state(&self) -> Snapshot {
         let inner = &self.inner;
-        let mut s = Snapshot::new(
-            inner.compartment.core().state(),
-            Kind::ThreadPool,
-            inner.compartment.last_rejection(),
-        );
+        let mut s = inner.compartment.snapshot();
+        s.kind = Kind::ThreadPool;
         s.waiting = inner.queued.load(Ordering::Relaxed);
         s.queue_size = inner.queue_size;
         s.timed_out = inner.deadlines.as_ref().map_or(0, |d| d.timed_out());

@@ -1,0 +1,298 @@
+//! Bounded async waits measured by tokio's clock, owned seats, and a
+//! blocking acquire that never blocks a runtime thread.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bulkhead_core::{AcquireTimeout, Bulkhead, Error, OwnedSeat, RawLock, Seat};
+use bulkhead_std::BlockingAcquire;
+use pin_project_lite::pin_project;
+use tokio::time::{Instant, Sleep};
+
+/// tokio-flavoured ways to take a seat in any [`Bulkhead`].
+///
+/// Every method takes `max_wait: Option<Duration>`:
+///
+/// - `None` or a zero duration: **fail fast**, the immediate verdict of
+///   [`Bulkhead::try_acquire`]. This is the default a bulkhead should have.
+/// - `Some(budget)`: wait at most `budget` for a seat, measured by
+///   [`tokio::time`] (so tests can pause and advance the clock), then give
+///   up with [`Error::Timeout`].
+///
+/// A seat handed to a caller at the moment its budget runs out is kept by
+/// that caller: the choice between the seat and the timeout is made in one
+/// step under the compartment's lock.
+pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
+    /// Takes a seat, waiting at most `max_wait` on tokio's clock.
+    ///
+    /// # Fairness
+    /// Waiters queue in the compartment's single list, next to blocking
+    /// threads; see [`Admission`](bulkhead_core::Admission).
+    ///
+    /// # Cancel safety
+    /// Cancel safe. Dropping the future (in `tokio::select!`, or when a
+    /// `tokio::time::timeout` around it fires) leaves the line; a seat that
+    /// had already been handed over goes to the next waiter. No seat is ever
+    /// lost.
+    ///
+    /// # Panics
+    /// When polled with a budget outside a tokio runtime with the time
+    /// driver enabled, as any [`tokio::time::sleep`]. Making the future
+    /// needs no runtime; the budget counts from then.
+    ///
+    /// # Errors
+    /// [`Error::Full`] (fail fast), [`Error::Timeout`],
+    /// [`Error::QueueFull`] or [`Error::Closed`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let db = Bulkhead::new("database", 1).unwrap();
+    /// let seat = db.acquire_within(None).await.unwrap();
+    /// // Full and no budget: rejected at once.
+    /// assert!(matches!(db.acquire_within(None).await, Err(Error::Full { .. })));
+    /// // Full with a budget: waits 50 ms, then gives up.
+    /// let err = db.acquire_within(Some(Duration::from_millis(50))).await.unwrap_err();
+    /// assert!(matches!(err, Error::Timeout { .. }));
+    /// drop(seat);
+    /// # }
+    /// ```
+    fn acquire_within(&self, max_wait: Option<Duration>) -> AcquireWithin<'_, L>;
+
+    /// Takes a seat that owns its compartment handle, so it can move into a
+    /// spawned task: `tokio::spawn(async move { let _seat = seat; .. })`.
+    ///
+    /// Takes the `Arc` by value, like tokio's `Semaphore::acquire_owned`;
+    /// clone it first to keep one. For the fail-fast case without a future,
+    /// [`OwnedSeat::try_acquire`] does the same synchronously.
+    ///
+    /// # Cancel safety
+    /// As [`acquire_within`](Self::acquire_within). The future is `Send`
+    /// and `'static`, and allocates nothing.
+    ///
+    /// # Errors
+    /// As [`acquire_within`](Self::acquire_within).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use bulkhead_tokio::{Bulkhead, BulkheadExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let api = Arc::new(Bulkhead::new("external_api", 4).unwrap());
+    /// let seat = api.clone().acquire_owned(Some(Duration::from_millis(100))).await.unwrap();
+    /// let task = tokio::spawn(async move {
+    ///     let _seat = seat; // held for the whole task
+    ///     "called the API"
+    /// });
+    /// assert_eq!(task.await.unwrap(), "called the API");
+    /// assert_eq!(api.state().active, 0);
+    /// # }
+    /// ```
+    fn acquire_owned(
+        self: Arc<Self>,
+        max_wait: Option<Duration>,
+    ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
+    where
+        Self: Sized,
+        L: Send + Sync + 'static;
+
+    /// Takes a seat from synchronous code, waiting at most `max_wait`, but
+    /// never blocking a thread that drives tokio futures.
+    ///
+    /// The same as bulkhead-std's
+    /// [`BlockingAcquire::acquire_blocking`](bulkhead_std::BlockingAcquire::acquire_blocking),
+    /// offered here so that one trait has every tokio-side acquire. Where
+    /// [`event_loop`](crate::event_loop) finds no event loop
+    /// (`spawn_blocking`, `block_in_place`, plain threads) it waits, parked
+    /// in the compartment's line. On a thread that drives tokio futures (a
+    /// worker, a current-thread runtime, the future given to `block_on`)
+    /// it gives the immediate verdict instead, whatever `max_wait` says:
+    /// the seat it would wait for may be held by a task of the very
+    /// runtime it would block. tokio's own `blocking_*` methods panic
+    /// there instead. bulkhead-std owns the detection rule; see
+    /// [`event_loop`](crate::event_loop) for exactly what is detected.
+    ///
+    /// # Errors
+    /// As [`acquire_within`](Self::acquire_within); [`Error::Full`] on a
+    /// runtime thread when no seat is free.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let db = Arc::new(Bulkhead::new("database", 1).unwrap());
+    /// let seat = db.try_acquire().unwrap();
+    /// // On the runtime thread: the immediate verdict, no blocking.
+    /// let verdict = db.blocking_acquire(Some(Duration::from_secs(60)));
+    /// assert!(matches!(verdict, Err(Error::Full { .. })));
+    /// // In tokio's blocking pool: waits for the seat.
+    /// let db2 = db.clone();
+    /// let waiter = tokio::task::spawn_blocking(move || {
+    ///     db2.blocking_acquire(Some(Duration::from_secs(60))).map(drop)
+    /// });
+    /// tokio::time::sleep(Duration::from_millis(10)).await;
+    /// drop(seat);
+    /// assert!(waiter.await.unwrap().is_ok());
+    /// # }
+    /// ```
+    fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
+}
+
+mod sealed {
+    /// Only core's `Bulkhead` gets the extension methods.
+    pub trait Sealed {}
+    impl<L: bulkhead_core::RawLock> Sealed for bulkhead_core::Bulkhead<L> {}
+}
+
+impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
+    fn acquire_within(&self, max_wait: Option<Duration>) -> AcquireWithin<'_, L> {
+        let state = match max_wait {
+            Some(budget) if !budget.is_zero() => State::Waiting {
+                wait: self.acquire_timeout(budget, LazySleep::new(budget)),
+            },
+            _ => State::Verdict {
+                result: Some(self.try_acquire()),
+            },
+        };
+        AcquireWithin { state }
+    }
+
+    #[allow(clippy::manual_async_fn)] // spelled out to promise `Send + 'static`
+    fn acquire_owned(
+        self: Arc<Self>,
+        max_wait: Option<Duration>,
+    ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
+    where
+        L: Send + Sync + 'static,
+    {
+        async move {
+            let seat = self.acquire_within(max_wait).await?;
+            Ok(OwnedSeat::from_seat(seat, Arc::clone(&self)))
+        }
+    }
+
+    fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error> {
+        self.acquire_blocking(max_wait)
+    }
+}
+
+pin_project! {
+    /// Waits for a seat at most a budget on tokio's clock. Returned by
+    /// [`BulkheadExt::acquire_within`].
+    ///
+    /// # Cancel safety
+    /// Dropping it at any point loses nothing: a queued waiter leaves the
+    /// line, and a seat already handed to it goes to the next waiter.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_tokio::{Bulkhead, BulkheadExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let cache = Bulkhead::new("cache", 1).unwrap();
+    /// let held = cache.try_acquire().unwrap();
+    /// tokio::select! {
+    ///     _ = cache.acquire_within(Some(Duration::from_secs(1))) => unreachable!(),
+    ///     _ = tokio::time::sleep(Duration::from_millis(10)) => {} // cancelled
+    /// }
+    /// assert_eq!(cache.state().waiting, 0); // it left the line
+    /// # drop(held);
+    /// # }
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct AcquireWithin<'a, L: RawLock> {
+        #[pin]
+        state: State<'a, L>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<'a, L: RawLock> {
+        // Fail fast: the verdict was given when the future was made.
+        Verdict { result: Option<Result<Seat<'a, L>, Error>> },
+        Waiting { #[pin] wait: AcquireTimeout<'a, L, LazySleep> },
+    }
+}
+
+impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Verdict { result } => Poll::Ready(
+                result
+                    .take()
+                    .expect("`AcquireWithin` polled after it completed"),
+            ),
+            StateProj::Waiting { wait } => wait.poll(cx),
+        }
+    }
+}
+
+impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.state {
+            State::Verdict { result } => f
+                .debug_struct("AcquireWithin")
+                .field("verdict", result)
+                .finish(),
+            State::Waiting { wait } => f
+                .debug_struct("AcquireWithin")
+                .field("waiting", wait)
+                .finish(),
+        }
+    }
+}
+
+pin_project! {
+    /// `tokio::time::sleep`, made on first poll so that a wait can be built
+    /// outside a runtime. The deadline is fixed at construction.
+    struct LazySleep {
+        deadline: Option<Instant>,
+        #[pin]
+        sleep: Option<Sleep>,
+    }
+}
+
+impl LazySleep {
+    fn new(budget: Duration) -> Self {
+        Self {
+            // A budget too large to add is a wait with no deadline.
+            deadline: Instant::now().checked_add(budget),
+            sleep: None,
+        }
+    }
+}
+
+impl Future for LazySleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        let Some(deadline) = *this.deadline else {
+            return Poll::Pending;
+        };
+        if this.sleep.is_none() {
+            this.sleep.set(Some(tokio::time::sleep_until(deadline)));
+        }
+        match this.sleep.as_pin_mut() {
+            Some(sleep) => sleep.poll(cx),
+            None => Poll::Pending,
+        }
+    }
+}

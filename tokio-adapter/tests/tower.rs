@@ -1,0 +1,232 @@
+//! The tower layer: admission in `call`, fail fast or a bounded wait, seats
+//! held by the response future and released when it is dropped.
+
+use std::convert::Infallible;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bulkhead_tokio::{BoxError, Bulkhead, BulkheadLayer, BulkheadService, Error};
+use tokio::time::{Instant, sleep};
+use tower_layer::Layer;
+use tower_service::Service;
+
+const MS: Duration = Duration::from_millis(1);
+
+/// Answers after sleeping for the requested time; counts its calls.
+#[derive(Clone, Default)]
+struct Upstream {
+    calls: Arc<AtomicUsize>,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+impl Service<Duration> for Upstream {
+    type Response = &'static str;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<&'static str, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, work: Duration) -> Self::Future {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            sleep(work).await;
+            Ok("ok")
+        })
+    }
+}
+
+fn compartment(seats: usize) -> Arc<Bulkhead> {
+    Arc::new(Bulkhead::new("upstream", seats).unwrap())
+}
+
+async fn ready<S: Service<Duration>>(svc: &mut S) {
+    poll_fn(|cx| svc.poll_ready(cx)).await.ok().unwrap();
+}
+
+fn rejection(err: &BoxError) -> &Error {
+    err.downcast_ref::<Error>().expect("a bulkhead rejection")
+}
+
+fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
+    Pin::new(fut).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejects_at_once_when_full_without_calling_the_inner_service() {
+    let upstream = Upstream::default();
+    let bulkhead = compartment(2);
+    let mut svc = BulkheadLayer::new(bulkhead.clone()).layer(upstream.clone());
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        ready(&mut svc).await;
+        let mut fut = svc.call(Duration::from_secs(3600));
+        assert!(poll_once(&mut fut).is_pending());
+        held.push(fut);
+    }
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    assert!(matches!(
+        rejection(&err),
+        Error::Full {
+            name: "upstream",
+            active: 2,
+            ..
+        }
+    ));
+    assert_eq!(
+        upstream.calls.load(Ordering::SeqCst),
+        2,
+        "a rejected request never reached it"
+    );
+    assert_eq!(bulkhead.state().rejected, 1);
+    drop(held);
+    assert_eq!(bulkhead.state().active, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_clients_that_only_poll_readiness_hold_no_seat() {
+    let bulkhead = compartment(1);
+    let layer = BulkheadLayer::new(bulkhead.clone());
+    let mut idle: Vec<_> = (0..10).map(|_| layer.layer(Upstream::default())).collect();
+    for svc in &mut idle {
+        ready(svc).await; // keep-alive connections, ready and idle
+    }
+    assert_eq!(bulkhead.state().active, 0);
+    // A real request on another connection still gets the only seat.
+    let mut busy = layer.layer(Upstream::default());
+    ready(&mut busy).await;
+    assert_eq!(busy.call(MS).await.unwrap(), "ok");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_response_future_releases_its_seat() {
+    let bulkhead = compartment(1);
+    let mut svc = BulkheadService::new(Upstream::default(), bulkhead.clone());
+    // Dropped while running.
+    ready(&mut svc).await;
+    let mut fut = svc.call(Duration::from_secs(3600));
+    assert!(poll_once(&mut fut).is_pending());
+    assert_eq!(bulkhead.state().active, 1);
+    drop(fut);
+    assert_eq!(bulkhead.state().active, 0);
+    // Dropped before it was ever polled.
+    ready(&mut svc).await;
+    let fut = svc.call(MS);
+    assert_eq!(bulkhead.state().active, 1, "taken in call");
+    drop(fut);
+    assert_eq!(bulkhead.state().active, 0);
+    // Completed: released as soon as the response is ready.
+    ready(&mut svc).await;
+    svc.call(MS).await.unwrap();
+    assert_eq!(bulkhead.state().active, 0);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
+    let upstream = Upstream::default();
+    let bulkhead = compartment(1);
+    let mut svc = BulkheadLayer::new(bulkhead.clone())
+        .max_wait(Some(100 * MS))
+        .layer(upstream.clone());
+    ready(&mut svc).await;
+    let first = svc.call(30 * MS);
+    assert_eq!(bulkhead.state().active, 1, "a free seat is taken in call");
+    let first = tokio::spawn(first);
+
+    let start = Instant::now();
+    ready(&mut svc).await;
+    let second = svc.call(MS);
+    assert_eq!(
+        upstream.calls.load(Ordering::SeqCst),
+        1,
+        "not called before it has a seat"
+    );
+    assert_eq!(second.await.unwrap(), "ok");
+    assert_eq!(
+        start.elapsed(),
+        31 * MS,
+        "admitted at 30 ms, then 1 ms of work"
+    );
+    first.await.unwrap().unwrap();
+    let state = bulkhead.state();
+    assert_eq!((state.active, state.rejected, state.timed_out), (0, 0, 0));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_bounded_wait_times_out_with_a_typed_error() {
+    let bulkhead = compartment(1);
+    let mut svc = BulkheadLayer::new(bulkhead.clone())
+        .max_wait(Some(100 * MS))
+        .layer(Upstream::default());
+    ready(&mut svc).await;
+    let _first = tokio::spawn(svc.call(Duration::from_secs(3600)));
+    tokio::task::yield_now().await;
+    let start = Instant::now();
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    assert_eq!(
+        rejection(&err),
+        &Error::Timeout {
+            name: "upstream",
+            budget: 100 * MS
+        }
+    );
+    assert_eq!(start.elapsed(), 100 * MS);
+    assert_eq!(bulkhead.state().waiting, 0);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_waiting_response_future_dropped_in_select_leaves_no_seat_behind() {
+    let bulkhead = compartment(1);
+    let mut svc = BulkheadLayer::new(bulkhead.clone())
+        .max_wait(Some(Duration::from_secs(60)))
+        .layer(Upstream::default());
+    ready(&mut svc).await;
+    let first = svc.call(20 * MS);
+    ready(&mut svc).await;
+    let waiting = svc.call(MS);
+    let first = tokio::spawn(first);
+    tokio::select! {
+        _ = waiting => unreachable!(),
+        _ = sleep(10 * MS) => {} // the client gave up
+    }
+    first.await.unwrap().unwrap();
+    let state = bulkhead.state();
+    assert_eq!((state.active, state.waiting), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routes_built_from_one_arc_share_its_seats() {
+    let shared = compartment(1);
+    let mut search = BulkheadLayer::new(shared.clone()).layer(Upstream::default());
+    let mut checkout = BulkheadLayer::new(shared.clone()).layer(Upstream::default());
+    ready(&mut search).await;
+    let mut held = search.call(Duration::from_secs(3600));
+    assert!(poll_once(&mut held).is_pending());
+    ready(&mut checkout).await;
+    let err = checkout.call(MS).await.unwrap_err();
+    assert!(
+        matches!(rejection(&err), Error::Full { .. }),
+        "the other route sees the same seat"
+    );
+    drop(held);
+    ready(&mut checkout).await;
+    checkout.call(MS).await.unwrap();
+}
+
+#[test]
+fn the_response_future_is_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let mut svc = BulkheadLayer::new(compartment(1))
+        .max_wait(Some(MS))
+        .layer(Upstream::default());
+    let fut = svc.call(MS);
+    assert_send(&fut);
+}
