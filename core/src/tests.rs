@@ -5,6 +5,7 @@ use std::boxed::Box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
+use std::vec::Vec;
 
 use crate::{Bulkhead, Config, RawLock};
 
@@ -98,3 +99,23 @@ pub(crate) fn ready_err<T>(p: Poll<Result<T, crate::Error>>) -> crate::Error {
         Poll::Pending => panic!("expected an error, got Pending"),
     }
 }
+
+/// Leaks `value` on purpose and keeps it reachable from a static, so that
+/// miri's leak check (which ignores memory reachable from statics) does not
+/// report the leaks these tests make deliberately.
+pub(crate) fn leak<T: Send + 'static>(value: T) -> &'static mut T {
+    use std::sync::Mutex;
+    static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let leaked = Box::leak(Box::new(value));
+    KEPT.lock().unwrap().push(Kept {
+        _anchor: (&raw mut *leaked).cast(),
+    });
+    leaked
+}
+
+/// Never dereferenced; it only keeps a leaked allocation reachable.
+struct Kept {
+    _anchor: *mut (),
+}
+// SAFETY: the pointer is never dereferenced, so sending it is harmless.
+unsafe impl Send for Kept {}

@@ -10,28 +10,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::vec::Vec;
 
-use super::{Task, TestBulkhead, boxed, fifo};
+use super::{Task, TestBulkhead, boxed, fifo, leak};
 use crate::RawLock;
-
-/// Leaks `value` on purpose and keeps it reachable from a static, so that
-/// miri's leak check (which ignores memory reachable from statics) does not
-/// report the leaks these tests make deliberately.
-fn leak<T: Send + 'static>(value: T) -> &'static mut T {
-    use std::sync::Mutex;
-    static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
-    let leaked = Box::leak(Box::new(value));
-    KEPT.lock().unwrap().push(Kept {
-        _anchor: (&raw mut *leaked).cast(),
-    });
-    leaked
-}
-
-/// Never dereferenced; it only keeps a leaked allocation reachable.
-struct Kept {
-    _anchor: *mut (),
-}
-// SAFETY: the pointer is never dereferenced, so sending it is harmless.
-unsafe impl Send for Kept {}
 
 #[test]
 fn moving_an_unpolled_future_is_fine() {

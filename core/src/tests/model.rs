@@ -1094,6 +1094,8 @@ impl std::task::Wake for ReleaseOnWake {
     }
 }
 
+/// Regression test (the bug it found is fixed in `drain_barging`).
+///
 /// Barging: a release that lands while `close` is handing out verdicts owes
 /// a wake-up (`owed += 1`, since `WAITERS` was still set) that no drain
 /// ever pays: once `CLOSED` is set, `drain_barging` returns before it
@@ -1110,9 +1112,9 @@ fn barging_release_during_close_returns() {
     let (done, finished) = std::sync::mpsc::channel();
     // Detached: if the bug is present it never finishes.
     std::thread::spawn(move || {
-        let b: &'static TestBulkhead = Box::leak(Box::new(with_config(
+        let b: &'static TestBulkhead = super::leak(with_config(
             Config::new(NAME, 1).admission(Admission::Barging),
-        )));
+        ));
         let seat = b.try_acquire().unwrap();
         let releaser = std::task::Waker::from(std::sync::Arc::new(ReleaseOnWake(
             std::sync::Mutex::new(Some(seat)),
