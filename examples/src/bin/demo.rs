@@ -1,108 +1,81 @@
-//! The README's first command: a slow dependency saturates its own
-//! compartment, and callers are turned away at once (fail fast) or after a
-//! bounded wait, while another dependency's compartment stays open.
+//! The README's first command: a service whose worker pool calls a slow,
+//! spiking database and a fast cache, run twice: without bulkheads (the
+//! database spike takes every worker and cache calls starve) and with one
+//! compartment per dependency (database calls are turned away quickly and
+//! cache latency stays flat).
 //!
 //! Run it with `cargo run -p bulkhead-examples --bin demo`.
 
-use std::sync::{Arc, Barrier};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::io::{IsTerminal, Write};
 
-use bulkhead_std::{BlockingAcquire, Bulkhead, Error};
-
-/// How long one call to the slow "database" holds its seat.
-const DB_CALL: Duration = Duration::from_millis(200);
-const WORKERS: usize = 6;
-
-#[derive(Default, Debug)]
-struct Tally {
-    admitted: usize,
-    rejected: usize,
-    timed_out: usize,
-}
-
-/// `WORKERS` threads call the database at once, each with `max_wait`.
-fn burst(db: &Arc<Bulkhead>, max_wait: Option<Duration>) -> Tally {
-    let start = Arc::new(Barrier::new(WORKERS));
-    let handles: Vec<_> = (0..WORKERS)
-        .map(|_| {
-            let (db, start) = (db.clone(), start.clone());
-            thread::spawn(move || {
-                start.wait();
-                match db.acquire_blocking(max_wait) {
-                    Ok(_seat) => {
-                        thread::sleep(DB_CALL); // the slow query, holding the seat
-                        Ok(())
-                    }
-                    Err(e) => Err(e),
-                }
-            })
-        })
-        .collect();
-    let outcomes: Vec<_> = handles
-        .into_iter()
-        .map(|h| h.join().expect("worker panicked"))
-        .collect();
-    let mut tally = Tally::default();
-    for outcome in outcomes {
-        match outcome {
-            Ok(()) => tally.admitted += 1,
-            Err(Error::Timeout { .. }) => tally.timed_out += 1,
-            Err(_) => tally.rejected += 1,
-        }
-    }
-    tally
-}
+use bulkhead_examples::simulation::{PhaseResult, Scenario, Tally, conclusion, ms, run_phase};
 
 fn main() {
-    let db = Arc::new(Bulkhead::new("database", 2).expect("valid settings"));
-    let cache = Bulkhead::new("cache", 4).expect("valid settings");
-
+    let s = Scenario::demo();
     println!(
-        "bulkhead demo: {WORKERS} workers hit a `database` compartment of 2 seats; each call holds its seat {DB_CALL:?}.\n"
+        "bulkhead demo: {} workers serve a request every {:?}; 1 in {} goes to a `database` whose calls take {:?},",
+        s.workers, s.interarrival, s.database_every, s.database_latency
     );
     println!(
-        "{:<34} {:>8} {:>8} {:>9} {:>9}",
-        "wait budget", "admitted", "rejected", "timed out", "took"
+        "then {:?} during a spike from {:.0}% to {:.0}% of each {:?} phase; the rest go to a `cache` ({:?}).",
+        s.database_spike_latency,
+        s.spike.0 * 100.0,
+        s.spike.1 * 100.0,
+        s.duration,
+        s.cache_latency
+    );
+    println!(
+        "Phase 2 gives the database {} seats and a {:?} wait budget, and the cache {} seats.\n",
+        s.database_seats, s.database_budget, s.cache_seats
     );
 
-    for (label, budget) in [
-        ("none (fail fast)", None),
-        (
-            "50 ms (shorter than one call)",
-            Some(Duration::from_millis(50)),
-        ),
-        ("1 s (long enough for all)", Some(Duration::from_secs(1))),
+    let without = phase("phase 1, no bulkheads", &s, false);
+    let with = phase("phase 2, one compartment per dependency", &s, true);
+
+    println!(
+        "\n{:<10} {:<14} {:>6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}",
+        "dependency", "phase", "calls", "admitted", "rejected", "timed out", "p50", "p99", "max"
+    );
+    for (name, a, b) in [
+        ("database", &without.database, &with.database),
+        ("cache", &without.cache, &with.cache),
     ] {
-        let started = Instant::now();
-        let t = burst(&db, budget);
-        println!(
-            "{label:<34} {:>8} {:>8} {:>9} {:>8.0?}",
-            t.admitted,
-            t.rejected,
-            t.timed_out,
-            started.elapsed()
-        );
+        row(name, "no bulkheads", a);
+        row(name, "bulkheads", b);
     }
+    println!("\n{}", conclusion(&without, &with, &s));
+}
 
-    // While the database compartment is saturated, the cache is untouched.
-    let hog: Vec<_> = (0..2)
-        .map(|_| db.try_acquire().expect("database is idle again"))
-        .collect();
-    let started = Instant::now();
-    let cache_calls = (0..1000)
-        .filter(|_| cache.acquire_blocking(None).is_ok())
-        .count();
-    println!(
-        "\nwith every database seat taken, {cache_calls}/1000 cache calls were admitted in {:?}: one slow dependency cannot starve another.",
-        started.elapsed()
-    );
-    assert_eq!(db.state().available(), 0);
-    drop(hog);
+/// Runs a phase with a live progress line (redrawn in place on a terminal,
+/// a few plain lines otherwise).
+fn phase(label: &str, s: &Scenario, bulkheads: bool) -> PhaseResult {
+    let live = std::io::stderr().is_terminal();
+    let mut ticks = 0;
+    let result = run_phase(s, bulkheads, |arrived, done| {
+        let queued = arrived - done.min(arrived);
+        if live {
+            eprint!("\r{label}: {arrived} requests arrived, {done} served, {queued} queued      ");
+            let _ = std::io::stderr().flush();
+        } else if ticks % 10 == 0 {
+            eprintln!("{label}: {arrived} requests arrived, {done} served, {queued} queued");
+        }
+        ticks += 1;
+    });
+    if live {
+        eprintln!("\r{label}: done{:50}", "");
+    }
+    result
+}
 
-    let s = db.state();
+fn row(name: &str, phase: &str, t: &Tally) {
     println!(
-        "database totals: rejected {}, timed out {}, active now {}, waiting now {}.",
-        s.rejected, s.timed_out, s.active, s.waiting
+        "{name:<10} {phase:<14} {:>6} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}",
+        t.calls,
+        t.admitted,
+        t.rejected,
+        t.timed_out,
+        ms(t.percentile(0.5)),
+        ms(t.percentile(0.99)),
+        ms(t.max())
     );
 }
