@@ -201,7 +201,7 @@ pub fn run_phase(
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             thread::sleep(wait);
         }
-        let dependency = if seq % s.database_every == 0 {
+        let dependency = if seq.is_multiple_of(s.database_every) {
             Dependency::Database
         } else {
             Dependency::Cache
@@ -226,11 +226,7 @@ pub fn run_phase(
     for w in workers {
         w.join().expect("worker panicked");
     }
-    let mut result = Arc::try_unwrap(results)
-        .ok()
-        .expect("workers joined")
-        .into_inner()
-        .expect("results lock");
+    let mut result = std::mem::take(&mut *results.lock().expect("results lock"));
     result.database.latencies.sort();
     result.cache.latencies.sort();
     result
@@ -256,7 +252,9 @@ fn serve(
             } else {
                 s.database_latency
             });
-            if r.seq % (s.database_every * s.database_fails_every) == 0 {
+            if r.seq
+                .is_multiple_of(s.database_every * s.database_fails_every)
+            {
                 Err("database error")
             } else {
                 Ok(())
