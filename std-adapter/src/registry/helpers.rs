@@ -19,7 +19,7 @@ impl Registry {
     /// `metrics`, an admission counts `bulkhead_admitted_total` and records
     /// its wait in `bulkhead_wait_seconds`; a rejection updates
     /// `bulkhead_rejected_total` / `bulkhead_timed_out_total` (see
-    /// [`metrics`](crate::metrics)).
+    /// the `metrics` module).
     ///
     /// ```
     /// use bulkhead_std::registry::{Registry, RegistryError};

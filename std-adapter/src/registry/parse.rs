@@ -196,10 +196,11 @@ impl Field {
         let err = |kind| SettingsError::new(kind, key, raw, self.expected());
         let text = raw.trim();
         let digits = text.strip_prefix('+').unwrap_or(text);
-        if let Some(rest) = text.strip_prefix('-') {
-            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(err(SettingsErrorKind::Negative));
-            }
+        if let Some(rest) = text.strip_prefix('-')
+            && !rest.is_empty()
+            && rest.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(err(SettingsErrorKind::Negative));
         }
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(err(SettingsErrorKind::NotANumber));
