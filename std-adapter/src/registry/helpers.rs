@@ -36,8 +36,19 @@ impl Registry {
     /// [`RegistryError::NotFound`] (never masked), or
     /// [`RegistryError::Rejected`] with the compartment's [`Error`](crate::Error).
     pub fn acquire(&self, name: &str) -> Result<OwnedSeat<Arc<Bulkhead>>, RegistryError> {
-        let bulkhead = self.get(name)?;
-        let max_wait = self.config(name).map_or(None, |c| c.max_wait);
+        // One lookup: the compartment and its wait budget agree even if
+        // the name is replaced concurrently.
+        let (compartment, config) = self.lookup(name)?;
+        let bulkhead = match compartment {
+            super::Registered::Semaphore(b) => b,
+            super::Registered::Pool(p) => {
+                return Err(RegistryError::WrongKind {
+                    name: p.name(),
+                    is_pool: true,
+                });
+            }
+        };
+        let max_wait = config.max_wait;
         let started = Instant::now();
         match bulkhead.acquire_blocking_owned(max_wait) {
             Ok(seat) => {

@@ -396,6 +396,11 @@ impl Registry {
     /// for what happens to the old compartment's waiters: they keep
     /// waiting on it.
     ///
+    /// `register` is never refused by
+    /// [`max_entries`](RegistryBuilder::max_entries). A registered
+    /// compartment that is not a built-in is a dynamic entry: a bounded
+    /// registry may evict it once it is idle by the eviction rule.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use bulkhead_std::Bulkhead;
