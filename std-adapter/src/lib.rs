@@ -5,8 +5,11 @@ mod blocking;
 mod detect;
 mod execute;
 mod lock;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod policy;
 mod pool;
+pub mod registry;
 mod run;
 mod snapshot;
 

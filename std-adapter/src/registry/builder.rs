@@ -1,0 +1,200 @@
+//! [`RegistryBuilder`]: where a registry's settings come from.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::env::EnvSource;
+use super::file::FileSettings;
+use super::parse::SettingsError;
+use super::settings::DomainConfig;
+use super::{BUILTINS, DEFAULT_TEMPLATE, Registry, RegistryError};
+
+/// Builds a [`Registry`]: code settings, a TOML file, the environment,
+/// and the bounds for dynamic keys.
+///
+/// # Precedence
+///
+/// For each field of each compartment, the later source wins:
+///
+/// 1. **code**: the built-in defaults (see [`Registry`]), changed with
+///    [`builtin`](Self::builtin), or the [`DomainConfig`] passed to
+///    `get_or_create` (for the template: [`default_config`](Self::default_config));
+/// 2. **file** (feature `config-file`): `[domains.NAME]` (the template:
+///    `[default]`);
+/// 3. **environment**: `BULKHEAD_<NAME>_*` (the template: `BULKHEAD_*`).
+///
+/// Code gives the defaults the program ships with, the file the
+/// deployment's settings, the environment the operator's last-minute
+/// override. [`Registry::reconfigure`] is an explicit live change and
+/// replaces all three for that compartment.
+///
+/// The environment is read through an [`EnvSource`] snapshot:
+/// [`EnvSource::process`] by default, [`without_env`](Self::without_env)
+/// turns it off. Every value is checked when the registry is built (or,
+/// for a dynamic name, when it is first created): a bad one is a
+/// [`SettingsError`] naming the variable or key.
+///
+/// ```
+/// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
+///
+/// let env = EnvSource::from_pairs([
+///     ("BULKHEAD_DATABASE_MAX_CONCURRENT", "32"),
+///     ("BULKHEAD_MAX_CONCURRENT", "3"),
+/// ]);
+/// let registry = Registry::builder()
+///     .builtin("database", DomainConfig::new(16)) // code: 16, env wins: 32
+///     .builtin("cache", DomainConfig::new(64))
+///     .env(env)
+///     .build()?;
+/// assert_eq!(registry.get("database")?.state().max_concurrent, 32);
+/// assert_eq!(registry.get("cache")?.state().max_concurrent, 64);
+/// assert_eq!(registry.get_or_create_default("reports")?.state().max_concurrent, 3);
+/// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct RegistryBuilder {
+    pub(super) env: EnvSource,
+    pub(super) file: FileSettings,
+    pub(super) file_error: Option<SettingsError>,
+    pub(super) template: DomainConfig,
+    pub(super) builtins: BTreeMap<&'static str, DomainConfig>,
+    pub(super) max_entries: Option<usize>,
+    pub(super) idle_after: Option<Duration>,
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        Self {
+            env: EnvSource::process(),
+            file: FileSettings::default(),
+            file_error: None,
+            template: DEFAULT_TEMPLATE,
+            builtins: BUILTINS.into_iter().collect(),
+            max_entries: None,
+            idle_after: None,
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Reads the environment from `env` instead of the process.
+    pub fn env(mut self, env: EnvSource) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Turns environment reading off.
+    pub fn without_env(self) -> Self {
+        self.env(EnvSource::disabled())
+    }
+
+    /// Changes a built-in's code default. A name that is not a built-in
+    /// is ignored; use [`Registry::get_or_create`] for other names.
+    pub fn builtin(mut self, name: &str, config: DomainConfig) -> Self {
+        if let Some(slot) = self.builtins.get_mut(name) {
+            *slot = config;
+        }
+        self
+    }
+
+    /// The code default of the template used by
+    /// [`Registry::get_or_create_default`].
+    pub fn default_config(mut self, config: DomainConfig) -> Self {
+        self.template = config;
+        self
+    }
+
+    /// Bounds the dynamic (not built-in) compartments to `max_entries`.
+    /// When it is reached, creating one more evicts the least recently
+    /// used idle entry, or fails with [`RegistryError::AtCapacity`] if
+    /// every entry is busy (see [`Registry`] for the eviction rule).
+    pub fn max_entries(mut self, max_entries: usize) -> Self {
+        self.max_entries = Some(max_entries);
+        self
+    }
+
+    /// Evicts dynamic compartments unused for `idle_after`, when the next
+    /// one is created (or on [`Registry::evict_idle`]); busy ones never.
+    pub fn idle_after(mut self, idle_after: Duration) -> Self {
+        self.idle_after = Some(idle_after);
+        self
+    }
+
+    /// Reads settings from TOML `text` (see the format in
+    /// [`toml_file`](Self::toml_file)). An error is reported by
+    /// [`build`](Self::build).
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{Registry, SettingsErrorKind};
+    ///
+    /// let registry = Registry::builder()
+    ///     .without_env()
+    ///     .toml_str("[domains.database]\nmax_concurrent = 7\n")
+    ///     .build()?;
+    /// assert_eq!(registry.get("database")?.state().max_concurrent, 7);
+    ///
+    /// let err = Registry::builder().toml_str("[domains.cache]\nmax_concurent = 7\n").build();
+    /// let err = err.unwrap_err();
+    /// assert_eq!(err.settings().unwrap().kind(), SettingsErrorKind::UnknownKey);
+    /// assert!(err.to_string().contains("max_concurent"));
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    #[cfg(feature = "config-file")]
+    pub fn toml_str(self, text: &str) -> Self {
+        self.with_file(FileSettings::parse("<string>", text))
+    }
+
+    /// Reads settings from the TOML file at `path`:
+    ///
+    /// ```toml
+    /// [default]              # the template (get_or_create_default)
+    /// max_concurrent = 10
+    ///
+    /// [domains.database]     # one table per compartment name
+    /// max_concurrent = 20
+    /// max_wait_ms = 50       # 0 = fail fast
+    /// max_waiting = 100
+    /// admission = "fifo"     # or "barging"
+    ///
+    /// [domains."database:replica"]
+    /// max_workers = 4        # thread-pool compartments
+    /// ```
+    ///
+    /// Unknown keys are errors. An unreadable or invalid file is reported
+    /// by [`build`](Self::build).
+    #[cfg(feature = "config-file")]
+    pub fn toml_file(self, path: impl AsRef<std::path::Path>) -> Self {
+        use super::parse::SettingsErrorKind;
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let parsed = match std::fs::read_to_string(path) {
+            Ok(text) => FileSettings::parse(&origin, &text),
+            Err(e) => Err(SettingsError::new(
+                SettingsErrorKind::Io,
+                origin,
+                e.to_string(),
+                "a readable UTF-8 TOML file",
+            )),
+        };
+        self.with_file(parsed)
+    }
+
+    #[cfg(feature = "config-file")]
+    fn with_file(mut self, parsed: Result<FileSettings, SettingsError>) -> Self {
+        match parsed {
+            Ok(file) => self.file = file,
+            Err(e) => self.file_error = Some(e),
+        }
+        self
+    }
+
+    /// Checks every source and builds the registry with its built-ins.
+    ///
+    /// # Errors
+    /// [`RegistryError::Settings`] for a bad variable or file value,
+    /// [`RegistryError::Config`] for a resulting invalid configuration.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        Registry::from_builder(self)
+    }
+}

@@ -1,0 +1,173 @@
+//! [`RegistryError`]: why a registry call failed.
+
+use std::fmt;
+
+use bulkhead_core::{ConfigError, Error};
+
+use super::parse::SettingsError;
+use crate::pool::BuildError;
+
+/// Why a registry call failed. Every message names the compartment (or
+/// setting) and says what to change.
+///
+/// ```
+/// use bulkhead_std::registry::{Registry, RegistryError};
+///
+/// let registry = Registry::local();
+/// let err = registry.get("payments").unwrap_err();
+/// assert!(matches!(err, RegistryError::NotFound { .. }));
+/// assert!(err.to_string().contains("`payments`"));
+/// assert!(err.to_string().contains("cache, database, external_api, message_queue"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// No compartment is registered under `name`.
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// The registered names, sorted.
+        registered: Vec<&'static str>,
+    },
+    /// `unregister` of a built-in compartment was refused.
+    BuiltIn {
+        /// The built-in's name.
+        name: &'static str,
+    },
+    /// The name is registered, but as the other kind of compartment
+    /// (a semaphore asked for as a thread pool, or the reverse).
+    WrongKind {
+        /// The compartment.
+        name: &'static str,
+        /// Whether it is a thread pool.
+        is_pool: bool,
+    },
+    /// A name that is empty, too long or contains control characters.
+    InvalidName {
+        /// The name given.
+        name: String,
+    },
+    /// The process-wide interner already holds its maximum of distinct
+    /// dynamic names.
+    TooManyNames {
+        /// [`MAX_NAMES`](super::MAX_NAMES).
+        limit: usize,
+    },
+    /// A bounded registry is full and every entry is busy (seats held,
+    /// callers waiting, or handles outstanding), so none could be evicted.
+    AtCapacity {
+        /// The name that could not be added.
+        name: &'static str,
+        /// The registry's `max_entries`.
+        limit: usize,
+    },
+    /// `reconfigure` asked for something that cannot change live.
+    Unsupported {
+        /// The compartment.
+        name: &'static str,
+        /// What cannot change, and what to do instead.
+        what: &'static str,
+    },
+    /// A configuration value was refused (environment or file).
+    Settings(SettingsError),
+    /// The resulting configuration is invalid (for example zero seats).
+    Config(ConfigError),
+    /// A thread-pool compartment could not be built.
+    Pool(BuildError),
+    /// The compartment turned the caller away (registry helpers only).
+    Rejected(Error),
+}
+
+impl RegistryError {
+    /// The settings error, if this is one.
+    pub fn settings(&self) -> Option<&SettingsError> {
+        match self {
+            RegistryError::Settings(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::NotFound { name, registered } => write!(
+                f,
+                "no bulkhead compartment named `{name}` is registered (registered: {}); \
+                 register it or use get_or_create before the first call",
+                registered.join(", ")
+            ),
+            RegistryError::BuiltIn { name } => write!(
+                f,
+                "bulkhead `{name}` is a built-in compartment and cannot be unregistered: \
+                 removing it would silently degrade isolation; reconfigure it or register \
+                 a replacement instead"
+            ),
+            RegistryError::WrongKind { name, is_pool } => {
+                let (is, ask) = if *is_pool {
+                    ("a thread pool", "get_pool")
+                } else {
+                    ("a semaphore", "get")
+                };
+                write!(f, "bulkhead `{name}` is {is}; look it up with {ask}")
+            }
+            RegistryError::InvalidName { name } => write!(
+                f,
+                "{name:?} is not a valid compartment name: use 1 to {} bytes without control \
+                 characters",
+                super::MAX_NAME_LEN
+            ),
+            RegistryError::TooManyNames { limit } => write!(
+                f,
+                "the process already interned {limit} distinct compartment names; \
+                 map unbounded keys (tenants, hosts) onto a bounded set of compartments"
+            ),
+            RegistryError::AtCapacity { name, limit } => write!(
+                f,
+                "cannot add bulkhead `{name}`: the registry holds its maximum of {limit} \
+                 dynamic compartments and all are in use; raise max_entries or retry later"
+            ),
+            RegistryError::Unsupported { name, what } => write!(f, "bulkhead `{name}`: {what}"),
+            RegistryError::Settings(e) => e.fmt(f),
+            RegistryError::Config(e) => e.fmt(f),
+            RegistryError::Pool(e) => e.fmt(f),
+            RegistryError::Rejected(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RegistryError::Settings(e) => Some(e),
+            RegistryError::Config(e) => Some(e),
+            RegistryError::Pool(e) => Some(e),
+            RegistryError::Rejected(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<SettingsError> for RegistryError {
+    fn from(e: SettingsError) -> Self {
+        RegistryError::Settings(e)
+    }
+}
+
+impl From<ConfigError> for RegistryError {
+    fn from(e: ConfigError) -> Self {
+        RegistryError::Config(e)
+    }
+}
+
+impl From<BuildError> for RegistryError {
+    fn from(e: BuildError) -> Self {
+        RegistryError::Pool(e)
+    }
+}
+
+impl From<Error> for RegistryError {
+    fn from(e: Error) -> Self {
+        RegistryError::Rejected(e)
+    }
+}

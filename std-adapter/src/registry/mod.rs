@@ -1,0 +1,620 @@
+//! The per-domain registry: compartments looked up by name, configured
+//! from code, a TOML file and the environment, reconfigured live.
+//!
+//! Start with [`Registry`], the process-wide [`global`] registry, and
+//! [`RegistryBuilder`] for where settings come from.
+
+mod builder;
+mod env;
+mod error;
+mod evict;
+mod file;
+mod global;
+mod helpers;
+mod names;
+mod parse;
+mod pool;
+mod settings;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant};
+
+use bulkhead_core::Config;
+
+use crate::Bulkhead;
+use crate::pool::PoolConfig;
+use crate::snapshot::{Inspect, Snapshot};
+
+pub use builder::RegistryBuilder;
+pub use env::{ENV_PREFIX, EnvSource, env_segment};
+pub use error::RegistryError;
+pub use global::{global, reset_global, set_global};
+pub use names::{MAX_NAME_LEN, MAX_NAMES};
+pub use parse::{SettingsError, SettingsErrorKind};
+pub use pool::RegisteredPool;
+pub use settings::DomainConfig;
+
+use file::FileSettings;
+
+/// The built-in compartments and their code defaults (all fail fast, FIFO,
+/// no queue limit).
+pub const BUILTINS: [(&str, DomainConfig); 4] = [
+    ("database", DomainConfig::new(10)),
+    ("cache", DomainConfig::new(50)),
+    ("external_api", DomainConfig::new(20)),
+    ("message_queue", DomainConfig::new(10)),
+];
+
+/// The code default of the template for
+/// [`Registry::get_or_create_default`]: 10 seats, fail fast.
+pub const DEFAULT_TEMPLATE: DomainConfig = DomainConfig::new(10);
+
+/// A registered compartment: a semaphore [`Bulkhead`] or a thread pool.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Registered {
+    /// A semaphore compartment.
+    Semaphore(Arc<Bulkhead>),
+    /// A thread-pool compartment.
+    Pool(Arc<RegisteredPool>),
+}
+
+impl Registered {
+    /// Its snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        match self {
+            Registered::Semaphore(b) => b.snapshot(),
+            Registered::Pool(p) => p.state(),
+        }
+    }
+
+    /// Only the registry holds it (no handle is outstanding) and nobody
+    /// holds a seat or waits: the eviction rule.
+    fn is_idle(&self) -> bool {
+        match self {
+            Registered::Semaphore(b) => {
+                let s = b.state();
+                Arc::strong_count(b) == 1 && s.active == 0 && s.waiting == 0
+            }
+            Registered::Pool(p) => Arc::strong_count(p) == 1 && !p.is_busy(),
+        }
+    }
+}
+
+struct Entry {
+    compartment: Registered,
+    config: DomainConfig,
+    builtin: bool,
+    /// Milliseconds since the registry's epoch of the last lookup.
+    last_used: AtomicU64,
+}
+
+/// Compartments by domain name.
+///
+/// # Lookups
+///
+/// - [`get`](Self::get) is strict: an unknown name is
+///   [`RegistryError::NotFound`], naming it and listing the registered
+///   names, sorted.
+/// - [`get_or_create`](Self::get_or_create): concurrent calls for one name
+///   create exactly one compartment.
+/// - [`list_names`](Self::list_names), [`all_states`](Self::all_states).
+///
+/// The returned `Arc<Bulkhead>` is also the **async view**: async callers
+/// use core's `acquire()` (or bulkhead-tokio's extension trait) on the same
+/// compartment, so they share its seats and its state with threads.
+///
+/// # Built-ins
+///
+/// | name | `max_concurrent` |
+/// |---|---|
+/// | `database` | 10 |
+/// | `cache` | 50 |
+/// | `external_api` | 20 |
+/// | `message_queue` | 10 |
+///
+/// All fail fast, FIFO, no queue limit, unless the settings say otherwise.
+/// They always exist: [`unregister`](Self::unregister) refuses them;
+/// [`register`](Self::register) may replace one, with a `tracing` warning.
+///
+/// # Per-instance compartments
+///
+/// [`database(alias)`](Self::database) and [`cache(name)`](Self::cache) are
+/// named `database:ALIAS` and `cache:NAME` (`"default"` is the built-in
+/// itself). They start from the built-in's current settings, overridden by
+/// `[domains."database:ALIAS"]` and `BULKHEAD_DATABASE_ALIAS_*`.
+///
+/// # Replacing a compartment
+///
+/// [`register`](Self::register) swaps the entry. The old compartment stays
+/// valid through its `Arc`: its seat holders finish normally and **its
+/// waiters keep waiting on it** and are admitted as its seats free up. New
+/// lookups reach the new compartment.
+///
+/// # Dynamic keys and eviction
+///
+/// A registry built with [`max_entries`](RegistryBuilder::max_entries) or
+/// [`idle_after`](RegistryBuilder::idle_after) evicts dynamic (not
+/// built-in) compartments, **never a busy one**. An entry is evicted only
+/// if, under the registry's write lock, (a) the registry holds the only
+/// `Arc` to it (`Arc::strong_count == 1`: no caller has a handle, so none
+/// can be about to acquire), (b) no seat is held and (c) nobody waits.
+/// Lookups clone the `Arc` under the read lock, so no lookup can race the
+/// check. When every entry is busy, creating a new one fails with
+/// [`RegistryError::AtCapacity`] instead of growing. The names of evicted
+/// compartments stay interned (see [`MAX_NAMES`]); recreating one starts
+/// with fresh counters.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_std::registry::{DomainConfig, Registry};
+///
+/// let registry = Registry::local();
+/// let reports = registry.get_or_create("reports", DomainConfig::new(2))?;
+/// let _seat = reports.try_acquire()?;
+/// assert_eq!(registry.get("reports")?.state().active, 1); // the same compartment
+/// assert_eq!(
+///     registry.list_names(),
+///     ["cache", "database", "external_api", "message_queue", "reports"]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Registry {
+    entries: RwLock<HashMap<&'static str, Entry>>,
+    env: EnvSource,
+    file: FileSettings,
+    template: DomainConfig,
+    max_entries: Option<usize>,
+    idle_after: Option<Duration>,
+    epoch: Instant,
+}
+
+impl Registry {
+    /// A builder: settings from code, a file and the environment.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// A registry with the built-ins at their code defaults, reading
+    /// neither the environment nor a file: for tests and libraries.
+    pub fn local() -> Self {
+        let builder = Self::builder().without_env();
+        match Self::from_builder(builder) {
+            Ok(registry) => registry,
+            // The code defaults are valid constants and no source is read.
+            Err(e) => unreachable!("the built-in defaults are valid: {e}"),
+        }
+    }
+
+    fn from_builder(b: RegistryBuilder) -> Result<Self, RegistryError> {
+        if let Some(e) = b.file_error {
+            return Err(e.into());
+        }
+        let mut registry = Self {
+            entries: RwLock::default(),
+            env: b.env,
+            file: b.file,
+            template: b.template,
+            max_entries: b.max_entries,
+            idle_after: b.idle_after,
+            epoch: Instant::now(),
+        };
+        let mut template = registry.template;
+        template.apply(&registry.file.default);
+        template.apply(&registry.env.overlay(None)?);
+        check(&Config::new("default", template.max_concurrent))?;
+        registry.template = template;
+        for (name, code) in b.builtins {
+            let config = registry.resolve(name, code)?;
+            let compartment = Registered::Semaphore(Arc::new(semaphore(name, &config)?));
+            registry
+                .write()
+                .insert(name, registry.entry(compartment, config, true));
+        }
+        Ok(registry)
+    }
+
+    /// `code` overlaid with the file's and the environment's settings for
+    /// `name`, checked.
+    fn resolve(
+        &self,
+        name: &'static str,
+        code: DomainConfig,
+    ) -> Result<DomainConfig, RegistryError> {
+        let mut config = code;
+        if let Some(overlay) = self.file.domains.get(name) {
+            config.apply(overlay);
+        }
+        config.apply(&self.env.overlay(Some(name))?);
+        check(&Config::new(name, config.max_concurrent))?;
+        Ok(config)
+    }
+
+    fn entry(&self, compartment: Registered, config: DomainConfig, builtin: bool) -> Entry {
+        Entry {
+            compartment,
+            config,
+            builtin,
+            last_used: AtomicU64::new(self.now_ms()),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<&'static str, Entry>> {
+        self.entries.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<&'static str, Entry>> {
+        self.entries.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Looks `name` up, marking it used.
+    fn lookup(&self, name: &str) -> Result<(Registered, DomainConfig), RegistryError> {
+        let map = self.read();
+        match map.get(name) {
+            Some(entry) => {
+                entry.last_used.store(self.now_ms(), Ordering::Relaxed);
+                Ok((entry.compartment.clone(), entry.config))
+            }
+            None => Err(not_found(name, &map)),
+        }
+    }
+
+    /// The semaphore compartment registered as `name`.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`] (listing the registered names), or
+    /// [`RegistryError::WrongKind`] for a thread pool.
+    pub fn get(&self, name: &str) -> Result<Arc<Bulkhead>, RegistryError> {
+        match self.lookup(name)?.0 {
+            Registered::Semaphore(b) => Ok(b),
+            Registered::Pool(p) => Err(RegistryError::WrongKind {
+                name: p.name(),
+                is_pool: true,
+            }),
+        }
+    }
+
+    /// The thread-pool compartment registered as `name`.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], or [`RegistryError::WrongKind`] for a
+    /// semaphore.
+    pub fn get_pool(&self, name: &str) -> Result<Arc<RegisteredPool>, RegistryError> {
+        match self.lookup(name)?.0 {
+            Registered::Pool(p) => Ok(p),
+            Registered::Semaphore(b) => Err(RegistryError::WrongKind {
+                name: b.name(),
+                is_pool: false,
+            }),
+        }
+    }
+
+    /// The compartment `name`, created from `config` (overlaid with the
+    /// file's and the environment's settings for `name`) if it does not
+    /// exist. Concurrent calls for one name create exactly one; the
+    /// `config` of the losers is ignored, as it is for an existing name.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// let registry = Registry::local();
+    /// let a = registry.get_or_create("tenant-7", DomainConfig::new(2))?;
+    /// let b = registry.get_or_create("tenant-7", DomainConfig::new(99))?;
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// assert_eq!(b.state().max_concurrent, 2);
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::WrongKind`] if `name` is a thread pool;
+    /// [`RegistryError::InvalidName`], [`RegistryError::TooManyNames`],
+    /// [`RegistryError::AtCapacity`], [`RegistryError::Settings`],
+    /// [`RegistryError::Config`] when creating it.
+    pub fn get_or_create(
+        &self,
+        name: &str,
+        config: DomainConfig,
+    ) -> Result<Arc<Bulkhead>, RegistryError> {
+        match self.get(name) {
+            Err(RegistryError::NotFound { .. }) => {}
+            found => return found,
+        }
+        let name = names::intern(name)?;
+        let config = self.resolve(name, config)?;
+        let mut map = self.write();
+        if let Some(entry) = map.get(name) {
+            return match &entry.compartment {
+                Registered::Semaphore(b) => Ok(b.clone()),
+                Registered::Pool(_) => Err(RegistryError::WrongKind {
+                    name,
+                    is_pool: true,
+                }),
+            };
+        }
+        self.make_room(&mut map, name)?;
+        let bulkhead = Arc::new(semaphore(name, &config)?);
+        let entry = self.entry(Registered::Semaphore(bulkhead.clone()), config, false);
+        map.insert(name, entry);
+        Ok(bulkhead)
+    }
+
+    /// As [`get_or_create`](Self::get_or_create) with the registry's
+    /// template: [`DEFAULT_TEMPLATE`] overlaid with the file's `[default]`
+    /// and the `BULKHEAD_*` variables without a name segment.
+    ///
+    /// # Errors
+    /// As [`get_or_create`](Self::get_or_create).
+    pub fn get_or_create_default(&self, name: &str) -> Result<Arc<Bulkhead>, RegistryError> {
+        self.get_or_create(name, self.template)
+    }
+
+    /// The thread-pool compartment `name`, created if needed with
+    /// `max_workers` workers (default: `max_concurrent`) and
+    /// `max_concurrent - max_workers` queue seats.
+    ///
+    /// # Errors
+    /// As [`get_or_create`](Self::get_or_create), and
+    /// [`RegistryError::Pool`] if its threads cannot start.
+    pub fn get_or_create_pool(
+        &self,
+        name: &str,
+        config: DomainConfig,
+    ) -> Result<Arc<RegisteredPool>, RegistryError> {
+        match self.get_pool(name) {
+            Err(RegistryError::NotFound { .. }) => {}
+            found => return found,
+        }
+        let name = names::intern(name)?;
+        let config = self.resolve(name, config)?;
+        let mut map = self.write();
+        if let Some(entry) = map.get(name) {
+            return match &entry.compartment {
+                Registered::Pool(p) => Ok(p.clone()),
+                Registered::Semaphore(_) => Err(RegistryError::WrongKind {
+                    name,
+                    is_pool: false,
+                }),
+            };
+        }
+        self.make_room(&mut map, name)?;
+        let pool = Arc::new(RegisteredPool::new(pool_config(name, &config))?);
+        let entry = self.entry(Registered::Pool(pool.clone()), config, false);
+        map.insert(name, entry);
+        Ok(pool)
+    }
+
+    /// Registers `bulkhead` under its name, replacing any compartment of
+    /// that name, which is returned. Overwriting a built-in is allowed but
+    /// logs a `tracing` warning (it stays a built-in). See the type's docs
+    /// for what happens to the old compartment's waiters: they keep
+    /// waiting on it.
+    ///
+    /// `register` is never refused by
+    /// [`max_entries`](RegistryBuilder::max_entries). A registered
+    /// compartment that is not a built-in is a dynamic entry: a bounded
+    /// registry may evict it once it is idle by the eviction rule.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use bulkhead_std::Bulkhead;
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// let registry = Registry::local();
+    /// let old = registry.get("cache")?;
+    /// let seat = old.try_acquire()?;
+    /// registry.register(Bulkhead::new("cache", 500)?); // logs a warning
+    /// assert_eq!(registry.get("cache")?.state().max_concurrent, 500);
+    /// drop(seat); // the old compartment is still valid
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register(&self, bulkhead: impl Into<Arc<Bulkhead>>) -> Option<Registered> {
+        let bulkhead = bulkhead.into();
+        let name = bulkhead.name();
+        let s = bulkhead.state();
+        let mut config = DomainConfig::new(s.max_concurrent).admission(bulkhead.admission());
+        let mut map = self.write();
+        let builtin = map.get(name).is_some_and(|e| e.builtin);
+        if let Some(old) = map.get(name) {
+            config.max_wait = old.config.max_wait;
+        }
+        if builtin {
+            tracing::warn!(
+                compartment = name,
+                "bulkhead: the built-in compartment `{name}` was replaced by register(); \
+                 its settings-owned limits no longer apply"
+            );
+        }
+        let entry = self.entry(Registered::Semaphore(bulkhead), config, builtin);
+        map.insert(name, entry).map(|old| old.compartment)
+    }
+
+    /// Removes the compartment `name`; returns whether one was removed.
+    /// Holders of its `Arc` keep using it.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create("reports", DomainConfig::new(1))?;
+    /// assert!(registry.unregister("reports")?);
+    /// assert!(!registry.unregister("reports")?);
+    /// assert!(matches!(registry.unregister("database"), Err(RegistryError::BuiltIn { .. })));
+    /// # Ok::<(), RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::BuiltIn`] for a built-in: removing it would
+    /// silently degrade isolation.
+    pub fn unregister(&self, name: &str) -> Result<bool, RegistryError> {
+        let mut map = self.write();
+        match map.get_key_value(name) {
+            Some((&name, entry)) if entry.builtin => Err(RegistryError::BuiltIn { name }),
+            Some(_) => Ok(map.remove(name).is_some()),
+            None => Ok(false),
+        }
+    }
+
+    /// The registered names, sorted.
+    pub fn list_names(&self) -> Vec<&'static str> {
+        sorted_names(&self.read())
+    }
+
+    /// A snapshot of every compartment, by name.
+    pub fn all_states(&self) -> BTreeMap<&'static str, Snapshot> {
+        let compartments: Vec<_> = self
+            .read()
+            .iter()
+            .map(|(&name, e)| (name, e.compartment.clone()))
+            .collect();
+        compartments
+            .into_iter()
+            .map(|(name, c)| (name, c.snapshot()))
+            .collect()
+    }
+
+    /// The settings a compartment runs with.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`].
+    pub fn config(&self, name: &str) -> Result<DomainConfig, RegistryError> {
+        Ok(self.lookup(name)?.1)
+    }
+
+    /// The compartment `database:ALIAS` (the built-in `database` for
+    /// `"default"`), created from the built-in's current settings.
+    ///
+    /// # Errors
+    /// As [`get_or_create`](Self::get_or_create).
+    pub fn database(&self, alias: &str) -> Result<Arc<Bulkhead>, RegistryError> {
+        self.instance("database", alias)
+    }
+
+    /// The compartment `cache:NAME` (the built-in `cache` for
+    /// `"default"`), created from the built-in's current settings.
+    ///
+    /// # Errors
+    /// As [`get_or_create`](Self::get_or_create).
+    pub fn cache(&self, name: &str) -> Result<Arc<Bulkhead>, RegistryError> {
+        self.instance("cache", name)
+    }
+
+    fn instance(&self, base: &str, instance: &str) -> Result<Arc<Bulkhead>, RegistryError> {
+        if instance == "default" {
+            return self.get(base);
+        }
+        let config = self.config(base)?;
+        self.get_or_create(&format!("{base}:{instance}"), config)
+    }
+
+    /// Applies `config` to the live compartment `name`:
+    ///
+    /// - `max_concurrent` applies to callers admitted after the change;
+    ///   callers inside keep their seat (growing wakes waiters, shrinking
+    ///   never blocks);
+    /// - `max_waiting` and `max_wait` apply at once;
+    /// - a different `admission` is refused ([`RegistryError::Unsupported`]):
+    ///   register a new compartment instead;
+    /// - on a thread pool, a change of `max_workers` or `max_concurrent`
+    ///   rebuilds its pool without losing queued work (see
+    ///   [`RegisteredPool`]).
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// let registry = Registry::local();
+    /// let db = registry.get("database")?;
+    /// let seat = db.try_acquire()?;
+    /// registry.reconfigure("database", DomainConfig::new(1))?;
+    /// assert!(db.try_acquire().is_err()); // the new limit, and the holder kept its seat
+    /// drop(seat);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], [`RegistryError::Config`] (zero or too
+    /// many seats), [`RegistryError::Unsupported`], [`RegistryError::Pool`].
+    pub fn reconfigure(&self, name: &str, config: DomainConfig) -> Result<(), RegistryError> {
+        let mut map = self.write();
+        let Some((&name, entry)) = map.get_key_value(name) else {
+            return Err(not_found(name, &map));
+        };
+        check(&Config::new(name, config.max_concurrent))?;
+        match &entry.compartment {
+            Registered::Semaphore(b) => {
+                if config.admission != b.admission() {
+                    return Err(RegistryError::Unsupported {
+                        name,
+                        what: "admission cannot change on a live compartment; register a new \
+                               compartment with the other admission instead",
+                    });
+                }
+                b.set_max_concurrent(config.max_concurrent)?;
+                b.set_max_waiting(config.max_waiting);
+            }
+            Registered::Pool(p) => {
+                let old = entry.config;
+                if old.max_workers != config.max_workers
+                    || old.max_concurrent != config.max_concurrent
+                {
+                    p.rebuild(pool_config(name, &config))?;
+                }
+            }
+        }
+        if let Some(entry) = map.get_mut(name) {
+            entry.config = config;
+        }
+        Ok(())
+    }
+}
+
+impl Default for Registry {
+    /// [`Registry::local`].
+    fn default() -> Self {
+        Self::local()
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("names", &self.list_names())
+            .field("max_entries", &self.max_entries)
+            .field("idle_after", &self.idle_after)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check(config: &Config) -> Result<(), RegistryError> {
+    config.validate().map(|_| ()).map_err(RegistryError::Config)
+}
+
+fn semaphore(name: &'static str, config: &DomainConfig) -> Result<Bulkhead, RegistryError> {
+    let mut core = Config::new(name, config.max_concurrent).admission(config.admission);
+    core.max_waiting = config.max_waiting;
+    Ok(Bulkhead::from_config(core)?)
+}
+
+fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {
+    let workers = config.max_workers.unwrap_or(config.max_concurrent);
+    PoolConfig::new(name, workers).queue(config.max_concurrent.saturating_sub(workers))
+}
+
+fn sorted_names(map: &HashMap<&'static str, Entry>) -> Vec<&'static str> {
+    let mut names: Vec<_> = map.keys().copied().collect();
+    names.sort_unstable();
+    names
+}
+
+fn not_found(name: &str, map: &HashMap<&'static str, Entry>) -> RegistryError {
+    RegistryError::NotFound {
+        name: name.to_owned(),
+        registered: sorted_names(map),
+    }
+}

@@ -1,0 +1,233 @@
+//! Checking one configuration value, from the environment or a file, and
+//! [`SettingsError`], which names the variable or key that was wrong.
+
+use std::fmt;
+use std::time::Duration;
+
+use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT};
+
+/// What was wrong with a configuration value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SettingsErrorKind {
+    /// Empty, or not a whole number (`"ten"`, `"1.5"`, a TOML string).
+    NotANumber,
+    /// A number below zero.
+    Negative,
+    /// A number too large for the setting.
+    Overflow,
+    /// Zero where it makes no sense (`max_concurrent`, `max_workers`).
+    Zero,
+    /// An admission word other than `fifo` or `barging`, or a value of the
+    /// wrong type for `admission`.
+    UnknownWord,
+    /// A key the file format does not know (a typo is never ignored).
+    UnknownKey,
+    /// The file is not valid TOML.
+    Syntax,
+    /// The file could not be read.
+    Io,
+}
+
+/// A configuration value was refused. The message names the variable or
+/// key, the bad value and what is accepted.
+///
+/// ```
+/// use bulkhead_std::registry::{EnvSource, Registry, SettingsErrorKind};
+///
+/// let env = EnvSource::from_pairs([("BULKHEAD_DATABASE_MAX_CONCURRENT", "-3")]);
+/// let err = Registry::builder().env(env).build().unwrap_err();
+/// let err = err.settings().unwrap();
+/// assert_eq!(err.kind(), SettingsErrorKind::Negative);
+/// assert_eq!(err.key(), "BULKHEAD_DATABASE_MAX_CONCURRENT");
+/// assert!(err.to_string().contains("\"-3\""));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError {
+    kind: SettingsErrorKind,
+    key: String,
+    value: String,
+    expected: String,
+}
+
+impl SettingsError {
+    pub(crate) fn new(
+        kind: SettingsErrorKind,
+        key: impl Into<String>,
+        value: impl Into<String>,
+        expected: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            key: key.into(),
+            value: value.into(),
+            expected: expected.into(),
+        }
+    }
+
+    /// What was wrong.
+    pub fn kind(&self) -> SettingsErrorKind {
+        self.kind
+    }
+
+    /// The environment variable (`BULKHEAD_DATABASE_MAX_CONCURRENT`) or
+    /// file key (`domains.database.max_concurrent`, or the file's path for
+    /// syntax and I/O errors).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The value as written.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let problem = match self.kind {
+            SettingsErrorKind::NotANumber => "is not a whole number",
+            SettingsErrorKind::Negative => "is negative",
+            SettingsErrorKind::Overflow => "is too large",
+            SettingsErrorKind::Zero => "is zero, which would admit nobody",
+            SettingsErrorKind::UnknownWord => "is not a known admission mode",
+            SettingsErrorKind::UnknownKey => "is not a known key",
+            SettingsErrorKind::Syntax => "is not valid TOML",
+            SettingsErrorKind::Io => "could not be read",
+        };
+        write!(
+            f,
+            "bulkhead setting `{}` = {:?} {problem}; expected {}",
+            self.key, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+/// The settings a source may set, with their env suffix / file key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    MaxConcurrent,
+    MaxWaitMs,
+    MaxWaiting,
+    MaxWorkers,
+    Admission,
+}
+
+impl Field {
+    pub(crate) const ALL: [Field; 5] = [
+        Field::MaxConcurrent,
+        Field::MaxWaitMs,
+        Field::MaxWaiting,
+        Field::MaxWorkers,
+        Field::Admission,
+    ];
+
+    /// The file key; the env suffix is its upper-case form.
+    pub(crate) const fn key(self) -> &'static str {
+        match self {
+            Field::MaxConcurrent => "max_concurrent",
+            Field::MaxWaitMs => "max_wait_ms",
+            Field::MaxWaiting => "max_waiting",
+            Field::MaxWorkers => "max_workers",
+            Field::Admission => "admission",
+        }
+    }
+
+    fn bounds(self) -> (u64, u64, &'static str) {
+        const LIMIT: u64 = if MAX_CONCURRENT_LIMIT as u64 > u32::MAX as u64 {
+            u32::MAX as u64
+        } else {
+            MAX_CONCURRENT_LIMIT as u64
+        };
+        match self {
+            Field::MaxConcurrent => (1, LIMIT, "a whole number of seats from 1"),
+            Field::MaxWorkers => (1, 4096, "a whole number of worker threads from 1"),
+            Field::MaxWaitMs => (
+                0,
+                u64::MAX,
+                "a whole number of milliseconds (0 = fail fast)",
+            ),
+            Field::MaxWaiting => (
+                0,
+                LIMIT,
+                "a whole number of waiting callers (0 = nobody waits)",
+            ),
+            Field::Admission => (0, 0, "`fifo` or `barging`"),
+        }
+    }
+
+    /// What is accepted, for messages.
+    pub(crate) fn expected(self) -> String {
+        let (min, max, what) = self.bounds();
+        match self {
+            Field::Admission => what.to_owned(),
+            _ if min == 0 => format!("{what}, at most {max}"),
+            _ => format!("{what} to {max}"),
+        }
+    }
+
+    /// Checks a written value and stores it in `overlay`.
+    pub(crate) fn set(
+        self,
+        overlay: &mut super::settings::Overlay,
+        key: &str,
+        raw: &str,
+    ) -> Result<(), SettingsError> {
+        if self == Field::Admission {
+            overlay.admission = Some(parse_admission(key, raw)?);
+            return Ok(());
+        }
+        let n = self.number(key, raw)?;
+        let as_usize = usize::try_from(n).unwrap_or(usize::MAX);
+        match self {
+            Field::MaxConcurrent => overlay.max_concurrent = Some(as_usize),
+            Field::MaxWorkers => overlay.max_workers = Some(as_usize),
+            Field::MaxWaiting => overlay.max_waiting = Some(as_usize),
+            Field::MaxWaitMs => overlay.max_wait = Some(Duration::from_millis(n)),
+            Field::Admission => {}
+        }
+        Ok(())
+    }
+
+    fn number(self, key: &str, raw: &str) -> Result<u64, SettingsError> {
+        let (min, max, _) = self.bounds();
+        let err = |kind| SettingsError::new(kind, key, raw, self.expected());
+        let text = raw.trim();
+        let digits = text.strip_prefix('+').unwrap_or(text);
+        if let Some(rest) = text.strip_prefix('-')
+            && !rest.is_empty()
+            && rest.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(err(SettingsErrorKind::Negative));
+        }
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err(SettingsErrorKind::NotANumber));
+        }
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| err(SettingsErrorKind::Overflow))?;
+        if n < min {
+            return Err(err(SettingsErrorKind::Zero));
+        }
+        if n > max {
+            return Err(err(SettingsErrorKind::Overflow));
+        }
+        Ok(n)
+    }
+}
+
+/// `fifo` or `barging`, any case, surrounding spaces ignored.
+pub(crate) fn parse_admission(key: &str, raw: &str) -> Result<Admission, SettingsError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "fifo" => Ok(Admission::Fifo),
+        "barging" => Ok(Admission::Barging),
+        _ => Err(SettingsError::new(
+            SettingsErrorKind::UnknownWord,
+            key,
+            raw,
+            Field::Admission.expected(),
+        )),
+    }
+}

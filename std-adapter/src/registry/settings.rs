@@ -1,0 +1,120 @@
+//! [`DomainConfig`]: one registered compartment's settings, built in code.
+
+use std::time::Duration;
+
+use bulkhead_core::Admission;
+
+/// The settings of one registered compartment, built in code.
+///
+/// The registry layers the configuration file and the environment on top
+/// of it (see [`RegistryBuilder`](crate::registry::RegistryBuilder) for the
+/// order). Every setter is `const`.
+///
+/// - `max_concurrent`: seats (for a thread-pool compartment: workers +
+///   queue).
+/// - `max_wait`: the wait budget the registry's helpers
+///   ([`Registry::acquire`](crate::registry::Registry::acquire),
+///   [`Registry::execute`](crate::registry::Registry::execute)) use; `None`
+///   fails fast.
+/// - `max_waiting`: the queue limit; `None` for none.
+/// - `max_workers`: worker threads of a thread-pool compartment; ignored by
+///   a semaphore compartment.
+/// - `admission`: FIFO (default) or barging.
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::Admission;
+/// use bulkhead_std::registry::DomainConfig;
+///
+/// const REPORTS: DomainConfig = DomainConfig::new(4)
+///     .max_wait(Duration::from_millis(50))
+///     .max_waiting(16)
+///     .admission(Admission::Barging);
+/// assert_eq!(REPORTS.max_concurrent, 4);
+/// assert_eq!(REPORTS.max_waiting, Some(16));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DomainConfig {
+    /// Seats; at least 1.
+    pub max_concurrent: usize,
+    /// The registry helpers' wait budget; `None` fails fast.
+    pub max_wait: Option<Duration>,
+    /// The queue limit; `None` for no limit.
+    pub max_waiting: Option<usize>,
+    /// Worker threads of a thread-pool compartment.
+    pub max_workers: Option<usize>,
+    /// Who gets a freed seat.
+    pub admission: Admission,
+}
+
+impl DomainConfig {
+    /// `max_concurrent` seats, fail fast, no queue limit, FIFO.
+    pub const fn new(max_concurrent: usize) -> Self {
+        Self {
+            max_concurrent,
+            max_wait: None,
+            max_waiting: None,
+            max_workers: None,
+            admission: Admission::Fifo,
+        }
+    }
+
+    /// Lets the registry helpers wait at most `max_wait` for a seat.
+    #[must_use]
+    pub const fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.max_wait = Some(max_wait);
+        self
+    }
+
+    /// Turns callers away at once when `max_waiting` already wait.
+    #[must_use]
+    pub const fn max_waiting(mut self, max_waiting: usize) -> Self {
+        self.max_waiting = Some(max_waiting);
+        self
+    }
+
+    /// Worker threads of a thread-pool compartment.
+    #[must_use]
+    pub const fn max_workers(mut self, max_workers: usize) -> Self {
+        self.max_workers = Some(max_workers);
+        self
+    }
+
+    /// Who gets a freed seat.
+    #[must_use]
+    pub const fn admission(mut self, admission: Admission) -> Self {
+        self.admission = admission;
+        self
+    }
+
+    /// Applies the fields an overlay sets (file or environment).
+    pub(crate) fn apply(&mut self, overlay: &Overlay) {
+        if let Some(v) = overlay.max_concurrent {
+            self.max_concurrent = v;
+        }
+        if let Some(v) = overlay.max_wait {
+            self.max_wait = if v.is_zero() { None } else { Some(v) };
+        }
+        if let Some(v) = overlay.max_waiting {
+            self.max_waiting = Some(v);
+        }
+        if let Some(v) = overlay.max_workers {
+            self.max_workers = Some(v);
+        }
+        if let Some(v) = overlay.admission {
+            self.admission = v;
+        }
+    }
+}
+
+/// The fields one source (file section or environment) sets, already
+/// validated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Overlay {
+    pub(crate) max_concurrent: Option<usize>,
+    pub(crate) max_wait: Option<Duration>,
+    pub(crate) max_waiting: Option<usize>,
+    pub(crate) max_workers: Option<usize>,
+    pub(crate) admission: Option<Admission>,
+}

@@ -1,0 +1,313 @@
+//! Registry settings: environment and TOML file, precedence, and a table
+//! of malformed inputs with their exact error kind and key.
+
+use std::time::Duration;
+
+use bulkhead_std::Admission;
+use bulkhead_std::registry::{
+    DomainConfig, EnvSource, Registry, RegistryError, SettingsErrorKind as K,
+};
+
+fn env_error(var: &str, value: &str) -> RegistryError {
+    Registry::builder()
+        .env(EnvSource::from_pairs([(var, value)]))
+        .build()
+        .unwrap_err()
+}
+
+#[test]
+fn malformed_environment_values_name_the_variable() {
+    let table: &[(&str, &str, K)] = &[
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", "ten", K::NotANumber),
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", "", K::NotANumber),
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", "1.5", K::NotANumber),
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", "-3", K::Negative),
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", "0", K::Zero),
+        (
+            "BULKHEAD_DATABASE_MAX_CONCURRENT",
+            "99999999999999999999999",
+            K::Overflow,
+        ),
+        (
+            "BULKHEAD_DATABASE_MAX_CONCURRENT",
+            "5000000000",
+            K::Overflow,
+        ),
+        ("BULKHEAD_CACHE_MAX_WAIT_MS", "soon", K::NotANumber),
+        ("BULKHEAD_CACHE_MAX_WAIT_MS", "-1", K::Negative),
+        (
+            "BULKHEAD_CACHE_MAX_WAIT_MS",
+            "18446744073709551616",
+            K::Overflow,
+        ),
+        ("BULKHEAD_EXTERNAL_API_MAX_WAITING", "lots", K::NotANumber),
+        ("BULKHEAD_EXTERNAL_API_MAX_WAITING", "-10", K::Negative),
+        ("BULKHEAD_MESSAGE_QUEUE_MAX_WORKERS", "0", K::Zero),
+        ("BULKHEAD_MESSAGE_QUEUE_MAX_WORKERS", "5000", K::Overflow),
+        (
+            "BULKHEAD_MESSAGE_QUEUE_MAX_WORKERS",
+            "4 threads",
+            K::NotANumber,
+        ),
+        ("BULKHEAD_DATABASE_ADMISSION", "lifo", K::UnknownWord),
+        ("BULKHEAD_DATABASE_ADMISSION", "", K::UnknownWord),
+        ("BULKHEAD_MAX_CONCURRENT", "0", K::Zero),
+        ("BULKHEAD_MAX_CONCURRENT", "-0", K::Negative),
+        ("BULKHEAD_ADMISSION", "fair", K::UnknownWord),
+    ];
+    for &(var, value, kind) in table {
+        let err = env_error(var, value);
+        let settings = err
+            .settings()
+            .unwrap_or_else(|| panic!("{var}={value}: {err:?}"));
+        assert_eq!(settings.kind(), kind, "{var}={value}: {err}");
+        assert_eq!(settings.key(), var);
+        assert_eq!(settings.value(), value);
+        let message = err.to_string();
+        assert!(message.contains(var), "{message}");
+        assert!(message.contains(&format!("{value:?}")), "{message}");
+        assert!(message.contains("expected"), "{message}");
+    }
+}
+
+#[test]
+fn exact_messages() {
+    assert_eq!(
+        env_error("BULKHEAD_DATABASE_MAX_CONCURRENT", "-3").to_string(),
+        "bulkhead setting `BULKHEAD_DATABASE_MAX_CONCURRENT` = \"-3\" is negative; \
+         expected a whole number of seats from 1 to 4294967295"
+    );
+    assert_eq!(
+        env_error("BULKHEAD_CACHE_ADMISSION", "lifo").to_string(),
+        "bulkhead setting `BULKHEAD_CACHE_ADMISSION` = \"lifo\" is not a known admission mode; \
+         expected `fifo` or `barging`"
+    );
+}
+
+#[test]
+fn a_bad_variable_for_a_dynamic_name_fails_its_creation() {
+    let registry = Registry::builder()
+        .env(EnvSource::from_pairs([(
+            "BULKHEAD_TENANT_7_MAX_CONCURRENT",
+            "x",
+        )]))
+        .build()
+        .unwrap();
+    let err = registry
+        .get_or_create("tenant-7", DomainConfig::new(1))
+        .unwrap_err();
+    assert_eq!(
+        err.settings().unwrap().key(),
+        "BULKHEAD_TENANT_7_MAX_CONCURRENT"
+    );
+    assert!(registry.get("tenant-7").is_err());
+}
+
+#[test]
+fn env_values_apply_and_names_map_to_upper_snake() {
+    let env = EnvSource::from_pairs([
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", " 32 "),
+        ("BULKHEAD_DATABASE_MAX_WAITING", "0"),
+        ("BULKHEAD_DATABASE_MAX_WAIT_MS", "250"),
+        ("BULKHEAD_DATABASE_ADMISSION", "Barging"),
+        ("BULKHEAD_TENANT_42_EU_MAX_CONCURRENT", "4"),
+        ("BULKHEAD_MAX_CONCURRENT", "6"),
+    ]);
+    let registry = Registry::builder().env(env).build().unwrap();
+    let db = registry.config("database").unwrap();
+    assert_eq!(db.max_concurrent, 32);
+    assert_eq!(db.max_waiting, Some(0));
+    assert_eq!(db.max_wait, Some(Duration::from_millis(250)));
+    assert_eq!(db.admission, Admission::Barging);
+    assert_eq!(
+        registry.get("database").unwrap().admission(),
+        Admission::Barging
+    );
+    let tenant = registry
+        .get_or_create("tenant-42.eu", DomainConfig::new(1))
+        .unwrap();
+    assert_eq!(tenant.state().max_concurrent, 4);
+    let other = registry.get_or_create_default("other").unwrap();
+    assert_eq!(other.state().max_concurrent, 6);
+}
+
+#[test]
+fn the_switch_turns_environment_reading_off() {
+    let env = EnvSource::from_pairs([("BULKHEAD_DATABASE_MAX_CONCURRENT", "not even a number")]);
+    let registry = Registry::builder().env(env).without_env().build().unwrap();
+    assert_eq!(registry.get("database").unwrap().state().max_concurrent, 10);
+}
+
+#[cfg(feature = "config-file")]
+mod file {
+    use super::*;
+
+    fn file_error(text: &str) -> RegistryError {
+        Registry::builder()
+            .without_env()
+            .toml_str(text)
+            .build()
+            .unwrap_err()
+    }
+
+    #[test]
+    fn malformed_file_values_name_the_key() {
+        let table: &[(&str, K, &str)] = &[
+            (
+                "[domains.database]\nmax_concurrent = \"ten\"",
+                K::NotANumber,
+                "domains.database.max_concurrent",
+            ),
+            (
+                "[domains.database]\nmax_concurrent = 1.5",
+                K::NotANumber,
+                "domains.database.max_concurrent",
+            ),
+            (
+                "[domains.database]\nmax_concurrent = -2",
+                K::Negative,
+                "domains.database.max_concurrent",
+            ),
+            (
+                "[domains.database]\nmax_concurrent = 0",
+                K::Zero,
+                "domains.database.max_concurrent",
+            ),
+            (
+                "[domains.database]\nmax_concurrent = 9223372036854775807",
+                K::Overflow,
+                "domains.database.max_concurrent",
+            ),
+            (
+                "[domains.cache]\nmax_wait_ms = -5",
+                K::Negative,
+                "domains.cache.max_wait_ms",
+            ),
+            (
+                "[domains.cache]\nmax_waiting = true",
+                K::NotANumber,
+                "domains.cache.max_waiting",
+            ),
+            (
+                "[domains.cache]\nmax_workers = 0",
+                K::Zero,
+                "domains.cache.max_workers",
+            ),
+            (
+                "[domains.cache]\nadmission = \"lifo\"",
+                K::UnknownWord,
+                "domains.cache.admission",
+            ),
+            (
+                "[domains.cache]\nadmission = 1",
+                K::UnknownWord,
+                "domains.cache.admission",
+            ),
+            (
+                "[default]\nmax_concurrent = 0",
+                K::Zero,
+                "default.max_concurrent",
+            ),
+            (
+                "[default]\nadmission = \"FIFO!\"",
+                K::UnknownWord,
+                "default.admission",
+            ),
+        ];
+        for &(text, kind, key) in table {
+            let err = file_error(text);
+            let settings = err.settings().unwrap_or_else(|| panic!("{text}: {err:?}"));
+            assert_eq!(settings.kind(), kind, "{text}: {err}");
+            assert_eq!(settings.key(), key, "{text}");
+            assert!(err.to_string().contains(key), "{err}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_syntax_are_errors() {
+        let table: &[(&str, K, &str)] = &[
+            (
+                "[domains.cache]\nmax_concurent = 3",
+                K::UnknownKey,
+                "max_concurent",
+            ),
+            ("[default]\ntimeout = 3", K::UnknownKey, "timeout"),
+            ("[registry]\nmax_entries = 3", K::UnknownKey, "registry"),
+            ("max_concurrent = 3", K::UnknownKey, "max_concurrent"),
+            ("[domains.cache\nmax_concurrent = 3", K::Syntax, "<string>"),
+        ];
+        for &(text, kind, named) in table {
+            let err = file_error(text);
+            assert_eq!(err.settings().unwrap().kind(), kind, "{text}: {err}");
+            assert!(err.to_string().contains(named), "{text}: {err}");
+        }
+        let missing = Registry::builder()
+            .toml_file("/nonexistent/bulkhead.toml")
+            .build();
+        let err = missing.unwrap_err();
+        assert_eq!(err.settings().unwrap().kind(), K::Io);
+        assert!(err.to_string().contains("/nonexistent/bulkhead.toml"));
+    }
+
+    #[test]
+    fn precedence_is_code_then_file_then_env() {
+        let text = "[default]\nmax_concurrent = 20\nmax_waiting = 5\n\
+                    [domains.database]\nmax_concurrent = 30\nmax_wait_ms = 40\n\
+                    [domains.cache]\nmax_concurrent = 31\n\
+                    [domains.reports]\nmax_waiting = 7\n";
+        let env = EnvSource::from_pairs([
+            ("BULKHEAD_DATABASE_MAX_CONCURRENT", "50"),
+            ("BULKHEAD_MAX_CONCURRENT", "60"),
+        ]);
+        let registry = Registry::builder()
+            .builtin("database", DomainConfig::new(11).max_waiting(3))
+            .builtin("external_api", DomainConfig::new(12))
+            .default_config(DomainConfig::new(13))
+            .toml_str(text)
+            .env(env)
+            .build()
+            .unwrap();
+        // env > file > code, field by field.
+        let db = registry.config("database").unwrap();
+        assert_eq!(db.max_concurrent, 50); // env
+        assert_eq!(db.max_wait, Some(Duration::from_millis(40))); // file
+        assert_eq!(db.max_waiting, Some(3)); // code
+        assert_eq!(registry.config("cache").unwrap().max_concurrent, 31); // file
+        assert_eq!(registry.config("external_api").unwrap().max_concurrent, 12); // code
+        // The template: env (60) > file [default] (20) > code (13).
+        let t = registry.get_or_create_default("t").unwrap();
+        assert_eq!(t.state().max_concurrent, 60);
+        assert_eq!(registry.config("t").unwrap().max_waiting, Some(5));
+        // A named dynamic compartment: file > code.
+        registry
+            .get_or_create("reports", DomainConfig::new(2))
+            .unwrap();
+        let reports = registry.config("reports").unwrap();
+        assert_eq!((reports.max_concurrent, reports.max_waiting), (2, Some(7)));
+        // reconfigure is an explicit live change and wins over all three.
+        registry
+            .reconfigure("database", DomainConfig::new(4))
+            .unwrap();
+        assert_eq!(registry.get("database").unwrap().state().max_concurrent, 4);
+    }
+
+    #[test]
+    fn a_file_on_disk_is_read() {
+        let path = std::env::temp_dir().join(format!("bulkhead-{}.toml", std::process::id()));
+        std::fs::write(
+            &path,
+            "[domains.\"database:replica\"]\nmax_concurrent = 3\n",
+        )
+        .unwrap();
+        let registry = Registry::builder()
+            .without_env()
+            .toml_file(&path)
+            .build()
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            registry.database("replica").unwrap().state().max_concurrent,
+            3
+        );
+    }
+}
