@@ -60,27 +60,43 @@ pub(crate) fn admitted(name: &'static str, waited: Duration) {
 
 /// Publishes one compartment's gauges and rejected/timed-out counters.
 pub(crate) fn publish(state: &State) {
-    let name = state.name;
-    metrics::gauge!(ACTIVE, "name" => name).set(state.active as f64);
-    metrics::gauge!(WAITING, "name" => name).set(state.waiting as f64);
-    metrics::gauge!(MAX_CONCURRENT, "name" => name).set(state.max_concurrent as f64);
-    metrics::counter!(REJECTED, "name" => name).absolute(state.rejected as u64);
-    metrics::counter!(TIMED_OUT, "name" => name).absolute(state.timed_out as u64);
+    publish_counts(
+        state.name,
+        state.max_concurrent,
+        state.active,
+        state.waiting,
+        state.rejected,
+        state.timed_out,
+    );
+}
+
+fn publish_counts(
+    name: &'static str,
+    max: usize,
+    active: usize,
+    waiting: usize,
+    rejected: usize,
+    timed_out: usize,
+) {
+    metrics::gauge!(ACTIVE, "name" => name).set(active as f64);
+    metrics::gauge!(WAITING, "name" => name).set(waiting as f64);
+    metrics::gauge!(MAX_CONCURRENT, "name" => name).set(max as f64);
+    metrics::counter!(REJECTED, "name" => name).absolute(rejected as u64);
+    metrics::counter!(TIMED_OUT, "name" => name).absolute(timed_out as u64);
 }
 
 /// Publishes the gauges and counters of every compartment of `registry`
 /// once, to the current recorder.
 pub fn publish_registry(registry: &Registry) {
-    for snapshot in registry.all_states().values() {
-        publish(&State {
-            name: snapshot.name,
-            max_concurrent: snapshot.max_concurrent,
-            active: snapshot.active,
-            waiting: snapshot.waiting,
-            rejected: snapshot.rejected,
-            timed_out: snapshot.timed_out,
-            closed: snapshot.closed,
-        });
+    for s in registry.all_states().values() {
+        publish_counts(
+            s.name,
+            s.max_concurrent,
+            s.active,
+            s.waiting,
+            s.rejected,
+            s.timed_out,
+        );
     }
 }
 
