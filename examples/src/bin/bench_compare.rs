@@ -131,8 +131,42 @@ fn single_d(which: &str, work_iters: u32) {
     );
 }
 
+/// `bench-compare callgrind`: 1,000,000 uncontended try_acquire + release
+/// of ours and of the floor, each in its own non-inlined function, for
+/// `valgrind --tool=callgrind` (see `BENCHMARKS.md`).
+#[inline(never)]
+fn cg_ours(b: &Ours, n: u32) {
+    for _ in 0..n {
+        let s = black_box(b).try_acquire();
+        black_box(s.is_ok());
+    }
+}
+
+#[inline(never)]
+fn cg_floor(f: &Floor, n: u32) {
+    for _ in 0..n {
+        let s = black_box(f).try_acquire();
+        black_box(s.is_some());
+    }
+}
+
+#[inline(never)]
+fn cg_tokio(t: &tokio::sync::Semaphore, n: u32) {
+    for _ in 0..n {
+        let s = black_box(t).try_acquire();
+        black_box(s.is_ok());
+    }
+}
+
 fn main() {
     let started = Instant::now();
+    if std::env::args().nth(1).as_deref() == Some("callgrind") {
+        let n = 1_000_000;
+        cg_ours(&peers::ours(4, Admission::Fifo), n);
+        cg_floor(&Floor::new(4), n);
+        cg_tokio(&tokio::sync::Semaphore::new(4), n);
+        return;
+    }
     let work_iters = peers::calibrate_work(Duration::from_nanos(45));
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [group, which] = &args[..] {
