@@ -1,5 +1,9 @@
 //! Runnable programs for bulkhead. Each binary in `src/bin/` is one example;
 //! the README runs `demo` first. The simulation behind the demo lives here
 //! so that a test can run it with a shorter duration.
+//!
+//! [`peers`] holds the benchmark scaffolding shared by `benches/peers.rs`
+//! and the `bench-compare` binary (see `BENCHMARKS.md`).
 
+pub mod peers;
 pub mod simulation;

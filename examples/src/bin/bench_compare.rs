@@ -1,0 +1,782 @@
+//! Short versions of benchmark groups a–f in one process, against the
+//! peers, printed as markdown with our ratio against each peer.
+//!
+//! Run it with `cargo run --release -p bulkhead-examples --bin bench-compare`
+//! (about 30 s). Every figure is the median of several repeats, and the
+//! repeats of one group run round-robin over the contenders, so machine
+//! noise hits all of them alike. Only ratios within one run mean anything.
+//! `BENCHMARKS.md` explains the method and keeps a copy of the table.
+
+use std::hint::black_box;
+use std::mem::size_of;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bulkhead_core::Admission;
+use bulkhead_examples::peers::{
+    self, CondvarSemaphore, EmbassyFair, Floor, Hold, Ours, Throughput, poll_once, work,
+};
+use embassy_sync::semaphore::Semaphore as _;
+
+/// Repeats of each single-thread figure (groups a, b, e).
+const MICRO_REPEATS: usize = 9;
+/// Operations per single-thread repeat.
+const MICRO_OPS: u64 = 1_000_000;
+/// Repeats of each contended figure (groups c, d, f).
+const CONTENDED_REPEATS: usize = 5;
+/// Length of one contended repeat.
+const WINDOW: Duration = Duration::from_millis(120);
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// ns per call of `f`, over `n` calls.
+#[inline(always)]
+fn ns_per_op(n: u64, mut f: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+type Bench<'a> = (&'static str, Box<dyn FnMut() -> f64 + 'a>);
+
+/// Runs every bench `repeats` times, round-robin, and returns the medians.
+fn run_all(benches: Vec<Bench<'_>>, repeats: usize) -> Vec<(&'static str, f64)> {
+    let mut benches = benches;
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
+    // One untimed warm-up round.
+    for (_, f) in &mut benches {
+        f();
+    }
+    for _ in 0..repeats {
+        for (i, (_, f)) in benches.iter_mut().enumerate() {
+            samples[i].push(f());
+        }
+    }
+    benches
+        .iter()
+        .zip(samples)
+        .map(|((name, _), s)| (*name, median(s)))
+        .collect()
+}
+
+fn leak<T>(t: T) -> &'static T {
+    Box::leak(Box::new(t))
+}
+
+fn find(rows: &[(&'static str, f64)], name: &str) -> f64 {
+    rows.iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+        .1
+}
+
+/// Prints one group: a row per contender, with ours ÷ it.
+fn table(title: &str, unit: &str, rows: &[(&'static str, f64)], ours: &[&str]) {
+    println!("\n#### {title}\n");
+    print!("| contender | {unit} |");
+    for o in ours {
+        print!(" {o} ÷ it |");
+    }
+    println!();
+    print!("|---|---:|");
+    for _ in ours {
+        print!("---:|");
+    }
+    println!();
+    for (name, v) in rows {
+        print!("| {name} | {v:.2} |");
+        for o in ours {
+            let r = find(rows, o) / v;
+            print!(" {r:.2}× |");
+        }
+        println!();
+    }
+}
+
+const FIFO: &str = "ours FIFO";
+const BARGING: &str = "ours barging";
+const TRY_FIRST: &str = "ours barging, try_acquire first (proposed; info only)";
+
+/// `bench-compare d <contender>`: only group d, one contender, for one
+/// second, printing its operation count: for `strace -c -f` or a profiler.
+fn single_d(which: &str, work_iters: u32) {
+    fn one<S: peers::BlockingSem>(s: S, w: u32) -> Throughput {
+        peers::run_blocking(&Arc::new(s), 8, w, Duration::from_secs(1))
+    }
+    let t = match which {
+        "fifo" => one(peers::ours(2, Admission::Fifo), work_iters),
+        "barging" => one(peers::ours(2, Admission::Barging), work_iters),
+        "barging-try-first" => one(
+            peers::TryFirst(peers::ours(2, Admission::Barging)),
+            work_iters,
+        ),
+        "tokio" => one(tokio::sync::Semaphore::new(2), work_iters),
+        "maitake" => one(maitake_sync::Semaphore::new(2), work_iters),
+        "async-lock" => one(async_lock::Semaphore::new(2), work_iters),
+        "condvar" => one(CondvarSemaphore::new(2), work_iters),
+        other => {
+            panic!("unknown contender {other}: fifo, barging, tokio, maitake, async-lock, condvar")
+        }
+    };
+    println!(
+        "{which}: {} ops in {:?} = {:.2} Mops/s",
+        t.ops,
+        t.elapsed,
+        t.mops()
+    );
+}
+
+/// `bench-compare callgrind`: 1,000,000 uncontended try_acquire + release
+/// of ours and of the floor, each in its own non-inlined function, for
+/// `valgrind --tool=callgrind` (see `BENCHMARKS.md`).
+#[inline(never)]
+fn cg_ours(b: &Ours, n: u32) {
+    for _ in 0..n {
+        let s = black_box(b).try_acquire();
+        black_box(s.is_ok());
+    }
+}
+
+#[inline(never)]
+fn cg_floor(f: &Floor, n: u32) {
+    for _ in 0..n {
+        let s = black_box(f).try_acquire();
+        black_box(s.is_some());
+    }
+}
+
+#[inline(never)]
+fn cg_tokio(t: &tokio::sync::Semaphore, n: u32) {
+    for _ in 0..n {
+        let s = black_box(t).try_acquire();
+        black_box(s.is_ok());
+    }
+}
+
+fn main() {
+    let started = Instant::now();
+    if std::env::args().nth(1).as_deref() == Some("callgrind") {
+        let n = 1_000_000;
+        cg_ours(&peers::ours(4, Admission::Fifo), n);
+        cg_floor(&Floor::new(4), n);
+        cg_tokio(&tokio::sync::Semaphore::new(4), n);
+        return;
+    }
+    let work_iters = peers::calibrate_work(Duration::from_nanos(45));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [group, which] = &args[..] {
+        assert_eq!(group, "d", "usage: bench-compare [d <contender>]");
+        return single_d(which, work_iters);
+    }
+    let work_ns = ns_per_op(200_000, || {
+        black_box(work(black_box(work_iters)));
+    });
+    println!("## bench-compare\n");
+    println!(
+        "cores: {}; critical-section work: {work_iters} iterations = {work_ns:.1} ns; \
+         single-thread figures: median of {MICRO_REPEATS} × {MICRO_OPS} ops; \
+         contended: median of {CONTENDED_REPEATS} × {} ms windows",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        WINDOW.as_millis()
+    );
+
+    // -- a. uncontended try_acquire + release ------------------------------
+    let a = {
+        let floor = leak(Floor::new(4));
+        let fifo = leak(peers::ours(4, Admission::Fifo));
+        let barging = leak(peers::ours(4, Admission::Barging));
+        let tokio = leak(tokio::sync::Semaphore::new(4));
+        let maitake = leak(maitake_sync::Semaphore::new(4));
+        let alock = leak(async_lock::Semaphore::new(4));
+        let embassy = leak(EmbassyFair::new(4));
+        let cv = leak(CondvarSemaphore::new(4));
+        let n = MICRO_OPS;
+        run_all(
+            vec![
+                (
+                    "floor (bare atomic)",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(floor).try_acquire();
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    FIFO,
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(fifo).try_acquire();
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    BARGING,
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(barging).try_acquire();
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "tokio",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(tokio).try_acquire();
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "maitake-sync",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(maitake).try_acquire(1);
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "async-lock",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(alock).try_acquire();
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    "embassy Fair",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(embassy).try_acquire(1);
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    "Mutex+Condvar",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(cv).try_acquire();
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+            ],
+            MICRO_REPEATS,
+        )
+    };
+    table(
+        "a. uncontended try_acquire + release (ns/op, lower is better)",
+        "ns/op",
+        &a,
+        &[FIFO, BARGING],
+    );
+
+    // -- e. rejection when full ---------------------------------------------
+    let e = {
+        let floor = leak(Floor::new(1));
+        let fifo = leak(peers::ours(1, Admission::Fifo));
+        let barging = leak(peers::ours(1, Admission::Barging));
+        let tokio = leak(tokio::sync::Semaphore::new(1));
+        let maitake = leak(maitake_sync::Semaphore::new(1));
+        let alock = leak(async_lock::Semaphore::new(1));
+        let embassy = leak(EmbassyFair::new(1));
+        let cv = leak(CondvarSemaphore::new(1));
+        // Held for the rest of the process.
+        std::mem::forget((
+            floor.try_acquire(),
+            fifo.try_acquire(),
+            barging.try_acquire(),
+            tokio.try_acquire(),
+            maitake.try_acquire(1),
+            alock.try_acquire(),
+            embassy.try_acquire(1),
+            cv.try_acquire(),
+        ));
+        // What counting a rejection costs, on top of the floor.
+        let counted = leak(std::sync::atomic::AtomicUsize::new(0));
+        let n = MICRO_OPS;
+        run_all(
+            vec![
+                (
+                    "floor (bare atomic)",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(floor).try_acquire();
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    "floor + fetch_add counter",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(floor).try_acquire();
+                            if s.is_none() {
+                                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    "floor + load/store counter",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(floor).try_acquire();
+                            if s.is_none() {
+                                let c = counted.load(std::sync::atomic::Ordering::Relaxed);
+                                counted.store(c + 1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    FIFO,
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(fifo).try_acquire();
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    BARGING,
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(barging).try_acquire();
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "tokio",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(tokio).try_acquire();
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "maitake-sync",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(maitake).try_acquire(1);
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "async-lock",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(alock).try_acquire();
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    "embassy Fair",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(embassy).try_acquire(1);
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+                (
+                    "Mutex+Condvar",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = black_box(cv).try_acquire();
+                            black_box(s.is_some());
+                        })
+                    }),
+                ),
+            ],
+            MICRO_REPEATS,
+        )
+    };
+    table(
+        "e. rejection when full, fail fast (ns/op, lower is better)",
+        "ns/op",
+        &e,
+        &[FIFO],
+    );
+
+    // -- b. uncontended async acquire + release, polled once ----------------
+    let b = {
+        let fifo = leak(peers::ours(4, Admission::Fifo));
+        let barging = leak(peers::ours(4, Admission::Barging));
+        let tokio = leak(tokio::sync::Semaphore::new(4));
+        let maitake = leak(maitake_sync::Semaphore::new(4));
+        let alock = leak(async_lock::Semaphore::new(4));
+        let embassy = leak(EmbassyFair::new(4));
+        let n = MICRO_OPS;
+        run_all(
+            vec![
+                (
+                    FIFO,
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = poll_once(black_box(fifo).acquire());
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    BARGING,
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = poll_once(black_box(barging).acquire());
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "tokio",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = poll_once(black_box(tokio).acquire());
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "maitake-sync",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = poll_once(black_box(maitake).acquire(1));
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+                (
+                    "async-lock",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = poll_once(black_box(alock).acquire());
+                            black_box(&s);
+                        })
+                    }),
+                ),
+                (
+                    "embassy Fair",
+                    Box::new(move || {
+                        ns_per_op(n, || {
+                            let s = poll_once(black_box(embassy).acquire(1));
+                            black_box(s.is_ok());
+                        })
+                    }),
+                ),
+            ],
+            MICRO_REPEATS,
+        )
+    };
+    table(
+        "b. uncontended async acquire + release, polled once (ns/op, lower is better)",
+        "ns/op",
+        &b,
+        &[FIFO, BARGING],
+    );
+
+    // -- c. contended async: 2 workers, 64 tasks, 4 seats --------------------
+    let rt = peers::runtime(2);
+    let c = |hold: Hold| {
+        let fifo = Arc::new(peers::ours(4, Admission::Fifo));
+        let barging = Arc::new(peers::ours(4, Admission::Barging));
+        let tokio = Arc::new(tokio::sync::Semaphore::new(4));
+        let maitake = Arc::new(maitake_sync::Semaphore::new(4));
+        let alock = Arc::new(async_lock::Semaphore::new(4));
+        let embassy = Arc::new(EmbassyFair::new(4));
+        let rt = &rt;
+        fn one<S: peers::AsyncSem>(
+            rt: &tokio::runtime::Runtime,
+            s: &Arc<S>,
+            w: u32,
+            hold: Hold,
+            unconstrained: bool,
+        ) -> f64 {
+            peers::run_async(rt, s, 64, w, hold, WINDOW, unconstrained).mops()
+        }
+        let w = work_iters;
+        run_all(
+            vec![
+                (FIFO, Box::new(move || one(rt, &fifo, w, hold, false))),
+                (BARGING, Box::new(move || one(rt, &barging, w, hold, false))),
+                (
+                    "tokio",
+                    Box::new({
+                        let tokio = tokio.clone();
+                        move || one(rt, &tokio, w, hold, false)
+                    }),
+                ),
+                (
+                    "tokio (unconstrained; info only)",
+                    Box::new(move || one(rt, &tokio, w, hold, true)),
+                ),
+                (
+                    "maitake-sync",
+                    Box::new(move || one(rt, &maitake, w, hold, false)),
+                ),
+                (
+                    "async-lock",
+                    Box::new(move || one(rt, &alock, w, hold, false)),
+                ),
+                (
+                    "embassy Fair",
+                    Box::new(move || one(rt, &embassy, w, hold, false)),
+                ),
+            ],
+            CONTENDED_REPEATS,
+        )
+    };
+    let c1 = c(Hold::Plain);
+    table(
+        "c1. 2 workers, 64 tasks, 4 seats, work only while holding (Mops/s, higher is better)",
+        "Mops/s",
+        &c1,
+        &[FIFO, BARGING],
+    );
+    let c2 = c(Hold::Yield);
+    table(
+        "c2. same, one yield_now while holding (Mops/s, higher is better)",
+        "Mops/s",
+        &c2,
+        &[FIFO, BARGING],
+    );
+
+    // -- d. contended blocking: 8 threads, 2 seats ---------------------------
+    let d = {
+        fn one<S: peers::BlockingSem>(s: &Arc<S>, w: u32) -> f64 {
+            peers::run_blocking(s, 8, w, WINDOW).mops()
+        }
+        let floor = Arc::new(Floor::new(2));
+        let fifo = Arc::new(peers::ours(2, Admission::Fifo));
+        let barging = Arc::new(peers::ours(2, Admission::Barging));
+        let try_first = Arc::new(peers::TryFirst(peers::ours(2, Admission::Barging)));
+        let tokio = Arc::new(tokio::sync::Semaphore::new(2));
+        let maitake = Arc::new(maitake_sync::Semaphore::new(2));
+        let alock = Arc::new(async_lock::Semaphore::new(2));
+        let embassy = Arc::new(EmbassyFair::new(2));
+        let cv = Arc::new(CondvarSemaphore::new(2));
+        let w = work_iters;
+        run_all(
+            vec![
+                ("floor (spin + yield)", Box::new(move || one(&floor, w))),
+                (FIFO, Box::new(move || one(&fifo, w))),
+                (BARGING, Box::new(move || one(&barging, w))),
+                (TRY_FIRST, Box::new(move || one(&try_first, w))),
+                ("tokio (block_on per op)", Box::new(move || one(&tokio, w))),
+                (
+                    "maitake-sync (block_on per op)",
+                    Box::new(move || one(&maitake, w)),
+                ),
+                (
+                    "async-lock (acquire_blocking)",
+                    Box::new(move || one(&alock, w)),
+                ),
+                (
+                    "embassy Fair (block_on per op)",
+                    Box::new(move || one(&embassy, w)),
+                ),
+                ("Mutex+Condvar", Box::new(move || one(&cv, w))),
+            ],
+            CONTENDED_REPEATS,
+        )
+    };
+    table(
+        "d. 8 threads, 2 seats, blocking (Mops/s, higher is better)",
+        "Mops/s",
+        &d,
+        &[FIFO, BARGING],
+    );
+
+    // -- f. mixed: blocking threads and async tasks share one compartment ---
+    let f = {
+        let fifo = Arc::new(peers::ours(4, Admission::Fifo));
+        let barging = Arc::new(peers::ours(4, Admission::Barging));
+        let rt = &rt;
+        let w = work_iters;
+        let one = move |b: &Arc<Ours>| -> f64 {
+            let t: Throughput = peers::run_mixed(rt, b, 4, 32, w, WINDOW);
+            assert_eq!(b.state().active, 0, "every seat given back");
+            t.mops()
+        };
+        let (fc, bc) = (fifo.clone(), barging.clone());
+        run_all(
+            vec![
+                (FIFO, Box::new(move || one(&fc))),
+                (BARGING, Box::new(move || one(&bc))),
+            ],
+            3,
+        )
+    };
+    table(
+        "f. mixed: 4 blocking threads + 32 tasks on 2 workers, 4 seats (Mops/s; no peer can share one count)",
+        "Mops/s",
+        &f,
+        &[FIFO],
+    );
+
+    // -- sizes ---------------------------------------------------------------
+    let ours_c = peers::ours(1, Admission::Fifo);
+    let tokio_s = tokio::sync::Semaphore::new(1);
+    let maitake_s = maitake_sync::Semaphore::new(1);
+    let alock_s = async_lock::Semaphore::new(1);
+    let embassy_s = EmbassyFair::new(1);
+    let sizes = [
+        (
+            "ours (`Bulkhead<StdLock>` / `Seat` / `Acquire`)",
+            size_of::<Ours>(),
+            size_of::<bulkhead_core::Seat<'_, bulkhead_std::StdLock>>(),
+            size_of_val(&ours_c.acquire()),
+        ),
+        (
+            "tokio (`Semaphore` / `SemaphorePermit` / `Acquire`)",
+            size_of::<tokio::sync::Semaphore>(),
+            size_of::<tokio::sync::SemaphorePermit<'_>>(),
+            size_of_val(&tokio_s.acquire()),
+        ),
+        (
+            "maitake-sync",
+            size_of::<maitake_sync::Semaphore>(),
+            size_of::<maitake_sync::semaphore::Permit<'_>>(),
+            size_of_val(&maitake_s.acquire(1)),
+        ),
+        (
+            "async-lock",
+            size_of::<async_lock::Semaphore>(),
+            size_of::<async_lock::SemaphoreGuard<'_>>(),
+            size_of_val(&alock_s.acquire()),
+        ),
+        (
+            "embassy Fair (N = 64 waiters)",
+            size_of::<EmbassyFair>(),
+            size_of::<embassy_sync::semaphore::SemaphoreReleaser<'_, EmbassyFair>>(),
+            size_of_val(&embassy_s.acquire(1)),
+        ),
+    ];
+    println!("\n#### sizes (bytes)\n");
+    println!("| type | compartment | seat | acquire future |\n|---|---:|---:|---:|");
+    for (name, c, s, f) in sizes {
+        println!("| {name} | {c} | {s} | {f} |");
+    }
+    println!(
+        "\n`OwnedSeat<Arc<Bulkhead<StdLock>>>`: {} bytes; `AcquireTimeout` with a tokio `Sleep`: {} bytes.",
+        size_of::<bulkhead_core::OwnedSeat<Arc<Ours>>>(),
+        {
+            let _g = rt.enter();
+            size_of_val(&ours_c.acquire_timeout(
+                Duration::from_millis(1),
+                tokio::time::sleep(Duration::from_millis(1)),
+            ))
+        },
+    );
+
+    // -- targets (BENCH-TARGETS.md) -----------------------------------------
+    let best = |rows: &[(&'static str, f64)], names: &[&str], higher: bool| -> (String, f64) {
+        let mut it = names.iter().map(|n| (n.to_string(), find(rows, n)));
+        let first = it.next().expect("a peer");
+        it.fold(first, |acc, x| {
+            if (higher && x.1 > acc.1) || (!higher && x.1 < acc.1) {
+                x
+            } else {
+                acc
+            }
+        })
+    };
+    let peers_b = ["tokio", "maitake-sync", "async-lock", "embassy Fair"];
+    let (b_best, b_best_v) = best(&b, &peers_b, false);
+    let (c1_best, c1_best_v) = best(&c1, &peers_b, true);
+    let (d_fifo_peer, d_fifo_v) = best(
+        &d,
+        &["tokio (block_on per op)", "maitake-sync (block_on per op)"],
+        true,
+    );
+    let rows: Vec<(String, String, f64, bool)> = vec![
+        {
+            let r = find(&a, FIFO) / find(&a, "floor (bare atomic)");
+            ("a: ours ÷ floor".into(), "≤ 1.15×".into(), r, r <= 1.15)
+        },
+        {
+            let r = find(&b, FIFO) / b_best_v;
+            (
+                format!("b: ours ÷ best peer ({b_best})"),
+                "≤ 0.80×".into(),
+                r,
+                r <= 0.8,
+            )
+        },
+        {
+            let r = find(&c1, FIFO) / c1_best_v;
+            (
+                format!("c1: ours ÷ best peer ({c1_best})"),
+                "≥ 1.10×".into(),
+                r,
+                r >= 1.1,
+            )
+        },
+        {
+            let r = find(&c2, FIFO) / find(&c2, "tokio");
+            (
+                "c2: ours ÷ tokio".into(),
+                "≥ 1.10× (1.2× moonshot)".into(),
+                r,
+                r >= 1.1,
+            )
+        },
+        {
+            let r = find(&d, BARGING) / find(&d, "async-lock (acquire_blocking)");
+            (
+                "d: ours barging ÷ async-lock".into(),
+                "≥ 1.20×".into(),
+                r,
+                r >= 1.2,
+            )
+        },
+        {
+            let r = find(&d, FIFO) / d_fifo_v;
+            (
+                format!("d: ours FIFO ÷ {d_fifo_peer}"),
+                "≥ 3×".into(),
+                r,
+                r >= 3.0,
+            )
+        },
+        {
+            let r = find(&e, FIFO) / find(&e, "floor (bare atomic)");
+            ("e: ours ÷ floor".into(), "≤ 1.20×".into(), r, r <= 1.2)
+        },
+    ];
+    println!("\n#### targets (BENCH-TARGETS.md)\n");
+    println!("| target | wanted | measured | met |\n|---|---|---:|---|");
+    for (name, want, r, ok) in rows {
+        println!(
+            "| {name} | {want} | {r:.2}× | {} |",
+            if ok { "yes" } else { "**no**" }
+        );
+    }
+    let c = size_of::<Ours>();
+    let fut = size_of_val(&ours_c.acquire());
+    println!(
+        "| size: compartment / acquire future | ≤ 64 / ≤ 64 bytes | {c} / {fut} | {} |",
+        if c <= 64 && fut <= 64 {
+            "yes"
+        } else {
+            "**no**"
+        }
+    );
+    println!("\nran in {:.1} s", started.elapsed().as_secs_f64());
+}

@@ -1,0 +1,341 @@
+//! Zero heap allocations per acquire, wait and release, proven with a
+//! counting global allocator, on three paths: core's async path (polled by
+//! hand), the blocking path (`acquire_blocking`, parked and handed off) and
+//! the tokio path (core's `acquire` awaited in a tokio task). Each wait is
+//! real: the waiter is queued (`state().waiting == 1`) before the holder
+//! releases, and the seat reaches it by hand-off.
+//!
+//! Allocations are counted process-wide, so the releasing thread, the
+//! runtime's workers and the waker machinery are all included. That is why
+//! this file holds a single `#[test]`: no other test may run alongside.
+//! Every path is warmed up first (the std thread waker is made once per
+//! thread, tokio grows its queues once), then counted over several rounds.
+//!
+//! The same harness measures tokio's `Semaphore` and async-lock's per wait,
+//! for comparison; their figures are printed (`--nocapture`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+use std::thread;
+use std::time::Duration;
+
+use bulkhead_core::{Admission, Bulkhead, Config, OwnedSeat};
+use bulkhead_std::{BlockingAcquire, StdLock};
+
+/// Counts every allocation (and reallocation) in the process.
+struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees are passed through; the counter is a
+// relaxed atomic and neither allocates nor unwinds.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded as is; the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as above; `ptr` came from this allocator, i.e. `System`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs() -> usize {
+    ALLOCS.load(Ordering::SeqCst)
+}
+
+type Ours = Bulkhead<StdLock>;
+
+fn ours(admission: Admission) -> Ours {
+    Ours::from_config(Config::new("alloc", 1).admission(admission)).unwrap()
+}
+
+/// A waker that counts its wake-ups and owns nothing.
+static WAKES: AtomicUsize = AtomicUsize::new(0);
+static COUNTING_VTABLE: RawWakerVTable = RawWakerVTable::new(
+    |p| RawWaker::new(p, &COUNTING_VTABLE),
+    |_| {
+        WAKES.fetch_add(1, Ordering::SeqCst);
+    },
+    |_| {
+        WAKES.fetch_add(1, Ordering::SeqCst);
+    },
+    |_| {},
+);
+
+fn counting_waker() -> Waker {
+    // SAFETY: the vtable's functions ignore the data pointer, never free
+    // anything, and are thread-safe (one atomic increment).
+    unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &COUNTING_VTABLE)) }
+}
+
+const ROUNDS: usize = 20;
+
+/// Core's async path by hand: hold the only seat, poll a waiter (queued,
+/// Pending), release (hand-off wakes it), poll again (Ready), release.
+/// Returns allocations over `ROUNDS` waits.
+fn core_async(admission: Admission) -> usize {
+    let b = ours(admission);
+    let waker = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut total = 0;
+    for round in 0..=ROUNDS {
+        let wakes = WAKES.load(Ordering::SeqCst);
+        let before = allocs();
+        let holder = b.try_acquire().unwrap();
+        let mut waiter = pin!(b.acquire());
+        assert!(waiter.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(b.state().waiting, 1, "a real wait: the waiter is queued");
+        drop(holder);
+        assert_eq!(
+            WAKES.load(Ordering::SeqCst),
+            wakes + 1,
+            "woken by the release"
+        );
+        let Poll::Ready(Ok(seat)) = waiter.as_mut().poll(&mut cx) else {
+            panic!("handed off")
+        };
+        black_box(&seat);
+        drop(seat);
+        let after = allocs();
+        if round > 0 {
+            total += after - before;
+        }
+    }
+    assert_eq!(b.state().active, 0);
+    total
+}
+
+/// The blocking path: a waiter thread blocks in `acquire_blocking`, the
+/// test thread releases once it is queued. Counts both threads.
+fn blocking(admission: Admission) -> usize {
+    let b = Arc::new(ours(admission));
+    let go = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let waiter = {
+        let (b, go, done) = (b.clone(), go.clone(), done.clone());
+        thread::spawn(move || {
+            for round in 1..=ROUNDS + 1 {
+                while go.load(Ordering::SeqCst) < round {
+                    thread::yield_now();
+                }
+                let seat = b.acquire_blocking(Some(Duration::from_secs(30))).unwrap();
+                black_box(&seat);
+                drop(seat);
+                done.store(round, Ordering::SeqCst);
+            }
+        })
+    };
+    let mut total = 0;
+    for round in 1..=ROUNDS + 1 {
+        // Round 1 warms up: it makes the waiter thread's cached waker.
+        let holder = b.try_acquire().unwrap();
+        let before = allocs();
+        go.store(round, Ordering::SeqCst);
+        while b.state().waiting == 0 {
+            thread::yield_now();
+        }
+        // Let it park for real.
+        thread::sleep(Duration::from_micros(200));
+        drop(holder);
+        while done.load(Ordering::SeqCst) < round {
+            thread::yield_now();
+        }
+        let after = allocs();
+        if round > 1 {
+            total += after - before;
+        }
+    }
+    waiter.join().unwrap();
+    assert_eq!(b.state().active, 0);
+    total
+}
+
+/// The tokio path: core's `acquire` awaited in a task on a multi-thread
+/// runtime, queued behind a seat that another task releases. Counted
+/// inside the waiting task only: spawns and joins are outside the window.
+fn tokio_path(admission: Admission) -> usize {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let b = Arc::new(ours(admission));
+    rt.block_on(async {
+        let b2 = b.clone();
+        tokio::spawn(async move {
+            let mut total = 0;
+            for round in 0..=ROUNDS {
+                let holder = OwnedSeat::try_acquire(b2.clone()).unwrap();
+                let releaser = {
+                    let b3 = b2.clone();
+                    tokio::spawn(async move {
+                        while b3.state().waiting == 0 {
+                            tokio::task::yield_now().await;
+                        }
+                        drop(holder);
+                    })
+                };
+                let before = allocs();
+                let seat = b2.acquire().await.unwrap();
+                black_box(&seat);
+                drop(seat);
+                let after = allocs();
+                releaser.await.unwrap();
+                if round > 0 {
+                    total += after - before;
+                }
+            }
+            total
+        })
+        .await
+        .unwrap()
+    })
+}
+
+/// tokio's `Semaphore`, the same hand-rolled wait as `core_async`.
+fn tokio_semaphore_per_wait() -> usize {
+    let s = tokio::sync::Semaphore::new(1);
+    let waker = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut total = 0;
+    for round in 0..=ROUNDS {
+        let before = allocs();
+        let holder = s.try_acquire().unwrap();
+        let mut waiter = pin!(s.acquire());
+        assert!(waiter.as_mut().poll(&mut cx).is_pending());
+        drop(holder);
+        let Poll::Ready(Ok(permit)) = waiter.as_mut().poll(&mut cx) else {
+            panic!("handed off")
+        };
+        drop(permit);
+        let after = allocs();
+        if round > 0 {
+            total += after - before;
+        }
+    }
+    total
+}
+
+/// async-lock's `Semaphore`, the same hand-rolled wait.
+fn async_lock_per_async_wait() -> usize {
+    let s = async_lock::Semaphore::new(1);
+    let waker = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut total = 0;
+    for round in 0..=ROUNDS {
+        let before = allocs();
+        let holder = s.try_acquire().unwrap();
+        let mut waiter = pin!(s.acquire());
+        assert!(waiter.as_mut().poll(&mut cx).is_pending());
+        drop(holder);
+        let Poll::Ready(guard) = waiter.as_mut().poll(&mut cx) else {
+            panic!("woken and free")
+        };
+        drop(guard);
+        let after = allocs();
+        if round > 0 {
+            total += after - before;
+        }
+    }
+    total
+}
+
+/// async-lock's `acquire_blocking`, parked and woken like `blocking`.
+fn async_lock_per_blocking_wait() -> usize {
+    let s = Arc::new(async_lock::Semaphore::new(1));
+    let go = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let queued = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (s, go, done, queued) = (s.clone(), go.clone(), done.clone(), queued.clone());
+        thread::spawn(move || {
+            for round in 1..=ROUNDS + 1 {
+                while go.load(Ordering::SeqCst) < round {
+                    thread::yield_now();
+                }
+                queued.store(true, Ordering::SeqCst);
+                let guard = s.acquire_blocking();
+                drop(guard);
+                done.store(round, Ordering::SeqCst);
+            }
+        })
+    };
+    let mut total = 0;
+    for round in 1..=ROUNDS + 1 {
+        let holder = s.try_acquire().unwrap();
+        let before = allocs();
+        go.store(round, Ordering::SeqCst);
+        while !queued.swap(false, Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        // async-lock has no waiter count: give it time to park.
+        thread::sleep(Duration::from_millis(2));
+        drop(holder);
+        while done.load(Ordering::SeqCst) < round {
+            thread::yield_now();
+        }
+        let after = allocs();
+        if round > 1 {
+            total += after - before;
+        }
+    }
+    waiter.join().unwrap();
+    total
+}
+
+#[test]
+fn zero_allocations_per_acquire_wait_release() {
+    let per_wait = |total: usize| total as f64 / ROUNDS as f64;
+    let mut ours_total = 0;
+    for admission in [Admission::Fifo, Admission::Barging] {
+        let a = core_async(admission);
+        let b = blocking(admission);
+        let t = tokio_path(admission);
+        println!(
+            "ours {admission:?}: allocations per wait: core async {}, blocking {}, tokio {}",
+            per_wait(a),
+            per_wait(b),
+            per_wait(t)
+        );
+        assert_eq!(a, 0, "core's async path allocated ({admission:?})");
+        assert_eq!(b, 0, "the blocking path allocated ({admission:?})");
+        assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
+        ours_total += a + b + t;
+    }
+    assert_eq!(ours_total, 0);
+
+    let tokio = tokio_semaphore_per_wait();
+    let al_async = async_lock_per_async_wait();
+    let al_blocking = async_lock_per_blocking_wait();
+    println!(
+        "peers: allocations per wait: tokio Semaphore {}, async-lock async {}, async-lock acquire_blocking {}",
+        per_wait(tokio),
+        per_wait(al_async),
+        per_wait(al_blocking)
+    );
+    assert_eq!(tokio, 0, "tokio's semaphore is allocation-free too");
+    // The harness can see an allocation: async-lock boxes a listener per wait.
+    assert!(
+        al_async >= ROUNDS,
+        "the counter must see async-lock's listener"
+    );
+}
