@@ -108,14 +108,32 @@ pub trait BlockingAcquire<L: RawLock> {
 impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
     fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error> {
         let budget = match max_wait {
-            Some(budget) if !budget.is_zero() && event_loop().is_none() => budget,
+            Some(budget) if !budget.is_zero() => budget,
             _ => return self.try_acquire(),
         };
+        let mut acquire = pin!(self.acquire());
+        // First attempt: no clock, no event-loop probe and no waker clone,
+        // so a free seat costs core's fast path (one CAS). When it queues,
+        // the node waits with a no-op waker until the loop below registers
+        // this thread's; a seat handed over in between is seen as granted.
+        if let Poll::Ready(result) = acquire
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            return result;
+        }
+        if event_loop().is_some() {
+            // Waiting here could block the very loop that holds the seat:
+            // leave the line and give the immediate verdict instead.
+            if let Some(seat) = acquire.as_mut().abandon() {
+                return Ok(seat);
+            }
+            return self.try_acquire();
+        }
         // A budget too large to add to `now` is a wait with no deadline.
         let deadline = Instant::now().checked_add(budget);
         let waker = thread_waker();
         let mut cx = Context::from_waker(&waker);
-        let mut acquire = pin!(self.acquire());
         loop {
             if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
                 return result;
