@@ -3,3 +3,4 @@
 //! so that a test can run it with a shorter duration.
 
 pub mod simulation;
+pub mod svg;
