@@ -34,6 +34,14 @@ enum Phase {
 /// waiter. [`abandon`](Acquire::abandon) stops waiting but keeps a seat
 /// that was handed over.
 ///
+/// # Memory ordering
+///
+/// Everything the seat's previous holder did before giving it back
+/// happens-before everything done after this future resolves to `Ok`,
+/// whether the seat was free or handed over. An `Err` promises no
+/// ordering. The precise orderings are in
+/// [`Bulkhead`](Bulkhead#memory-ordering).
+///
 /// # Pinning
 ///
 /// It holds the intrusive list node, so it is `!Unpin` and must be pinned
@@ -222,7 +230,12 @@ impl<L: RawLock> fmt::Debug for Acquire<'_, L> {
 /// [`Bulkhead::acquire_timeout`].
 ///
 /// # Cancel safety
-/// As [`Acquire`].
+/// As [`Acquire`]: dropping it loses nothing. The timer is dropped with
+/// it.
+///
+/// # Memory ordering
+/// As [`Acquire`]: a seat obtained here is ordered after its previous
+/// holder's work, also when it was handed over as the timer fired.
 #[must_use = "futures do nothing unless polled"]
 pub struct AcquireTimeout<'a, L: RawLock, T> {
     acquire: Acquire<'a, L>,

@@ -226,6 +226,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// that seat to the next waiter. The future is `!Unpin`: it holds the
     /// intrusive list node, which it unlinks in `Drop`.
     ///
+    /// # Memory ordering
+    /// As for every seat; see [Memory ordering](Self#memory-ordering).
+    ///
     /// # Errors
     /// [`Error::Closed`], or [`Error::QueueFull`] when
     /// [`max_waiting`](Config::max_waiting) callers already wait.
@@ -260,6 +263,9 @@ impl<L: RawLock> Bulkhead<L> {
     ///
     /// # Cancel safety
     /// As [`acquire`](Self::acquire).
+    ///
+    /// # Memory ordering
+    /// As for every seat; see [Memory ordering](Self#memory-ordering).
     ///
     /// # Errors
     /// [`Error::Timeout`] (counted in [`State::timed_out`]), and those of

@@ -78,6 +78,13 @@ impl<L: RawLock> BulkheadExt for bulkhead_core::Bulkhead<L> {
 /// waiter. A seat handed over at the very moment the timer fires is
 /// returned to the caller rather than lost.
 ///
+/// # Memory ordering
+///
+/// As for every seat: everything the seat's previous holder did before
+/// giving it back (in a task or an interrupt handler) happens-before
+/// everything done after this future resolves to `Ok`. The precise
+/// orderings are in [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
+///
 /// # Errors
 ///
 /// [`Error::Full`] (zero budget), [`Error::Timeout`], [`Error::QueueFull`]
@@ -103,6 +110,9 @@ pub fn acquire_within<L: RawLock>(
 /// the time that was left when this function was called as its budget.
 ///
 /// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
 /// As [`acquire_within`].
 ///
 /// # Errors
@@ -165,6 +175,9 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// [`acquire_within`] and [`acquire_until`].
 ///
 /// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
 /// As [`acquire_within`].
 #[must_use = "futures do nothing unless polled"]
 pub struct AcquireWithin<'a, L: RawLock> {

@@ -7,3 +7,4 @@
 
 pub mod peers;
 pub mod simulation;
+pub mod svg;

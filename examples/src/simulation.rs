@@ -103,6 +103,9 @@ pub struct Tally {
     pub timed_out: usize,
     /// Arrival-to-completion latencies of every call, sorted.
     pub latencies: Vec<Duration>,
+    /// Every call as (arrival offset from the phase start, latency), in
+    /// completion order: the demo's `--svg` chart.
+    pub timeline: Vec<(Duration, Duration)>,
 }
 
 impl Tally {
@@ -185,7 +188,7 @@ pub fn run_phase(
                     let next = requests.lock().expect("queue lock").recv();
                     let Ok(request) = next else { return };
                     let outcome = serve(&s, compartments.as_deref(), &request, start, spike);
-                    record(&results, &request, outcome);
+                    record(&results, &request, outcome, start);
                     done.fetch_add(1, Ordering::Relaxed);
                 }
             })
@@ -277,7 +280,7 @@ fn serve(
     }
 }
 
-fn record(results: &Mutex<PhaseResult>, r: &Request, outcome: Outcome) {
+fn record(results: &Mutex<PhaseResult>, r: &Request, outcome: Outcome, start: Instant) {
     let latency = r.arrived.elapsed();
     let mut results = results.lock().expect("results lock");
     let tally = match r.dependency {
@@ -286,6 +289,9 @@ fn record(results: &Mutex<PhaseResult>, r: &Request, outcome: Outcome) {
     };
     tally.calls += 1;
     tally.latencies.push(latency);
+    tally
+        .timeline
+        .push((r.arrived.duration_since(start), latency));
     match outcome {
         Outcome::Admitted => tally.admitted += 1,
         Outcome::Rejected => tally.rejected += 1,

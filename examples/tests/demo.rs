@@ -42,3 +42,17 @@ fn bulkheads_keep_the_cache_fast_during_the_database_spike() {
         s.database_budget
     );
 }
+
+/// The `--svg` chart is a well-formed document with one dot per cache call.
+#[test]
+fn svg_chart_has_a_dot_per_cache_call() {
+    let s = Scenario::demo().shortened(20);
+    let (without, with) = (
+        run_phase(&s, false, |_, _| {}),
+        run_phase(&s, true, |_, _| {}),
+    );
+    let svg = bulkhead_examples::svg::latency_chart(&without, &with, &s);
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    let dots = svg.matches("<circle ").count();
+    assert_eq!(dots, without.cache.calls + with.cache.calls);
+}

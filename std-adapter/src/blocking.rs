@@ -38,6 +38,20 @@ pub trait BlockingAcquire<L: RawLock> {
     /// bulkhead-tokio's `acquire_within`), or from a `spawn_blocking`
     /// thread.
     ///
+    /// # Cancel safety
+    /// Not applicable: the call blocks until it has a verdict and cannot be
+    /// cancelled from outside; bound it with `max_wait`. The wait lives in
+    /// this call's stack frame, so if the thread unwinds it leaves the line
+    /// (a seat handed to it at that moment goes to the next waiter), and
+    /// the returned [`Seat`] gives its seat back when dropped, also while a
+    /// panic unwinds.
+    ///
+    /// # Memory ordering
+    /// As for every seat: everything the seat's previous holder did before
+    /// giving it back (on any thread or task) happens-before everything this
+    /// thread does after the call returns `Ok`. The precise orderings are
+    /// in [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
+    ///
     /// # Errors
     /// [`Error::Full`] (fail fast), [`Error::Timeout`], [`Error::QueueFull`]
     /// or [`Error::Closed`].

@@ -53,7 +53,15 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// kept, never lost.
     ///
     /// # Cancel safety
-    /// Dropping the future at any point loses nothing.
+    /// Dropping the future at any point loses nothing: a waiting task
+    /// leaves the line, and a seat already handed to it goes to the next
+    /// waiter. The timer is dropped with it.
+    ///
+    /// # Memory ordering
+    /// As for every seat: everything the seat's previous holder did before
+    /// giving it back happens-before everything done after this future
+    /// resolves to `Ok`. The precise orderings are in
+    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     ///
     /// # Errors
     /// [`Error::Full`] (no budget), [`Error::Timeout`],
@@ -83,6 +91,16 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// untouched inside `Ok`; if `work` panics, the seat is given back as
     /// the panic unwinds.
     ///
+    /// # Cancel safety
+    /// Dropping the future loses no seat: before admission it leaves the
+    /// line; after admission `work` is dropped unfinished and the seat is
+    /// given back.
+    ///
+    /// # Memory ordering
+    /// `work` is first polled holding a seat, so the seat's previous
+    /// holder's work happens-before it (see
+    /// [`acquire_with_timer`](Self::acquire_with_timer)).
+    ///
     /// # Errors
     /// [`Error::Full`] or [`Error::Closed`]; `work` has then not been
     /// polled.
@@ -103,6 +121,16 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// [`acquire_with_timer`](Self::acquire_with_timer). The budget bounds
     /// only the wait, not `work`: compose with the runtime's own timeout
     /// (inside the bulkhead) to bound the work.
+    ///
+    /// # Cancel safety
+    /// Dropping the future loses no seat: before admission it leaves the
+    /// line; after admission `work` is dropped unfinished and the seat is
+    /// given back.
+    ///
+    /// # Memory ordering
+    /// `work` is first polled holding a seat, so the seat's previous
+    /// holder's work happens-before it (see
+    /// [`acquire_with_timer`](Self::acquire_with_timer)).
     ///
     /// # Errors
     /// As [`acquire_with_timer`](Self::acquire_with_timer).
@@ -129,6 +157,10 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// As [`run_with_timer`](Self::run_with_timer), but runs `fallback`
     /// with the rejection when the compartment is full, its queue is full
     /// or the wait timed out. Never masks [`Error::Closed`].
+    ///
+    /// # Cancel safety
+    /// As [`run_with_timer`](Self::run_with_timer); a fallback runs
+    /// synchronously, so it is never cut short.
     ///
     /// # Errors
     /// [`Error::Closed`] only.
@@ -163,7 +195,11 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// `smol` feature and [`acquire_smol`](Self::acquire_smol) in new code.
     ///
     /// # Cancel safety
-    /// Dropping the future at any point loses nothing.
+    /// As [`acquire_with_timer`](Self::acquire_with_timer): dropping the
+    /// future at any point loses nothing.
+    ///
+    /// # Memory ordering
+    /// As [`acquire_with_timer`](Self::acquire_with_timer).
     ///
     /// # Errors
     /// As [`acquire_with_timer`](Self::acquire_with_timer).
@@ -194,7 +230,11 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// running.
     ///
     /// # Cancel safety
-    /// Dropping the future at any point loses nothing.
+    /// As [`acquire_with_timer`](Self::acquire_with_timer): dropping the
+    /// future at any point loses nothing.
+    ///
+    /// # Memory ordering
+    /// As [`acquire_with_timer`](Self::acquire_with_timer).
     ///
     /// # Errors
     /// As [`acquire_with_timer`](Self::acquire_with_timer).

@@ -38,6 +38,12 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// had already been handed over goes to the next waiter. No seat is ever
     /// lost.
     ///
+    /// # Memory ordering
+    /// As for every seat: everything the seat's previous holder did before
+    /// giving it back happens-before everything done after this future
+    /// resolves to `Ok`. The precise orderings are in
+    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
+    ///
     /// # Panics
     /// When polled with a budget outside a tokio runtime with the time
     /// driver enabled, as any [`tokio::time::sleep`]. Making the future
@@ -76,6 +82,10 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// # Cancel safety
     /// As [`acquire_within`](Self::acquire_within). The future is `Send`
     /// and `'static`, and allocates nothing.
+    ///
+    /// # Memory ordering
+    /// As [`acquire_within`](Self::acquire_within), also when the seat is
+    /// then moved into another task or thread.
     ///
     /// # Errors
     /// As [`acquire_within`](Self::acquire_within).
@@ -195,6 +205,12 @@ pin_project! {
     /// # Cancel safety
     /// Dropping it at any point loses nothing: a queued waiter leaves the
     /// line, and a seat already handed to it goes to the next waiter.
+    ///
+    /// # Memory ordering
+    /// As for every seat: everything the seat's previous holder did before
+    /// giving it back happens-before everything done after this future
+    /// resolves to `Ok`. The precise orderings are in
+    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     ///
     /// # Examples
     /// ```

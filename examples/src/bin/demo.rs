@@ -4,13 +4,24 @@
 //! compartment per dependency (database calls are turned away quickly and
 //! cache latency stays flat).
 //!
-//! Run it with `cargo run -p bulkhead-examples --bin demo`.
+//! Run it with `cargo run -p bulkhead-examples --bin demo`; add
+//! `-- --svg latency.svg` to also write a chart of cache latency over time
+//! in both phases.
 
 use std::io::{IsTerminal, Write};
 
 use bulkhead_examples::simulation::{PhaseResult, Scenario, Tally, conclusion, ms, run_phase};
 
 fn main() {
+    let mut args = std::env::args().skip(1);
+    let svg_path = match (args.next().as_deref(), args.next(), args.next()) {
+        (None, ..) => None,
+        (Some("--svg"), Some(path), None) => Some(path),
+        _ => {
+            eprintln!("usage: demo [--svg PATH]");
+            std::process::exit(2);
+        }
+    };
     let s = Scenario::demo();
     println!(
         "bulkhead demo: {} workers serve a request every {:?}; 1 in {} goes to a `database` whose calls take {:?},",
@@ -44,6 +55,16 @@ fn main() {
         row(name, "bulkheads", b);
     }
     println!("\n{}", conclusion(&without, &with, &s));
+    if let Some(path) = svg_path {
+        let chart = bulkhead_examples::svg::latency_chart(&without, &with, &s);
+        match std::fs::write(&path, chart) {
+            Ok(()) => println!("wrote a chart of cache latency over time to {path}"),
+            Err(e) => {
+                eprintln!("could not write {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
 }
 
 /// Runs a phase with a live progress line (redrawn in place on a terminal,

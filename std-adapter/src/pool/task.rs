@@ -129,6 +129,19 @@ impl<T> Drop for Completer<T> {
 /// can no longer run. A panic inside the task is resumed, unchanged, in the
 /// thread or task that joins.
 ///
+/// # Cancel safety
+/// Dropping the handle, or a `.await` on it, never cancels the task: the
+/// task keeps its place, runs, gives its seat back when it finishes, and
+/// its value is dropped.
+///
+/// # Memory ordering
+/// Everything the task did happens-before [`join`](Self::join) or the
+/// `.await` returns its value (the value passes through a mutex). The
+/// task's seat is ordered as every seat (see
+/// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering)). A
+/// [`PoolError::Timeout`] promises nothing about the task, which may still
+/// be running.
+///
 /// ```
 /// use bulkhead_std::{PoolConfig, ThreadPoolBulkhead};
 ///

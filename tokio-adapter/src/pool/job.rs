@@ -27,6 +27,14 @@ pin_project! {
     /// skips it and its seat is freed. Dropping it later lets the closure run
     /// to completion (a thread cannot be interrupted) and drops its value.
     ///
+    /// # Memory ordering
+    /// Everything the closure did happens-before this future resolves to
+    /// its value (the value travels through a channel). The job's seat is
+    /// ordered as every seat (see [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering)):
+    /// the work of the job that held it before happens-before this job's
+    /// closure. A [`RunError::TimedOut`](crate::RunError::TimedOut) promises
+    /// nothing about the closure, which may still be running.
+    ///
     /// # Testing with a paused clock
     /// tokio's paused clock (`start_paused`, `time::pause`) jumps to the
     /// next timer whenever the runtime is idle, and a runtime awaiting a pool

@@ -25,6 +25,12 @@ pin_project! {
     /// # Cancel safety
     /// Dropping it gives its seat back, or leaves the line if it still
     /// waited for one; the inner future, if any, is dropped with it.
+    ///
+    /// # Memory ordering
+    /// The inner service's future runs while holding a seat: everything the
+    /// seat's previous holder did before giving it back happens-before the
+    /// inner call. The precise orderings are in
+    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     #[must_use = "futures do nothing unless polled"]
     pub struct ResponseFuture<F, L: RawLock = StdLock> {
         #[pin]

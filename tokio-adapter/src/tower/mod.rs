@@ -135,6 +135,10 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 /// Dropping the response future at any point gives back its seat, or
 /// leaves the line if it was still waiting for one.
 ///
+/// # Memory ordering
+/// As for every seat (see [`ResponseFuture`](future::ResponseFuture)):
+/// the previous holder's work happens-before the inner call.
+///
 /// # Allocation
 ///
 /// Fail-fast admission allocates nothing. A service with a `max_wait`
