@@ -62,6 +62,28 @@ pub enum Registered {
 }
 
 impl Registered {
+    /// The semaphore compartment, or [`RegistryError::WrongKind`].
+    fn semaphore(self) -> Result<Arc<Bulkhead>, RegistryError> {
+        match self {
+            Registered::Semaphore(b) => Ok(b),
+            Registered::Pool(p) => Err(RegistryError::WrongKind {
+                name: p.name(),
+                is_pool: true,
+            }),
+        }
+    }
+
+    /// The thread-pool compartment, or [`RegistryError::WrongKind`].
+    fn pool(self) -> Result<Arc<RegisteredPool>, RegistryError> {
+        match self {
+            Registered::Pool(p) => Ok(p),
+            Registered::Semaphore(b) => Err(RegistryError::WrongKind {
+                name: b.name(),
+                is_pool: false,
+            }),
+        }
+    }
+
     /// Its snapshot.
     pub fn snapshot(&self) -> Snapshot {
         match self {
@@ -272,13 +294,7 @@ impl Registry {
     /// [`RegistryError::NotFound`] (listing the registered names), or
     /// [`RegistryError::WrongKind`] for a thread pool.
     pub fn get(&self, name: &str) -> Result<Arc<Bulkhead>, RegistryError> {
-        match self.lookup(name)?.0 {
-            Registered::Semaphore(b) => Ok(b),
-            Registered::Pool(p) => Err(RegistryError::WrongKind {
-                name: p.name(),
-                is_pool: true,
-            }),
-        }
+        self.lookup(name)?.0.semaphore()
     }
 
     /// The thread-pool compartment registered as `name`.
@@ -287,13 +303,7 @@ impl Registry {
     /// [`RegistryError::NotFound`], or [`RegistryError::WrongKind`] for a
     /// semaphore.
     pub fn get_pool(&self, name: &str) -> Result<Arc<RegisteredPool>, RegistryError> {
-        match self.lookup(name)?.0 {
-            Registered::Pool(p) => Ok(p),
-            Registered::Semaphore(b) => Err(RegistryError::WrongKind {
-                name: b.name(),
-                is_pool: false,
-            }),
-        }
+        self.lookup(name)?.0.pool()
     }
 
     /// The compartment `name`, created from `config` (overlaid with the
@@ -322,27 +332,38 @@ impl Registry {
         name: &str,
         config: DomainConfig,
     ) -> Result<Arc<Bulkhead>, RegistryError> {
-        match self.get(name) {
+        self.get_or_insert(name, config, Registered::semaphore, |name, config| {
+            let bulkhead = Arc::new(semaphore(name, config)?);
+            Ok(Registered::Semaphore(bulkhead))
+        })
+    }
+
+    /// The shared body of `get_or_create` and `get_or_create_pool`: look
+    /// up, or create under the write lock so that concurrent callers for
+    /// one name create exactly one compartment. `kind` picks the wanted
+    /// kind out of an entry (or refuses the other kind).
+    fn get_or_insert<T>(
+        &self,
+        name: &str,
+        config: DomainConfig,
+        kind: fn(Registered) -> Result<T, RegistryError>,
+        make: impl FnOnce(&'static str, &DomainConfig) -> Result<Registered, RegistryError>,
+    ) -> Result<T, RegistryError> {
+        match self.lookup(name) {
             Err(RegistryError::NotFound { .. }) => {}
-            found => return found,
+            found => return found.and_then(|(registered, _)| kind(registered)),
         }
         let name = names::intern(name)?;
         let config = self.resolve(name, config)?;
         let mut map = self.write();
         if let Some(entry) = map.get(name) {
-            return match &entry.compartment {
-                Registered::Semaphore(b) => Ok(b.clone()),
-                Registered::Pool(_) => Err(RegistryError::WrongKind {
-                    name,
-                    is_pool: true,
-                }),
-            };
+            return kind(entry.compartment.clone());
         }
         self.make_room(&mut map, name)?;
-        let bulkhead = Arc::new(semaphore(name, &config)?);
-        let entry = self.entry(Registered::Semaphore(bulkhead.clone()), config, false);
+        let registered = make(name, &config)?;
+        let entry = self.entry(registered.clone(), config, false);
         map.insert(name, entry);
-        Ok(bulkhead)
+        kind(registered)
     }
 
     /// As [`get_or_create`](Self::get_or_create) with the registry's
@@ -367,27 +388,11 @@ impl Registry {
         name: &str,
         config: DomainConfig,
     ) -> Result<Arc<RegisteredPool>, RegistryError> {
-        match self.get_pool(name) {
-            Err(RegistryError::NotFound { .. }) => {}
-            found => return found,
-        }
-        let name = names::intern(name)?;
-        let config = self.resolve(name, config)?;
-        let mut map = self.write();
-        if let Some(entry) = map.get(name) {
-            return match &entry.compartment {
-                Registered::Pool(p) => Ok(p.clone()),
-                Registered::Semaphore(_) => Err(RegistryError::WrongKind {
-                    name,
-                    is_pool: false,
-                }),
-            };
-        }
-        self.make_room(&mut map, name)?;
-        let pool = Arc::new(RegisteredPool::new(pool_config(name, &config))?);
-        let entry = self.entry(Registered::Pool(pool.clone()), config, false);
-        map.insert(name, entry);
-        Ok(pool)
+        self.get_or_insert(name, config, Registered::pool, |name, config| {
+            Ok(Registered::Pool(Arc::new(RegisteredPool::new(
+                pool_config(name, config),
+            )?)))
+        })
     }
 
     /// Registers `bulkhead` under its name, replacing any compartment of
