@@ -136,3 +136,69 @@ pub fn assert_quiescent(b: &LoomBulkhead) {
         assert!(b.try_acquire().is_ok(), "a free seat was refused: {s:?}");
     }
 }
+
+/// Polls an `acquire()` once and drops it: a waiter cancelled at whatever
+/// point it had reached (queued, handed a seat, or finished).
+pub fn poll_once_then_drop(b: &LoomBulkhead) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut fut = pin!(b.acquire());
+    if let Poll::Ready(result) = fut.as_mut().poll(&mut cx) {
+        drop(result.unwrap());
+    }
+}
+
+/// A waiter that queues and gives up through its wait budget.
+pub fn time_out_early(b: &LoomBulkhead) {
+    let _ = acquire_then_time_out(b);
+}
+
+/// The shape several models share. The main thread holds the only seat;
+/// one thread leaves the line early (`leave`: cancels or times out);
+/// another waits (`wait`) and gives its seat back; the main thread releases.
+/// Whatever the interleaving, the waiter must get a seat (a lost wake-up
+/// is a loom deadlock) and the compartment must end quiescent.
+pub fn leaver_and_waiter(
+    b: Arc<LoomBulkhead>,
+    leave: fn(&LoomBulkhead),
+    wait: for<'a> fn(&'a LoomBulkhead) -> Result<Seat<'a, LoomLock>, Error>,
+) {
+    let seat = b.try_acquire().unwrap();
+    let leaver = {
+        let b = b.clone();
+        loom::thread::spawn(move || leave(&b))
+    };
+    let waiter = {
+        let b = b.clone();
+        loom::thread::spawn(move || drop(wait(&b).unwrap()))
+    };
+    drop(seat);
+    leaver.join().unwrap();
+    waiter.join().unwrap();
+    assert_quiescent(&b);
+}
+
+/// Two seats are released in quick succession while two waiters (one
+/// async, one blocking) wait: both must wake (REFERENCE §3 item 4).
+pub fn two_quick_releases(b: Arc<LoomBulkhead>) {
+    let s1 = b.try_acquire().unwrap();
+    let s2 = b.try_acquire().unwrap();
+    let waiters: Vec<_> = (0..2)
+        .map(|i| {
+            let b = b.clone();
+            loom::thread::spawn(move || {
+                let seat = if i == 0 {
+                    acquire_async(&b)
+                } else {
+                    acquire_blocking(&b)
+                };
+                drop(seat.unwrap());
+            })
+        })
+        .collect();
+    drop(s1);
+    drop(s2);
+    for w in waiters {
+        w.join().unwrap();
+    }
+    assert_quiescent(&b);
+}

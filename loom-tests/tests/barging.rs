@@ -1,39 +1,16 @@
 //! Barging admission: owed wake-ups instead of reserved seats.
 #![cfg(bulkhead_loom)]
 
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
-use bulkhead_loom_tests::{Inside, acquire_async, acquire_blocking, assert_quiescent, barging};
+use bulkhead_loom_tests::{
+    Inside, acquire_async, acquire_blocking, assert_quiescent, barging, leaver_and_waiter,
+    poll_once_then_drop, two_quick_releases,
+};
 use loom::thread;
 
 /// Two quick releases with two waiters: both wake (REFERENCE §3 item 4).
 #[test]
 fn barging_two_quick_releases_wake_two_waiters() {
-    loom::model(|| {
-        let b = barging(2);
-        let s1 = b.try_acquire().unwrap();
-        let s2 = b.try_acquire().unwrap();
-        let waiters: Vec<_> = (0..2)
-            .map(|i| {
-                let b = b.clone();
-                thread::spawn(move || {
-                    let seat = if i == 0 {
-                        acquire_async(&b)
-                    } else {
-                        acquire_blocking(&b)
-                    };
-                    drop(seat.unwrap());
-                })
-            })
-            .collect();
-        drop(s1);
-        drop(s2);
-        for w in waiters {
-            w.join().unwrap();
-        }
-        assert_quiescent(&b);
-    });
+    loom::model(|| two_quick_releases(barging(2)));
 }
 
 /// A barger takes the freed seat; the woken waiter must not be stranded
@@ -66,26 +43,5 @@ fn barging_arrival_does_not_strand_the_waiter() {
 /// A notified waiter that is dropped passes its wake-up on.
 #[test]
 fn barging_dropped_notified_waiter_passes_on() {
-    loom::model(|| {
-        let b = barging(1);
-        let seat = b.try_acquire().unwrap();
-        let canceller = {
-            let b = b.clone();
-            thread::spawn(move || {
-                let mut cx = Context::from_waker(Waker::noop());
-                let mut fut = pin!(b.acquire());
-                if let Poll::Ready(r) = fut.as_mut().poll(&mut cx) {
-                    drop(r.unwrap());
-                }
-            })
-        };
-        let waiter = {
-            let b = b.clone();
-            thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
-        };
-        drop(seat);
-        canceller.join().unwrap();
-        waiter.join().unwrap();
-        assert_quiescent(&b);
-    });
+    loom::model(|| leaver_and_waiter(barging(1), poll_once_then_drop, acquire_blocking));
 }

@@ -1,39 +1,17 @@
 //! Cancellation and timeouts racing hand-offs.
 #![cfg(bulkhead_loom)]
 
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
-
-use bulkhead_loom_tests::{acquire_async, acquire_then_time_out, assert_quiescent, barging, fifo};
+use bulkhead_loom_tests::{
+    acquire_async, acquire_then_time_out, assert_quiescent, barging, fifo, leaver_and_waiter,
+    poll_once_then_drop, time_out_early,
+};
 use loom::thread;
 
 /// The head waiter is cancelled while another waits behind it; the one
 /// behind must still get the seat (REFERENCE §3 item 1).
 #[test]
 fn head_cancelled_while_others_wait() {
-    loom::model(|| {
-        let b = fifo(1);
-        let seat = b.try_acquire().unwrap();
-        let canceller = {
-            let b = b.clone();
-            thread::spawn(move || {
-                let mut cx = Context::from_waker(Waker::noop());
-                let mut fut = pin!(b.acquire());
-                if let Poll::Ready(r) = fut.as_mut().poll(&mut cx) {
-                    drop(r.unwrap());
-                }
-                // dropped here: linked, granted, or finished
-            })
-        };
-        let waiter = {
-            let b = b.clone();
-            thread::spawn(move || drop(acquire_async(&b).unwrap()))
-        };
-        drop(seat);
-        canceller.join().unwrap();
-        waiter.join().unwrap();
-        assert_quiescent(&b);
-    });
+    loom::model(|| leaver_and_waiter(fifo(1), poll_once_then_drop, acquire_async));
 }
 
 /// A timeout races a hand-off: the seat is either taken by the timing-out
@@ -64,46 +42,12 @@ fn timeout_racing_a_hand_off() {
 /// timing-out waiter and then returned must reach the second one.
 #[test]
 fn timeout_racing_a_hand_off_with_a_waiter_behind() {
-    loom::model(|| {
-        let b = fifo(1);
-        let seat = b.try_acquire().unwrap();
-        let t = {
-            let b = b.clone();
-            thread::spawn(move || {
-                let _ = acquire_then_time_out(&b);
-            })
-        };
-        let waiter = {
-            let b = b.clone();
-            thread::spawn(move || drop(acquire_async(&b).unwrap()))
-        };
-        drop(seat);
-        t.join().unwrap();
-        waiter.join().unwrap();
-        assert_quiescent(&b);
-    });
+    loom::model(|| leaver_and_waiter(fifo(1), time_out_early, acquire_async));
 }
 
 /// Barging: a woken waiter that times out passes its wake-up on
 /// (REFERENCE §3 item 1, embassy #6964).
 #[test]
 fn barging_timeout_passes_the_wake_up_on() {
-    loom::model(|| {
-        let b = barging(1);
-        let seat = b.try_acquire().unwrap();
-        let t = {
-            let b = b.clone();
-            thread::spawn(move || {
-                let _ = acquire_then_time_out(&b);
-            })
-        };
-        let waiter = {
-            let b = b.clone();
-            thread::spawn(move || drop(acquire_async(&b).unwrap()))
-        };
-        drop(seat);
-        t.join().unwrap();
-        waiter.join().unwrap();
-        assert_quiescent(&b);
-    });
+    loom::model(|| leaver_and_waiter(barging(1), time_out_early, acquire_async));
 }

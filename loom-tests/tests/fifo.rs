@@ -2,7 +2,9 @@
 #![cfg(bulkhead_loom)]
 
 use bulkhead_core::OwnedSeat;
-use bulkhead_loom_tests::{Inside, acquire_async, acquire_blocking, assert_quiescent, fifo};
+use bulkhead_loom_tests::{
+    Inside, acquire_async, acquire_blocking, assert_quiescent, fifo, two_quick_releases,
+};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -44,30 +46,7 @@ fn blocking_and_async_waiters_share_one_seat() {
 /// (REFERENCE §3 item 4, async-lock #18).
 #[test]
 fn two_quick_releases_wake_two_waiters() {
-    loom::model(|| {
-        let b = fifo(2);
-        let s1 = b.try_acquire().unwrap();
-        let s2 = b.try_acquire().unwrap();
-        let waiters: Vec<_> = (0..2)
-            .map(|i| {
-                let b = b.clone();
-                thread::spawn(move || {
-                    let seat = if i == 0 {
-                        acquire_async(&b)
-                    } else {
-                        acquire_blocking(&b)
-                    };
-                    drop(seat.unwrap());
-                })
-            })
-            .collect();
-        drop(s1);
-        drop(s2);
-        for w in waiters {
-            w.join().unwrap();
-        }
-        assert_quiescent(&b);
-    });
+    loom::model(|| two_quick_releases(fifo(2)));
 }
 
 /// A release lands while another thread holds the list lock (here: a
