@@ -158,6 +158,114 @@ fn cg_tokio(t: &tokio::sync::Semaphore, n: u32) {
     }
 }
 
+/// Every contender's semaphore with `seats` seats, leaked for the run.
+struct TrySet {
+    floor: &'static Floor,
+    fifo: &'static peers::Ours,
+    barging: &'static peers::Ours,
+    tokio: &'static tokio::sync::Semaphore,
+    maitake: &'static maitake_sync::Semaphore,
+    alock: &'static async_lock::Semaphore,
+    embassy: &'static EmbassyFair,
+    cv: &'static CondvarSemaphore,
+}
+
+impl TrySet {
+    fn new(seats: usize) -> Self {
+        Self {
+            floor: leak(Floor::new(seats)),
+            fifo: leak(peers::ours(seats, Admission::Fifo)),
+            barging: leak(peers::ours(seats, Admission::Barging)),
+            tokio: leak(tokio::sync::Semaphore::new(seats)),
+            maitake: leak(maitake_sync::Semaphore::new(seats)),
+            alock: leak(async_lock::Semaphore::new(seats)),
+            embassy: leak(EmbassyFair::new(seats)),
+            cv: leak(CondvarSemaphore::new(seats)),
+        }
+    }
+
+    /// One `try_acquire` + drop per operation, for every contender: groups
+    /// a (seats free) and e (every seat held) share this loop.
+    fn benches(&self, n: u64) -> Vec<Bench<'static>> {
+        let Self {
+            floor,
+            fifo,
+            barging,
+            tokio,
+            maitake,
+            alock,
+            embassy,
+            cv,
+        } = *self;
+        vec![
+            (
+                "floor (bare atomic)",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(floor).try_acquire().is_some());
+                    })
+                }),
+            ),
+            (
+                FIFO,
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(fifo).try_acquire().is_ok());
+                    })
+                }),
+            ),
+            (
+                BARGING,
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(barging).try_acquire().is_ok());
+                    })
+                }),
+            ),
+            (
+                "tokio",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(tokio).try_acquire().is_ok());
+                    })
+                }),
+            ),
+            (
+                "maitake-sync",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(maitake).try_acquire(1).is_ok());
+                    })
+                }),
+            ),
+            (
+                "async-lock",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(alock).try_acquire().is_some());
+                    })
+                }),
+            ),
+            (
+                "embassy Fair",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(embassy).try_acquire(1).is_some());
+                    })
+                }),
+            ),
+            (
+                "Mutex+Condvar",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(cv).try_acquire().is_some());
+                    })
+                }),
+            ),
+        ]
+    }
+}
+
 fn main() {
     let started = Instant::now();
     if std::env::args().nth(1).as_deref() == Some("callgrind") {
@@ -186,94 +294,7 @@ fn main() {
     );
 
     // -- a. uncontended try_acquire + release ------------------------------
-    let a = {
-        let floor = leak(Floor::new(4));
-        let fifo = leak(peers::ours(4, Admission::Fifo));
-        let barging = leak(peers::ours(4, Admission::Barging));
-        let tokio = leak(tokio::sync::Semaphore::new(4));
-        let maitake = leak(maitake_sync::Semaphore::new(4));
-        let alock = leak(async_lock::Semaphore::new(4));
-        let embassy = leak(EmbassyFair::new(4));
-        let cv = leak(CondvarSemaphore::new(4));
-        let n = MICRO_OPS;
-        run_all(
-            vec![
-                (
-                    "floor (bare atomic)",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(floor).try_acquire();
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    FIFO,
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(fifo).try_acquire();
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    BARGING,
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(barging).try_acquire();
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    "tokio",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(tokio).try_acquire();
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    "maitake-sync",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(maitake).try_acquire(1);
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    "async-lock",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(alock).try_acquire();
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    "embassy Fair",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(embassy).try_acquire(1);
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    "Mutex+Condvar",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(cv).try_acquire();
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-            ],
-            MICRO_REPEATS,
-        )
-    };
+    let a = run_all(TrySet::new(4).benches(MICRO_OPS), MICRO_REPEATS);
     table(
         "a. uncontended try_acquire + release (ns/op, lower is better)",
         "ns/op",
@@ -283,130 +304,51 @@ fn main() {
 
     // -- e. rejection when full ---------------------------------------------
     let e = {
-        let floor = leak(Floor::new(1));
-        let fifo = leak(peers::ours(1, Admission::Fifo));
-        let barging = leak(peers::ours(1, Admission::Barging));
-        let tokio = leak(tokio::sync::Semaphore::new(1));
-        let maitake = leak(maitake_sync::Semaphore::new(1));
-        let alock = leak(async_lock::Semaphore::new(1));
-        let embassy = leak(EmbassyFair::new(1));
-        let cv = leak(CondvarSemaphore::new(1));
+        let set = TrySet::new(1);
         // Held for the rest of the process.
         std::mem::forget((
-            floor.try_acquire(),
-            fifo.try_acquire(),
-            barging.try_acquire(),
-            tokio.try_acquire(),
-            maitake.try_acquire(1),
-            alock.try_acquire(),
-            embassy.try_acquire(1),
-            cv.try_acquire(),
+            set.floor.try_acquire(),
+            set.fifo.try_acquire(),
+            set.barging.try_acquire(),
+            set.tokio.try_acquire(),
+            set.maitake.try_acquire(1),
+            set.alock.try_acquire(),
+            set.embassy.try_acquire(1),
+            set.cv.try_acquire(),
         ));
         // What counting a rejection costs, on top of the floor.
         let counted = leak(std::sync::atomic::AtomicUsize::new(0));
-        let n = MICRO_OPS;
-        run_all(
-            vec![
-                (
-                    "floor (bare atomic)",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(floor).try_acquire();
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    "floor + fetch_add counter",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(floor).try_acquire();
-                            if s.is_none() {
-                                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            }
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    "floor + load/store counter",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(floor).try_acquire();
-                            if s.is_none() {
-                                let c = counted.load(std::sync::atomic::Ordering::Relaxed);
-                                counted.store(c + 1, std::sync::atomic::Ordering::Relaxed);
-                            }
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    FIFO,
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(fifo).try_acquire();
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    BARGING,
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(barging).try_acquire();
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    "tokio",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(tokio).try_acquire();
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    "maitake-sync",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(maitake).try_acquire(1);
-                            black_box(s.is_ok());
-                        })
-                    }),
-                ),
-                (
-                    "async-lock",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(alock).try_acquire();
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    "embassy Fair",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(embassy).try_acquire(1);
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-                (
-                    "Mutex+Condvar",
-                    Box::new(move || {
-                        ns_per_op(n, || {
-                            let s = black_box(cv).try_acquire();
-                            black_box(s.is_some());
-                        })
-                    }),
-                ),
-            ],
-            MICRO_REPEATS,
-        )
+        let (floor, n) = (set.floor, MICRO_OPS);
+        let mut benches = set.benches(n);
+        let extra: [Bench<'static>; 2] = [
+            (
+                "floor + fetch_add counter",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        let s = black_box(floor).try_acquire();
+                        if s.is_none() {
+                            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        black_box(s.is_some());
+                    })
+                }),
+            ),
+            (
+                "floor + load/store counter",
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        let s = black_box(floor).try_acquire();
+                        if s.is_none() {
+                            let c = counted.load(std::sync::atomic::Ordering::Relaxed);
+                            counted.store(c + 1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        black_box(s.is_some());
+                    })
+                }),
+            ),
+        ];
+        benches.splice(1..1, extra);
+        run_all(benches, MICRO_REPEATS)
     };
     table(
         "e. rejection when full, fail fast (ns/op, lower is better)",
