@@ -348,6 +348,23 @@ fn main() {
             ),
         ];
         benches.splice(1..1, extra);
+        // Ours without the rejection timestamp of `StdLock::new`.
+        let untimed = leak(
+            peers::Ours::with_lock(
+                bulkhead_core::Config::new("bench", 1),
+                bulkhead_std::StdLock::untimed(),
+            )
+            .expect("valid bench compartment"),
+        );
+        std::mem::forget(untimed.try_acquire());
+        benches.push((
+            "ours FIFO, StdLock::untimed",
+            Box::new(move || {
+                ns_per_op(n, || {
+                    black_box(black_box(untimed).try_acquire().is_ok());
+                })
+            }),
+        ));
         run_all(benches, MICRO_REPEATS)
     };
     table(
