@@ -211,7 +211,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
 impl<L: RawLock> Drop for Acquire<'_, L> {
     fn drop(&mut self) {
         if let Some(Abandoned::Granted) = self.give_up() {
-            // The seat was ours; pass it on (REFERENCE §3 item 1).
+            // The seat was ours; pass it on (bug class 1 in docs/bug-classes.md).
             self.bulkhead.release();
         }
     }

@@ -167,8 +167,8 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The fast path: one CAS when a seat is free and, in FIFO mode, nobody
     /// waits. Never touches the lock. `Acquire` on success pairs with the
-    /// `Release` half of the release that freed the seat (REFERENCE §3
-    /// item 15).
+    /// `Release` half of the release that freed the seat (bug class 15 in
+    /// docs/bug-classes.md).
     #[inline]
     pub(crate) fn try_take(&self) -> Result<(), Refusal> {
         let mut w = self.word.load(Relaxed);
@@ -349,7 +349,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// The slow path of an acquire, for a node that is not linked: take a
     /// free seat, or publish `WAITERS` and link the node, in one CAS loop
     /// under the lock, so a concurrent release either sees the flag or
-    /// leaves a seat that this loop sees (REFERENCE §3 item 3).
+    /// leaves a seat that this loop sees (bug class 3 in docs/bug-classes.md).
     pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
         self.with_list(|list, batch| {
             let mut w = self.word.load(Acquire);
@@ -462,7 +462,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// The owner of a linked node stops waiting (drop, timeout). Decided in
     /// one lock section, so a seat handed over at that very moment is either
     /// seen as granted or never handed: never lost, never counted twice
-    /// (REFERENCE §3 item 2).
+    /// (bug class 2 in docs/bug-classes.md).
     pub(crate) fn abandon(&self, node: NonNull<Node>) -> Abandoned {
         // SAFETY: the owner keeps `node` valid. A final verdict is only ever
         // stored once, so seeing it without the lock is conclusive.

@@ -85,7 +85,7 @@ mod cs {
     /// handlers, and on targets without CAS. On a single-core MCU the
     /// critical section masks interrupts for the few instructions that
     /// relink the list, so a release from an ISR can never deadlock against
-    /// the thread it interrupted (REFERENCE §3 item 13).
+    /// the thread it interrupted (bug class 13 in docs/bug-classes.md).
     ///
     /// `try_with_lock` always succeeds: a critical section has no "busy"
     /// state that a caller could observe. A release therefore always hands

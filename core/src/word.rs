@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The count lives in the high bits so that adding or subtracting whole
-//! seats ([`ONE`]) can never carry into a flag (REFERENCE §3 item 6).
+//! seats ([`ONE`]) can never carry into a flag (bug class 6 in docs/bug-classes.md).
 //! Storing *available* seats rather than active ones turns reconfiguration
 //! into arithmetic: growing by `k` is a release of `k` seats, and shrinking
 //! below the number held leaves a negative *debt* that later releases pay

@@ -178,7 +178,7 @@ pub fn leaver_and_waiter(
 }
 
 /// Two seats are released in quick succession while two waiters (one
-/// async, one blocking) wait: both must wake (REFERENCE §3 item 4).
+/// async, one blocking) wait: both must wake (bug class 4 in docs/bug-classes.md).
 pub fn two_quick_releases(b: Arc<LoomBulkhead>) {
     let s1 = b.try_acquire().unwrap();
     let s2 = b.try_acquire().unwrap();

@@ -7,14 +7,14 @@ use bulkhead_loom_tests::{
 };
 use loom::thread;
 
-/// Two quick releases with two waiters: both wake (REFERENCE §3 item 4).
+/// Two quick releases with two waiters: both wake (bug class 4 in docs/bug-classes.md).
 #[test]
 fn barging_two_quick_releases_wake_two_waiters() {
     loom::model(|| two_quick_releases(barging(2)));
 }
 
 /// A barger takes the freed seat; the woken waiter must not be stranded
-/// (REFERENCE §3 item 5: barging without lost wake-ups).
+/// (bug class 5 in docs/bug-classes.md: barging without lost wake-ups).
 #[test]
 fn barging_arrival_does_not_strand_the_waiter() {
     loom::model(|| {

@@ -8,7 +8,7 @@ use bulkhead_loom_tests::{
 use loom::thread;
 
 /// The head waiter is cancelled while another waits behind it; the one
-/// behind must still get the seat (REFERENCE §3 item 1).
+/// behind must still get the seat (bug class 1 in docs/bug-classes.md).
 #[test]
 fn head_cancelled_while_others_wait() {
     loom::model(|| leaver_and_waiter(fifo(1), poll_once_then_drop, acquire_async));
@@ -16,7 +16,7 @@ fn head_cancelled_while_others_wait() {
 
 /// A timeout races a hand-off: the seat is either taken by the timing-out
 /// waiter or never handed to it; never lost, never counted twice
-/// (REFERENCE §3 item 2).
+/// (bug class 2 in docs/bug-classes.md).
 #[test]
 fn timeout_racing_a_hand_off() {
     loom::model(|| {
@@ -46,7 +46,7 @@ fn timeout_racing_a_hand_off_with_a_waiter_behind() {
 }
 
 /// Barging: a woken waiter that times out passes its wake-up on
-/// (REFERENCE §3 item 1, embassy #6964).
+/// (bug class 1 in docs/bug-classes.md, embassy #6964).
 #[test]
 fn barging_timeout_passes_the_wake_up_on() {
     loom::model(|| leaver_and_waiter(barging(1), time_out_early, acquire_async));

@@ -10,7 +10,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 /// Two threads compete for one seat; both must get it, in turn
-/// (REFERENCE §3 item 3: check-then-enqueue must not lose the wake-up).
+/// (bug class 3 in docs/bug-classes.md: check-then-enqueue must not lose the wake-up).
 #[test]
 fn two_async_waiters_share_one_seat() {
     loom::model(|| {
@@ -43,7 +43,7 @@ fn blocking_and_async_waiters_share_one_seat() {
 }
 
 /// Two releases in quick succession with two waiters: both must wake
-/// (REFERENCE §3 item 4, async-lock #18).
+/// (bug class 4 in docs/bug-classes.md, async-lock #18).
 #[test]
 fn two_quick_releases_wake_two_waiters() {
     loom::model(|| two_quick_releases(fifo(2)));
@@ -51,7 +51,7 @@ fn two_quick_releases_wake_two_waiters() {
 
 /// A release lands while another thread holds the list lock (here: a
 /// waiter linking itself). The release must not wait, and the holder must
-/// hand the seat on before it leaves (DESIGN-SKETCH rule 1).
+/// hand the seat on before it leaves (rule 1 in core/src/engine.rs).
 #[test]
 fn release_while_the_lock_is_held_is_delegated() {
     loom::model(|| {
@@ -69,7 +69,7 @@ fn release_while_the_lock_is_held_is_delegated() {
 }
 
 /// Work done under a seat happens-before the next holder's work, whichever
-/// way the seat travels: fast path or hand-off (REFERENCE §3 item 15).
+/// way the seat travels: fast path or hand-off (bug class 15 in docs/bug-classes.md).
 /// loom's `UnsafeCell` reports a data race otherwise.
 #[test]
 fn data_written_under_a_seat_is_visible_to_the_next_holder() {

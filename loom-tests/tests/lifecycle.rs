@@ -62,7 +62,7 @@ fn set_max_concurrent_racing_release_and_acquire() {
 }
 
 /// A shrink leaves a debt while two releases land; the debt is paid
-/// exactly once (REFERENCE §3 item 10).
+/// exactly once (bug class 10 in docs/bug-classes.md).
 #[test]
 fn shrink_debt_with_concurrent_releases() {
     loom::model(|| {

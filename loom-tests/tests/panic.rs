@@ -1,4 +1,4 @@
-//! A waker that panics while a batch is being woken (REFERENCE §3 item 7).
+//! A waker that panics while a batch is being woken (bug class 7 in docs/bug-classes.md).
 //!
 //! Whichever thread hands a seat over runs the waker, so the panic can
 //! surface in any of them: every thread here catches it, and retries what

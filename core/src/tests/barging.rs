@@ -31,7 +31,7 @@ fn an_arrival_may_take_a_freed_seat_before_the_woken_waiter() {
 
 #[test]
 fn two_quick_releases_wake_two_waiters() {
-    // REFERENCE §3 item 4 (async-lock #18).
+    // bug class 4 in docs/bug-classes.md (async-lock #18).
     let b = barging(2);
     let s1 = b.try_acquire().unwrap();
     let s2 = b.try_acquire().unwrap();
@@ -64,7 +64,7 @@ fn two_quick_releases_wake_two_waiters() {
 
 #[test]
 fn a_dropped_notified_waiter_passes_its_wake_up_on() {
-    // REFERENCE §3 item 1 in barging mode (embassy #6964).
+    // bug class 1 in docs/bug-classes.md in barging mode (embassy #6964).
     let b = barging(1);
     let held = b.try_acquire().unwrap();
     let (t1, t2) = (Task::new(), Task::new());

@@ -17,7 +17,7 @@ fn dropping_an_unpolled_future_does_nothing() {
 
 #[test]
 fn a_cancelled_head_passes_its_turn_to_the_next_waiter() {
-    // REFERENCE §3 item 1 (embassy #6964).
+    // bug class 1 in docs/bug-classes.md (embassy #6964).
     let b = fifo(1);
     let held = b.try_acquire().unwrap();
     let (t1, t2) = (Task::new(), Task::new());
@@ -34,7 +34,7 @@ fn a_cancelled_head_passes_its_turn_to_the_next_waiter() {
 
 #[test]
 fn a_granted_but_unpolled_waiter_passes_its_seat_on_when_dropped() {
-    // REFERENCE §3 item 2: the seat was reserved for `head`, which is then
+    // bug class 2 in docs/bug-classes.md: the seat was reserved for `head`, which is then
     // cancelled before it runs.
     let b = fifo(1);
     let held = b.try_acquire().unwrap();

@@ -113,7 +113,7 @@ fn shrinking_keeps_holders_and_pays_the_debt_before_admitting() {
 
 #[test]
 fn regrowing_after_a_shrink_does_not_over_admit() {
-    // REFERENCE §3 item 10.
+    // bug class 10 in docs/bug-classes.md.
     let b = fifo(4);
     let seats: Vec<_> = (0..4).map(|_| b.try_acquire().unwrap()).collect();
     b.set_max_concurrent(1).unwrap();

@@ -101,7 +101,7 @@ impl Wake for PanickingWaker {
 
 #[test]
 fn a_panicking_waker_does_not_strand_the_rest() {
-    // REFERENCE §3 item 7. Two waiters are granted in one batch; the first
+    // bug class 7 in docs/bug-classes.md. Two waiters are granted in one batch; the first
     // waker panics, the second must still be woken, and the lock is free.
     let b = fifo(2);
     let s1 = b.try_acquire().unwrap();

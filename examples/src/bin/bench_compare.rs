@@ -644,7 +644,7 @@ fn main() {
         },
     );
 
-    // -- targets (BENCH-TARGETS.md) -----------------------------------------
+    // -- targets -----------------------------------------
     let best = |rows: &[(&'static str, f64)], names: &[&str], higher: bool| -> (String, f64) {
         let mut it = names.iter().map(|n| (n.to_string(), find(rows, n)));
         let first = it.next().expect("a peer");
@@ -719,7 +719,7 @@ fn main() {
             ("e: ours ÷ floor".into(), "≤ 1.20×".into(), r, r <= 1.2)
         },
     ];
-    println!("\n#### targets (BENCH-TARGETS.md)\n");
+    println!("\n#### targets\n");
     println!("| target | wanted | measured | met |\n|---|---|---:|---|");
     for (name, want, r, ok) in rows {
         println!(

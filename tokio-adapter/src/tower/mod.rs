@@ -257,7 +257,7 @@ where
     type Future = ResponseFuture<S::Future, L>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        // Readiness only: no seat is taken here (REFERENCE §3 item 12).
+        // Readiness only: no seat is taken here (bug class 12 in docs/bug-classes.md).
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
