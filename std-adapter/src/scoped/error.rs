@@ -1,0 +1,166 @@
+//! Why entering a scoped compartment failed.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bulkhead_core::Error;
+
+/// The error an initialiser returns, boxed: any `std::error::Error` that is
+/// `Send + Sync`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A compartment's resource failed to open.
+///
+/// Names the compartment and the resource, and keeps the initialiser's own
+/// error as its [`source`](std::error::Error::source). Every caller that
+/// waited on the same attempt gets a clone of it; the next entry after
+/// that retries (failures are never cached).
+///
+/// ```
+/// use bulkhead_std::Config;
+/// use bulkhead_std::scoped::{Opener, ScopeError, Scoped};
+///
+/// let reports: Scoped<String> = Scoped::new(
+///     Config::new("reports", 2),
+///     "reports-db",
+///     Opener::blocking(|| Err("connection refused".into())),
+/// )?;
+/// let Err(ScopeError::Open(err)) = reports.enter_blocking() else { panic!() };
+/// assert_eq!((err.compartment(), err.resource()), ("reports", "reports-db"));
+/// assert!(err.to_string().contains("connection refused"));
+/// assert_eq!(reports.state().active, 0); // the seat was given back
+/// # Ok::<(), bulkhead_std::ConfigError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenError {
+    pub(crate) compartment: &'static str,
+    pub(crate) resource: &'static str,
+    pub(crate) source: Arc<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl OpenError {
+    /// The compartment whose resource failed to open.
+    pub fn compartment(&self) -> &'static str {
+        self.compartment
+    }
+
+    /// The resource's name, as given to [`Scoped::new`](super::Scoped::new).
+    pub fn resource(&self) -> &'static str {
+        self.resource
+    }
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bulkhead `{}`: its resource `{}` failed to open: {}; the seat was given back \
+             and the next entry tries again",
+            self.compartment, self.resource, self.source
+        )
+    }
+}
+
+impl std::error::Error for OpenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Why entering a [`Scoped`](super::Scoped) compartment failed. The seat,
+/// if one was taken, has been given back.
+///
+/// ```
+/// use bulkhead_std::{Config, Error};
+/// use bulkhead_std::scoped::{Opener, ScopeError, Scoped};
+///
+/// let cache = Scoped::new(Config::new("cache", 1), "cache-client", Opener::blocking(|| Ok(7)))?;
+/// let inside = cache.enter_blocking()?;
+/// let Err(err) = cache.enter_blocking() else { panic!() };
+/// assert!(matches!(err, ScopeError::Rejected(Error::Full { .. })));
+/// assert_eq!(err.compartment(), "cache");
+/// # drop(inside);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ScopeError {
+    /// The compartment turned the caller away (full, queue full, timed out
+    /// waiting for a seat, or closed).
+    Rejected(Error),
+    /// The resource failed to open.
+    Open(OpenError),
+    /// The caller had a seat, but another entry was still opening the
+    /// resource when the caller's wait budget ran out (fail-fast callers
+    /// see this at once during the first opening).
+    OpenTimeout {
+        /// The compartment.
+        compartment: &'static str,
+        /// The resource being opened.
+        resource: &'static str,
+        /// The caller's whole wait budget (seat and opening together).
+        budget: Duration,
+    },
+}
+
+impl ScopeError {
+    /// The compartment that turned the caller away.
+    pub fn compartment(&self) -> &'static str {
+        match self {
+            ScopeError::Rejected(e) => e.name(),
+            ScopeError::Open(e) => e.compartment,
+            ScopeError::OpenTimeout { compartment, .. } => compartment,
+        }
+    }
+
+    /// Whether retrying later may succeed: false only once the compartment
+    /// is closed.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ScopeError::Rejected(e) => e.is_transient(),
+            ScopeError::Open(_) | ScopeError::OpenTimeout { .. } => true,
+        }
+    }
+}
+
+impl fmt::Display for ScopeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScopeError::Rejected(e) => e.fmt(f),
+            ScopeError::Open(e) => e.fmt(f),
+            ScopeError::OpenTimeout {
+                compartment,
+                resource,
+                budget,
+            } => write!(
+                f,
+                "bulkhead `{compartment}`: its resource `{resource}` was still being opened by \
+                 another entry when the wait budget of {budget:?} ran out; give the compartment \
+                 a wait budget that covers the opening, or enter it once at start-up"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ScopeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ScopeError::Rejected(e) => Some(e),
+            ScopeError::Open(e) => Some(e),
+            ScopeError::OpenTimeout { .. } => None,
+        }
+    }
+}
+
+impl From<Error> for ScopeError {
+    fn from(e: Error) -> Self {
+        ScopeError::Rejected(e)
+    }
+}
+
+impl From<OpenError> for ScopeError {
+    fn from(e: OpenError) -> Self {
+        ScopeError::Open(e)
+    }
+}
