@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod pool;
+mod scoped;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -23,6 +24,7 @@ pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, even
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, PoolState, RunError};
 #[cfg(feature = "tower")]
 pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};
+pub use scoped::{ScopedExt, spawn_in_scope};
 pub use wait::{AcquireWithin, BulkheadExt};
 
 /// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
@@ -35,6 +37,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::BulkheadExt;
+    pub use crate::{BulkheadExt, ScopedExt};
     pub use bulkhead_std::prelude::*;
 }
