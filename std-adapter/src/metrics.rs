@@ -12,6 +12,9 @@
 //! | `bulkhead_rejected_total` | counter | the compartment's rejection count, through any API |
 //! | `bulkhead_timed_out_total` | counter | the compartment's expired wait budgets, through any API |
 //! | `bulkhead_wait_seconds` | histogram | the wait of callers admitted through the registry helpers |
+//! | `bulkhead_resource_open` | gauge | scoped compartments: 1 while the resource is open, else 0 |
+//! | `bulkhead_resource_opens_total` | counter | scoped compartments: successful openings |
+//! | `bulkhead_resource_open_failures_total` | counter | scoped compartments: failed openings |
 //!
 //! Gauges and the rejected/timed-out counters are published from state
 //! snapshots: by [`publish_registry`], by a [`MetricsUpdater`] thread every
@@ -52,6 +55,12 @@ pub const REJECTED: &str = "bulkhead_rejected_total";
 pub const TIMED_OUT: &str = "bulkhead_timed_out_total";
 /// Histogram: the wait of admitted callers, in seconds.
 pub const WAIT_SECONDS: &str = "bulkhead_wait_seconds";
+/// Gauge: 1 while a scoped compartment's resource is open, else 0.
+pub const RESOURCE_OPEN: &str = "bulkhead_resource_open";
+/// Counter: a scoped compartment's successful openings (absolute).
+pub const RESOURCE_OPENS: &str = "bulkhead_resource_opens_total";
+/// Counter: a scoped compartment's failed openings (absolute).
+pub const RESOURCE_OPEN_FAILURES: &str = "bulkhead_resource_open_failures_total";
 
 pub(crate) fn admitted(name: &'static str, waited: Duration) {
     metrics::counter!(ADMITTED, "name" => name).increment(1);
@@ -86,7 +95,8 @@ fn publish_counts(
 }
 
 /// Publishes the gauges and counters of every compartment of `registry`
-/// once, to the current recorder.
+/// once, to the current recorder, with the resource series of its scoped
+/// compartments.
 pub fn publish_registry(registry: &Registry) {
     for s in registry.all_states().values() {
         publish_counts(
@@ -97,6 +107,11 @@ pub fn publish_registry(registry: &Registry) {
             s.rejected,
             s.timed_out,
         );
+    }
+    for (name, r) in registry.resource_states() {
+        metrics::gauge!(RESOURCE_OPEN, "name" => name).set(if r.open { 1.0 } else { 0.0 });
+        metrics::counter!(RESOURCE_OPENS, "name" => name).absolute(r.opens);
+        metrics::counter!(RESOURCE_OPEN_FAILURES, "name" => name).absolute(r.open_failures);
     }
 }
 

@@ -38,7 +38,11 @@ fn counted(
 #[test]
 fn the_initialiser_runs_once_under_32_racing_first_entries() {
     let (db, opens) = counted("db", 32, Duration::from_millis(50));
-    assert_eq!(opens.load(Ordering::SeqCst), 0, "not opened at construction");
+    assert_eq!(
+        opens.load(Ordering::SeqCst),
+        0,
+        "not opened at construction"
+    );
     let start = Arc::new(Barrier::new(32));
     let all_in = Arc::new(Barrier::new(33));
     let threads: Vec<_> = (0..32)
@@ -142,7 +146,11 @@ fn entries_that_waited_on_a_failed_attempt_share_its_error_and_later_ones_retry(
         .map(|t| t.join().unwrap())
         .collect();
     assert_eq!(attempts.load(Ordering::SeqCst), 1, "one attempt for all 32");
-    assert!(results.iter().all(|e| matches!(e, ScopeError::Open(o) if o.resource() == "flaky-db")));
+    assert!(
+        results
+            .iter()
+            .all(|e| matches!(e, ScopeError::Open(o) if o.resource() == "flaky-db"))
+    );
     assert_eq!(db.state().active, 0);
     assert!(db.enter_blocking().is_ok(), "the next entry retries");
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
@@ -198,7 +206,11 @@ fn a_fail_fast_entry_during_the_opening_gets_an_open_timeout() {
     let err = db.enter_blocking().map(|_| ()).unwrap_err();
     assert!(matches!(
         err,
-        ScopeError::OpenTimeout { compartment: "slow", resource: "slow-db", .. }
+        ScopeError::OpenTimeout {
+            compartment: "slow",
+            resource: "slow-db",
+            ..
+        }
     ));
     assert!(err.to_string().contains("still being opened"));
     release.wait();
@@ -260,10 +272,18 @@ fn shutdown_keeps_its_bound_and_the_last_holder_closes() {
     let took = started.elapsed();
     assert_eq!(report.outcome, CloseOutcome::Deferred { holders: 1 });
     assert!(took >= Duration::from_millis(50) && took < Duration::from_secs(5));
-    assert_eq!(closed.load(Ordering::SeqCst), 0, "not closed under a live borrow");
+    assert_eq!(
+        closed.load(Ordering::SeqCst),
+        0,
+        "not closed under a live borrow"
+    );
     assert_eq!(inside.0, "stuck", "still usable by its holder");
     drop(inside);
-    assert_eq!(closed.load(Ordering::SeqCst), 1, "closed by the last holder");
+    assert_eq!(
+        closed.load(Ordering::SeqCst),
+        1,
+        "closed by the last holder"
+    );
     assert_eq!(
         db.shutdown_blocking(Duration::ZERO).outcome,
         CloseOutcome::AlreadyClosed
@@ -346,7 +366,8 @@ fn the_scope_does_not_follow_into_spawned_threads_unless_carried() {
             let plain = thread::spawn(|| scoped::current::<Pool>().is_some());
             assert!(!plain.join().unwrap());
             let scope = Scope::capture();
-            let carried = thread::spawn(move || scope.run(|| scoped::current::<Pool>().map(|p| p.0)));
+            let carried =
+                thread::spawn(move || scope.run(|| scoped::current::<Pool>().map(|p| p.0)));
             assert_eq!(carried.join().unwrap(), Some("reports"));
         })
         .unwrap();
@@ -362,7 +383,10 @@ fn a_panic_inside_the_scope_releases_the_seat_and_keeps_the_resource() {
     assert_eq!(db.state().active, 0, "seat given back");
     assert_eq!(db.resource_state().holders, 0);
     assert!(db.resource_state().open, "the resource stays open");
-    assert!(scoped::current::<Pool>().is_none(), "the scope was restored");
+    assert!(
+        scoped::current::<Pool>().is_none(),
+        "the scope was restored"
+    );
     let used = db.execute(|pool| pool.0).unwrap();
     assert_eq!(used, "panicky");
     assert_eq!(opens.load(Ordering::SeqCst), 1, "not reopened");
@@ -385,7 +409,11 @@ fn a_panicking_initialiser_gives_the_seat_back_and_the_next_entry_opens() {
     .unwrap();
     assert!(catch_unwind(AssertUnwindSafe(|| db.enter_blocking().map(drop))).is_err());
     assert_eq!(db.state().active, 0);
-    assert_eq!(db.resource_state().open_failures, 0, "a panic is not a failure");
+    assert_eq!(
+        db.resource_state().open_failures,
+        0,
+        "a panic is not a failure"
+    );
     assert_eq!(db.enter_blocking().unwrap().0, "ok");
 }
 

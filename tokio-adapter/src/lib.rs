@@ -22,9 +22,9 @@ pub use bulkhead_std;
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, PoolState, RunError};
+pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};
-pub use scoped::{ScopedExt, spawn_in_scope};
 pub use wait::{AcquireWithin, BulkheadExt};
 
 /// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.

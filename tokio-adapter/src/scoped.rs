@@ -17,6 +17,13 @@ use tokio::task::JoinHandle;
 
 /// tokio-clock entries and shutdown for a [`Scoped`] compartment.
 ///
+/// The compartment, its resource slot and the ambient scope live in
+/// bulkhead-std (see [`bulkhead_std::scoped`]); this trait only adds
+/// tokio's timer. The ambient scope is task-local: it is set during each
+/// poll of the entered future, so it survives `.await` points and moves
+/// between worker threads with its task, and a task that the work spawns
+/// does not inherit it unless spawned with [`spawn_in_scope`].
+///
 /// Every wait here is measured by [`tokio::time`], so tests can pause and
 /// advance the clock. Import it with `use bulkhead_tokio::prelude::*;`.
 pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
@@ -57,7 +64,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     fn enter(&self) -> impl Future<Output = Result<Entered<'_, R>, ScopeError>>;
 
     /// Runs `work` inside the compartment, the ambient scope set for each
-    /// of its polls (see the [module docs](self)). As
+    /// of its polls (task-local; see [`ScopedExt`]). As
     /// [`Scoped::run_with_timer`] with `tokio::time::sleep`.
     ///
     /// # Cancel safety

@@ -108,7 +108,11 @@ async fn a_waiter_gives_up_on_the_opening_within_its_budget() {
     assert_eq!(started.elapsed(), Duration::from_millis(100));
     assert!(matches!(
         err,
-        ScopeError::OpenTimeout { compartment: "slow", resource: "slow-client", .. }
+        ScopeError::OpenTimeout {
+            compartment: "slow",
+            resource: "slow-client",
+            ..
+        }
     ));
     assert_eq!(api.state().active, 1, "only the opener is inside");
     opener.await.unwrap().unwrap();
@@ -259,7 +263,11 @@ async fn async_shutdown_waits_for_holders_then_awaits_the_close_hook() {
     let started = tokio::time::Instant::now();
     let report = api.shutdown(Duration::from_secs(10)).await;
     assert_eq!(report.outcome, CloseOutcome::Closed);
-    assert_eq!(started.elapsed(), Duration::from_millis(205), "holder, then hook");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_millis(205),
+        "holder, then hook"
+    );
     assert_eq!(closed.load(Ordering::SeqCst), 1);
     holder.await.unwrap();
     assert!(matches!(

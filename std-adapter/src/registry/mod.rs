@@ -14,11 +14,12 @@ mod helpers;
 mod names;
 mod parse;
 mod pool;
+mod scoped;
 mod settings;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use bulkhead_core::Config;
@@ -192,6 +193,8 @@ pub struct Registry {
     max_entries: Option<usize>,
     idle_after: Option<Duration>,
     epoch: Instant,
+    /// Scoped compartments (also registered as semaphores), for shutdown.
+    scoped: Mutex<Vec<Arc<dyn scoped::AnyScoped>>>,
 }
 
 impl Registry {
@@ -223,6 +226,7 @@ impl Registry {
             max_entries: b.max_entries,
             idle_after: b.idle_after,
             epoch: Instant::now(),
+            scoped: Mutex::new(Vec::new()),
         };
         let mut template = registry.template;
         template.apply(&registry.file.default);

@@ -87,7 +87,7 @@ pub(crate) fn with_resource<R: Send + Sync + 'static>(
 /// use bulkhead_std::scoped::{self, Opener, Scoped};
 ///
 /// struct Db(&'static str);
-/// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|| Ok(Db("checkout"))))?;
+/// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|| Ok::<_, std::io::Error>(Db("checkout"))))?;
 ///
 /// assert!(scoped::current::<Db>().is_none());
 /// checkout.execute(|_| {
@@ -121,7 +121,7 @@ pub fn current<R: Send + Sync + 'static>() -> Option<Shared<R>> {
 /// struct Pool(&'static str);
 /// let app_default = Pool("app");
 /// let chosen = Pool("chosen");
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok(Pool("reports"))))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(Pool("reports"))))?;
 ///
 /// fn pool_name(explicit: Option<&Pool>, default: &Pool) -> &'static str {
 ///     scoped::resolve(explicit, default).0
@@ -197,7 +197,7 @@ impl<R> fmt::Debug for Resolved<'_, R> {
 /// use bulkhead_std::Config;
 /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
 ///
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok(42_u32)))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(42_u32)))?;
 /// reports.execute(|_| {
 ///     // Not inherited by a new thread...
 ///     std::thread::spawn(|| assert!(scoped::current::<u32>().is_none())).join().unwrap();
@@ -281,7 +281,7 @@ impl fmt::Debug for Scope {
 /// use bulkhead_std::scoped::{self, Opener, Scoped};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok(7_u8)))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(7_u8)))?;
 /// let seen = reports
 ///     .run_with_timer(tokio::time::sleep, async {
 ///         let plain = tokio::spawn(async { scoped::current::<u8>().is_some() });

@@ -24,7 +24,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// let reports: Scoped<String> = Scoped::new(
 ///     Config::new("reports", 2),
 ///     "reports-db",
-///     Opener::blocking(|| Err("connection refused".into())),
+///     Opener::blocking(|| Err(std::io::Error::other("connection refused"))),
 /// )?;
 /// let Err(ScopeError::Open(err)) = reports.enter_blocking() else { panic!() };
 /// assert_eq!((err.compartment(), err.resource()), ("reports", "reports-db"));
@@ -75,7 +75,7 @@ impl std::error::Error for OpenError {
 /// use bulkhead_std::{Config, Error};
 /// use bulkhead_std::scoped::{Opener, ScopeError, Scoped};
 ///
-/// let cache = Scoped::new(Config::new("cache", 1), "cache-client", Opener::blocking(|| Ok(7)))?;
+/// let cache = Scoped::new(Config::new("cache", 1), "cache-client", Opener::blocking(|| Ok::<_, std::io::Error>(7)))?;
 /// let inside = cache.enter_blocking()?;
 /// let Err(err) = cache.enter_blocking() else { panic!() };
 /// assert!(matches!(err, ScopeError::Rejected(Error::Full { .. })));

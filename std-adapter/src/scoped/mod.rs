@@ -327,6 +327,11 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         self.config.name
     }
 
+    /// The settings it was built with.
+    pub(crate) fn core_config(&self) -> Config {
+        self.config
+    }
+
     /// The resource's name, as given to [`new`](Self::new).
     pub fn resource_name(&self) -> &'static str {
         self.slot.resource
@@ -502,7 +507,8 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                 Step::Wait(version) => match timer.as_mut() {
                     None => return Err(self.open_timeout()),
                     Some(timer) => {
-                        if let Either::Second = race(self.slot.changed(version), timer.as_mut()).await
+                        if let Either::Second =
+                            race(self.slot.changed(version), timer.as_mut()).await
                         {
                             return Err(self.open_timeout());
                         }
