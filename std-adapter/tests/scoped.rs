@@ -438,3 +438,23 @@ fn a_full_compartment_rejects_before_opening() {
     drop(inside);
     assert_eq!(opens.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_compartment_dropped_without_shutdown_still_runs_its_close_hook() {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let c = closed.clone();
+    let db = Scoped::new(
+        Config::new("dropped", 1),
+        "db",
+        Opener::blocking(|| Ok::<_, std::io::Error>(Pool("dropped"))),
+    )
+    .unwrap()
+    .on_close(move |_| {
+        c.fetch_add(1, Ordering::SeqCst);
+    });
+    let kept = db.enter_blocking().unwrap().shared();
+    drop(db);
+    assert_eq!(closed.load(Ordering::SeqCst), 0, "a handle is still out");
+    drop(kept);
+    assert_eq!(closed.load(Ordering::SeqCst), 1);
+}

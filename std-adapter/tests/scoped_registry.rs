@@ -303,3 +303,32 @@ fn metrics_publish_the_resource_state() {
         Some(&DebugValue::Gauge(1.0.into()))
     );
 }
+
+#[test]
+fn racing_creations_of_one_name_register_one_compartment() {
+    let registry = Arc::new(Registry::local());
+    let start = Arc::new(Barrier::new(8));
+    let made: Vec<_> = (0..8)
+        .map(|_| {
+            let (registry, start) = (registry.clone(), start.clone());
+            thread::spawn(move || {
+                start.wait();
+                registry
+                    .create_scoped("raced", DomainConfig::new(1), |config| {
+                        Scoped::new(
+                            config,
+                            "pool",
+                            Opener::blocking(|| Ok::<_, std::io::Error>(())),
+                        )
+                    })
+                    .unwrap()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    assert!(made.iter().all(|s| Arc::ptr_eq(s, &made[0])));
+    let registered = registry.get("raced").unwrap();
+    assert!(Arc::ptr_eq(&registered, made[0].bulkhead()));
+}

@@ -115,15 +115,44 @@ impl Registry {
         let mut config = Config::new(name, settings.max_concurrent).admission(settings.admission);
         config.max_waiting = settings.max_waiting;
         let scoped = build(config)?.max_wait(settings.max_wait.unwrap_or(Duration::ZERO));
-        let scoped = Arc::new(scoped);
-        self.register_scoped(scoped.clone());
-        Ok(scoped)
+        // Built outside any lock (`build` is the caller's code). A racing
+        // call for the same name may have won meanwhile: then this one is
+        // dropped unopened, which costs nothing, and the winner returned.
+        Ok(self.insert_scoped(Arc::new(scoped), true).0)
+    }
+
+    /// Registers `scoped` (unless `keep_existing` and a scoped compartment
+    /// of that name and type exists, which is returned instead), with the
+    /// replaced compartment. Lock order: the scoped list, then the map.
+    fn insert_scoped<R: Send + Sync + 'static>(
+        &self,
+        scoped: Arc<Scoped<R>>,
+        keep_existing: bool,
+    ) -> (Arc<Scoped<R>>, Option<Registered>) {
+        let name = scoped.name();
+        let mut list = self.scoped.lock().unwrap_or_else(PoisonError::into_inner);
+        if keep_existing {
+            let existing = list.iter().find(|s| s.name() == name).cloned();
+            if let Some(Ok(existing)) = existing.map(|s| s.into_any().downcast::<Scoped<R>>()) {
+                return (existing, None);
+            }
+        }
+        let replaced = self.register(Arc::clone(scoped.bulkhead()));
+        if let Some(entry) = self.write().get_mut(name) {
+            entry.config.max_wait = scoped.wait_budget();
+            entry.config.max_waiting = scoped.core_config().max_waiting;
+        }
+        list.retain(|s| s.name() != name);
+        list.push(scoped.clone());
+        (scoped, replaced)
     }
 
     /// Registers a scoped compartment built in code under its name,
     /// replacing any compartment of that name (as
     /// [`register`](Self::register), whose rules apply), and returns the
-    /// replaced one. The registry's [`shutdown`](Self::shutdown) closes it.
+    /// replaced one. The registry's [`shutdown`](Self::shutdown) closes it,
+    /// also after [`unregister`](Self::unregister) removed its name from
+    /// the lookups.
     ///
     /// ```
     /// use std::time::Duration;
@@ -143,17 +172,7 @@ impl Registry {
         &self,
         scoped: impl Into<Arc<Scoped<R>>>,
     ) -> Option<Registered> {
-        let scoped: Arc<Scoped<R>> = scoped.into();
-        let name = scoped.name();
-        let replaced = self.register(Arc::clone(scoped.bulkhead()));
-        if let Some(entry) = self.write().get_mut(name) {
-            entry.config.max_wait = scoped.wait_budget();
-            entry.config.max_waiting = scoped.core_config().max_waiting;
-        }
-        let mut list = self.scoped.lock().unwrap_or_else(PoisonError::into_inner);
-        list.retain(|s| s.name() != name);
-        list.push(scoped);
-        replaced
+        self.insert_scoped(scoped.into(), false).1
     }
 
     /// The scoped compartment `name`, whose resource is an `R`.

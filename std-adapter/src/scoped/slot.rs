@@ -379,6 +379,22 @@ impl<R> Slot<R> {
     }
 }
 
+impl<R> Drop for Slot<R> {
+    /// A compartment dropped without a shutdown still closes its resource
+    /// with its hook: now if nothing else holds it, else by the last
+    /// holder.
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Phase::Open(shared) = std::mem::replace(&mut state.phase, Phase::Closed) {
+            *shared
+                .0
+                .deferred
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&self.closer));
+        }
+    }
+}
+
 /// How a shutdown ended for the slot.
 pub(crate) enum Finished<R> {
     /// The caller closes this resource now.
