@@ -35,6 +35,22 @@ fn counted(
     (Arc::new(scoped), opens)
 }
 
+/// A one-seat, fail-fast compartment whose close hook counts its calls.
+fn close_counted(name: &'static str) -> (Scoped<Pool>, Arc<AtomicUsize>) {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let c = closed.clone();
+    let scoped = Scoped::new(
+        Config::new(name, 1),
+        "pool",
+        Opener::blocking(move || Ok::<_, std::io::Error>(Pool(name))),
+    )
+    .unwrap()
+    .on_close(move |_| {
+        c.fetch_add(1, Ordering::SeqCst);
+    });
+    (scoped, closed)
+}
+
 #[test]
 fn the_initialiser_runs_once_under_32_racing_first_entries() {
     let (db, opens) = counted("db", 32, Duration::from_millis(50));
@@ -255,17 +271,7 @@ fn shutdown_waits_for_holders_then_closes() {
 
 #[test]
 fn shutdown_keeps_its_bound_and_the_last_holder_closes() {
-    let closed = Arc::new(AtomicUsize::new(0));
-    let c = closed.clone();
-    let db = Scoped::new(
-        Config::new("stuck", 1),
-        "stuck-db",
-        Opener::blocking(|| Ok::<_, std::io::Error>(Pool("stuck"))),
-    )
-    .unwrap()
-    .on_close(move |_| {
-        c.fetch_add(1, Ordering::SeqCst);
-    });
+    let (db, closed) = close_counted("stuck");
     let inside = db.enter_blocking().unwrap();
     let started = Instant::now();
     let report = db.shutdown_blocking(Duration::from_millis(50));
@@ -441,17 +447,7 @@ fn a_full_compartment_rejects_before_opening() {
 
 #[test]
 fn a_compartment_dropped_without_shutdown_still_runs_its_close_hook() {
-    let closed = Arc::new(AtomicUsize::new(0));
-    let c = closed.clone();
-    let db = Scoped::new(
-        Config::new("dropped", 1),
-        "db",
-        Opener::blocking(|| Ok::<_, std::io::Error>(Pool("dropped"))),
-    )
-    .unwrap()
-    .on_close(move |_| {
-        c.fetch_add(1, Ordering::SeqCst);
-    });
+    let (db, closed) = close_counted("dropped");
     let kept = db.enter_blocking().unwrap().shared();
     drop(db);
     assert_eq!(closed.load(Ordering::SeqCst), 0, "a handle is still out");

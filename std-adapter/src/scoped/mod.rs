@@ -634,16 +634,12 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         while holders > 0 && self.slot.wait_blocking(version, deadline) {
             (version, holders) = self.slot.holders();
         }
-        let outcome = match self.slot.finish_close() {
-            Finished::Close(resource) => {
-                match &*self.slot.closer {
-                    Closer::Drop => drop(resource),
-                    Closer::Blocking(hook) => hook(resource),
-                    Closer::Async(hook) => block_on(hook(resource)),
-                }
+        let outcome = match self.finish_close() {
+            Ok(resource) => {
+                self.slot.closer.close_blocking(resource);
                 CloseOutcome::Closed
             }
-            finished => self.outcome(finished),
+            Err(outcome) => outcome,
         };
         self.report(outcome, started)
     }
@@ -687,22 +683,21 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                 (version, holders) = self.slot.holders();
             }
         }
-        let outcome = match self.slot.finish_close() {
-            Finished::Close(resource) => {
-                match &*self.slot.closer {
-                    Closer::Drop => drop(resource),
-                    Closer::Blocking(hook) => hook(resource),
-                    Closer::Async(hook) => hook(resource).await,
-                }
+        let outcome = match self.finish_close() {
+            Ok(resource) => {
+                self.slot.closer.close_async(resource).await;
                 CloseOutcome::Closed
             }
-            finished => self.outcome(finished),
+            Err(outcome) => outcome,
         };
         self.report(outcome, started)
     }
 
-    fn outcome(&self, finished: Finished<R>) -> CloseOutcome {
-        match finished {
+    /// Ends a shutdown: the resource to close now, or what happened
+    /// instead.
+    fn finish_close(&self) -> Result<R, CloseOutcome> {
+        Err(match self.slot.finish_close() {
+            Finished::Close(resource) => return Ok(resource),
             Finished::NeverOpened => CloseOutcome::NeverOpened,
             Finished::Deferred { holders } => {
                 tracing::warn!(
@@ -715,9 +710,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                 CloseOutcome::Deferred { holders }
             }
             Finished::AlreadyClosed => CloseOutcome::AlreadyClosed,
-            // Handled by the callers, which close it their way.
-            Finished::Close(_) => CloseOutcome::Closed,
-        }
+        })
     }
 
     fn report(&self, outcome: CloseOutcome, started: Instant) -> ShutdownReport {

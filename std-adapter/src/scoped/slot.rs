@@ -41,13 +41,30 @@ pub(crate) enum Closer<R> {
 }
 
 impl<R> Closer<R> {
+    /// Closes `resource` on this thread, driving an async hook here.
+    pub(crate) fn close_blocking(&self, resource: R) {
+        match self {
+            Closer::Drop => drop(resource),
+            Closer::Blocking(hook) => hook(resource),
+            Closer::Async(hook) => super::block_on(hook(resource)),
+        }
+    }
+
+    /// Closes `resource`, awaiting an async hook.
+    pub(crate) async fn close_async(&self, resource: R) {
+        match self {
+            Closer::Drop => drop(resource),
+            Closer::Blocking(hook) => hook(resource),
+            Closer::Async(hook) => hook(resource).await,
+        }
+    }
+
     /// Closes `resource` on this thread, from a `Drop`: an async hook
     /// cannot be awaited here, so the resource is dropped instead (and
     /// the skip logged).
     fn close_in_drop(&self, compartment: &'static str, resource: R) {
         match self {
-            Closer::Drop => drop(resource),
-            Closer::Blocking(hook) => hook(resource),
+            Closer::Drop | Closer::Blocking(_) => self.close_blocking(resource),
             Closer::Async(_) => {
                 tracing::warn!(
                     compartment,
