@@ -416,29 +416,34 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn enter_blocking(&self) -> Result<Entered<'_, R>, ScopeError> {
-        let started = Instant::now();
+        // Outer `None`: fail fast, which never waits and reads no clock.
+        // Inner `None`: a budget too large to add to now, no deadline.
+        let deadline = self
+            .max_wait
+            .map(|budget| Instant::now().checked_add(budget));
         let seat = self.bulkhead.acquire_blocking(self.max_wait)?;
-        let holder = self.admit()?;
-        // Fail fast: the deadline has passed already. A budget too large to
-        // add to `started` has no deadline.
-        let deadline = match self.max_wait {
-            Some(budget) => started.checked_add(budget),
-            None => Some(started),
-        };
+        let (holder, mut step) = self.admit()?;
         loop {
-            match holder.step() {
+            match step {
                 Step::Ready(resource) => return Ok(Entered::new(resource, holder, seat)),
                 Step::Open(ticket) => {
                     let resource = ticket.finish(self.opener.open_blocking())?;
                     return Ok(Entered::new(resource, holder, seat));
                 }
                 Step::Wait(version) => {
-                    if event_loop().is_some() || !self.slot.wait_blocking(version, deadline) {
+                    let waited = match deadline {
+                        Some(deadline) if event_loop().is_none() => {
+                            self.slot.wait_blocking(version, deadline)
+                        }
+                        _ => false,
+                    };
+                    if !waited {
                         return Err(self.open_timeout());
                     }
                 }
                 Step::Fail(e) => return Err(e),
             }
+            step = holder.step();
         }
     }
 
@@ -496,9 +501,9 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         seat: Seat<'a>,
         mut timer: Option<Pin<&mut T>>,
     ) -> Result<Entered<'a, R>, ScopeError> {
-        let holder = self.admit()?;
+        let (holder, mut step) = self.admit()?;
         loop {
-            match holder.step() {
+            match step {
                 Step::Ready(resource) => return Ok(Entered::new(resource, holder, seat)),
                 Step::Open(ticket) => {
                     let resource = ticket.finish(self.opener.open_async().await)?;
@@ -516,10 +521,11 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                 },
                 Step::Fail(e) => return Err(e),
             }
+            step = holder.step();
         }
     }
 
-    fn admit(&self) -> Result<Holder<'_, R>, ScopeError> {
+    fn admit(&self) -> Result<(Holder<'_, R>, Step<'_, R>), ScopeError> {
         self.slot.admit().ok_or(ScopeError::Rejected(Error::Closed {
             name: self.config.name,
         }))

@@ -17,13 +17,22 @@
 //! reach zero has no holder left that could reach the resource. Every
 //! change bumps `version` and wakes all waiters (threads on the condvar,
 //! tasks through their wakers); each re-reads the phase.
+//!
+//! An entry into an open slot takes the lock once (admission and its
+//! step together). `holders` is an atomic so that leaving takes no lock:
+//! it only grows under the lock (where `closing` is checked), and the
+//! holder that brings it to zero then takes the lock to wake a shutdown.
+//! Either that critical section comes after the shutdown's (which set
+//! `closing`), and it wakes the shutdown, or it comes before, and the
+//! mutex makes the decrement visible to the shutdown's read of `holders`
+//! in its own critical section: no wake-up is lost.
 
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -192,7 +201,6 @@ enum Phase<R> {
 struct State<R> {
     phase: Phase<R>,
     closing: bool,
-    holders: usize,
     /// Finished attempts that failed, and the latest failure.
     failures: u64,
     last_failure: Option<OpenError>,
@@ -221,6 +229,8 @@ pub(crate) struct Slot<R> {
     pub(crate) compartment: &'static str,
     pub(crate) resource: &'static str,
     pub(crate) closer: Arc<Closer<R>>,
+    /// Entries holding a seat; see the module docs for why it is atomic.
+    holders: AtomicUsize,
     state: Mutex<State<R>>,
     changed: Condvar,
 }
@@ -252,10 +262,10 @@ impl<R> Slot<R> {
             compartment,
             resource,
             closer: Arc::new(closer),
+            holders: AtomicUsize::new(0),
             state: Mutex::new(State {
                 phase: Phase::Unopened,
                 closing: false,
-                holders: 0,
                 failures: 0,
                 last_failure: None,
                 opens: 0,
@@ -285,18 +295,20 @@ impl<R> Slot<R> {
         }
     }
 
-    /// Counts a new holder (the caller has a seat), unless a shutdown
-    /// began.
-    pub(crate) fn admit(&self) -> Option<Holder<'_, R>> {
+    /// Counts a new holder (the caller has a seat) and gives its first
+    /// step, under one lock; `None` once a shutdown began.
+    pub(crate) fn admit(&self) -> Option<(Holder<'_, R>, Step<'_, R>)> {
         let mut state = self.lock();
         if state.closing {
             return None;
         }
-        state.holders += 1;
-        Some(Holder {
+        self.holders.fetch_add(1, Ordering::AcqRel);
+        let holder = Holder {
             slot: self,
             seen_failures: state.failures,
-        })
+        };
+        let step = holder.step_locked(&mut state);
+        Some((holder, step))
     }
 
     pub(crate) fn state(&self) -> ResourceState {
@@ -304,7 +316,7 @@ impl<R> Slot<R> {
         ResourceState {
             open: matches!(state.phase, Phase::Open(_)),
             closed: state.closing,
-            holders: state.holders,
+            holders: self.holders.load(Ordering::Acquire),
             opens: state.opens,
             open_failures: state.failures,
         }
@@ -356,13 +368,13 @@ impl<R> Slot<R> {
     pub(crate) fn begin_close(&self) -> (u64, usize) {
         let mut state = self.lock();
         state.closing = true;
-        (state.version, state.holders)
+        (state.version, self.holders.load(Ordering::Acquire))
     }
 
     /// The holders left, and the version to wait on for a change.
     pub(crate) fn holders(&self) -> (u64, usize) {
         let state = self.lock();
-        (state.version, state.holders)
+        (state.version, self.holders.load(Ordering::Acquire))
     }
 
     /// Ends a shutdown: the slot is `Closed` for good. Returns the
@@ -371,7 +383,7 @@ impl<R> Slot<R> {
     pub(crate) fn finish_close(&self) -> Finished<R> {
         let mut state = self.lock();
         state.closing = true;
-        let holders = state.holders;
+        let holders = self.holders.load(Ordering::Acquire);
         let finished = match std::mem::replace(&mut state.phase, Phase::Closed) {
             Phase::Open(shared) => match Arc::try_unwrap(shared.0) {
                 Ok(mut held) => match held.value.take() {
@@ -434,8 +446,11 @@ pub(crate) struct Holder<'a, R> {
 impl<'a, R> Holder<'a, R> {
     /// The entry's next step.
     pub(crate) fn step(&self) -> Step<'a, R> {
+        self.step_locked(&mut self.slot.lock())
+    }
+
+    fn step_locked(&self, state: &mut State<R>) -> Step<'a, R> {
         let slot = self.slot;
-        let mut state = slot.lock();
         match &state.phase {
             Phase::Open(shared) => Step::Ready(shared.clone()),
             Phase::Opening => Step::Wait(state.version),
@@ -460,10 +475,11 @@ impl<'a, R> Holder<'a, R> {
 
 impl<R> Drop for Holder<'_, R> {
     fn drop(&mut self) {
-        let mut state = self.slot.lock();
-        state.holders -= 1;
-        if state.closing && state.holders == 0 {
-            self.slot.notify(state);
+        if self.slot.holders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let state = self.slot.lock();
+            if state.closing {
+                self.slot.notify(state);
+            }
         }
     }
 }
