@@ -148,7 +148,7 @@ pub fn resolve<'a, R: Send + Sync + 'static>(
 }
 
 /// The answer of [`resolve`]: the resource, and where it came from.
-/// Dereferences to the resource.
+/// Dereferences to the resource (examples at [`resolve`]).
 pub enum Resolved<'a, R> {
     /// The caller passed it explicitly.
     Explicit(&'a R),
@@ -215,19 +215,35 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// The scope the running code is in (empty outside any compartment).
+    /// The scope the running code is in (empty outside any compartment;
+    /// example at [`Scope`]).
     pub fn capture() -> Self {
         Self {
             innermost: captured(),
         }
     }
 
-    /// The empty scope: inside it, code sees the application defaults.
+    /// The empty scope: inside it, code sees the application defaults,
+    /// even within a compartment.
+    ///
+    /// ```
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
+    ///
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?;
+    /// db.execute(|_| {
+    ///     assert!(scoped::current::<u8>().is_some());
+    ///     assert!(Scope::empty().run(|| scoped::current::<u8>().is_none()));
+    ///     assert!(Scope::empty().is_empty() && !Scope::capture().is_empty());
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub const fn empty() -> Self {
         Self { innermost: None }
     }
 
-    /// Whether no compartment lends anything in this scope.
+    /// Whether no compartment lends anything in this scope (example at
+    /// [`empty`](Self::empty)).
     pub fn is_empty(&self) -> bool {
         self.innermost.is_none()
     }
@@ -249,13 +265,27 @@ impl Scope {
     }
 
     /// Runs `f` inside this scope on the current thread, then restores the
-    /// previous scope (also if `f` panics).
+    /// previous scope (also if `f` panics; examples at [`Scope`] and
+    /// [`empty`](Self::empty)).
     pub fn run<T>(&self, f: impl FnOnce() -> T) -> T {
         install(self.innermost.clone(), f)
     }
 
     /// `future`, polled inside this scope: the scope is set for each poll
     /// and the previous one restored after it, like a task-local.
+    ///
+    /// ```
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?;
+    /// let scope = db.execute(|_| Scope::capture())?; // kept past the entry
+    /// let seen = scope.wrap(async { scoped::current::<u8>().map(|r| *r) }).await;
+    /// assert_eq!(seen, Some(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     pub fn wrap<F: Future>(self, future: F) -> InScope<F> {
         InScope {
             scope: self,
@@ -301,7 +331,7 @@ pub fn in_current_scope<F: Future>(future: F) -> InScope<F> {
 
 pin_project_lite::pin_project! {
     /// A future polled inside an ambient [`Scope`]; made by
-    /// [`Scope::wrap`] and [`in_current_scope`].
+    /// [`Scope::wrap`] and [`in_current_scope`] (examples there).
     ///
     /// # Cancel safety
     /// As the wrapped future's: dropping it drops that future; the scope

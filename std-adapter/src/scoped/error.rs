@@ -7,7 +7,15 @@ use std::time::Duration;
 use bulkhead_core::Error;
 
 /// The error an initialiser returns, boxed: any `std::error::Error` that is
-/// `Send + Sync`.
+/// `Send + Sync` (strings convert too).
+///
+/// ```
+/// use bulkhead_std::scoped::BoxError;
+///
+/// let from_io: BoxError = std::io::Error::other("refused").into();
+/// let from_str: BoxError = "refused".into();
+/// assert_eq!(from_io.to_string(), from_str.to_string());
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// A compartment's resource failed to open.
@@ -40,12 +48,14 @@ pub struct OpenError {
 }
 
 impl OpenError {
-    /// The compartment whose resource failed to open.
+    /// The compartment whose resource failed to open (example at
+    /// [`OpenError`]).
     pub fn compartment(&self) -> &'static str {
         self.compartment
     }
 
-    /// The resource's name, as given to [`Scoped::new`](super::Scoped::new).
+    /// The resource's name, as given to [`Scoped::new`](super::Scoped::new)
+    /// (example at [`OpenError`]).
     pub fn resource(&self) -> &'static str {
         self.resource
     }
@@ -105,7 +115,8 @@ pub enum ScopeError {
 }
 
 impl ScopeError {
-    /// The compartment that turned the caller away.
+    /// The compartment that turned the caller away (example at
+    /// [`ScopeError`]).
     pub fn compartment(&self) -> &'static str {
         match self {
             ScopeError::Rejected(e) => e.name(),
@@ -116,6 +127,18 @@ impl ScopeError {
 
     /// Whether retrying later may succeed: false only once the compartment
     /// is closed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{Opener, Scoped};
+    ///
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Err::<(), _>("down")))?;
+    /// assert!(db.enter_blocking().unwrap_err().is_transient()); // a failed opening: retry later
+    /// db.shutdown_blocking(Duration::ZERO);
+    /// assert!(!db.enter_blocking().unwrap_err().is_transient()); // closed for good
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_transient(&self) -> bool {
         match self {
             ScopeError::Rejected(e) => e.is_transient(),

@@ -139,6 +139,19 @@ impl<R> Clone for Opener<R> {
 impl<R: 'static> Opener<R> {
     /// A blocking initialiser. From async code it runs on the entering
     /// task's thread; a slow one belongs in [`future`](Self::future).
+    /// Its error may be any `Into<BoxError>`: an error type or a string.
+    ///
+    /// ```
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{Opener, Scoped};
+    ///
+    /// let path = std::env::temp_dir();
+    /// let dir = Scoped::new(Config::new("files", 2), "temp-dir", Opener::blocking(move || {
+    ///     std::fs::read_dir(&path).map(|entries| entries.count())
+    /// }))?;
+    /// assert!(dir.execute(|count| *count < usize::MAX).unwrap());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn blocking<E: Into<BoxError>>(
         open: impl Fn() -> Result<R, E> + Send + Sync + 'static,
     ) -> Self {
@@ -152,6 +165,23 @@ impl<R: 'static> Opener<R> {
     /// thread, so a future that needs a runtime's reactor (a tokio socket)
     /// must then be entered from a thread inside that runtime (a
     /// `spawn_blocking` thread) or from async code.
+    ///
+    /// ```
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{Opener, Scoped};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    /// let addr = listener.local_addr()?;
+    /// let api = Scoped::new(Config::new("api", 2), "api-connection", Opener::future(move || async move {
+    ///     tokio::task::yield_now().await; // an async client would connect here
+    ///     std::net::TcpStream::connect(addr)
+    /// }))?;
+    /// let connected = api.run_with_timer(tokio::time::sleep, async { true }).await?;
+    /// assert!(connected);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     pub fn future<F, E>(open: impl Fn() -> F + Send + Sync + 'static) -> Self
     where
         F: Future<Output = Result<R, E>> + Send + 'static,
@@ -323,6 +353,20 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     }
 
     /// The compartment's name.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{Opener, Scoped};
+    ///
+    /// let db = Scoped::new(Config::new("orders", 3), "orders-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
+    ///     .max_wait(Duration::from_millis(20));
+    /// assert_eq!((db.name(), db.resource_name()), ("orders", "orders-db"));
+    /// assert_eq!(db.wait_budget(), Some(Duration::from_millis(20)));
+    /// assert_eq!(db.bulkhead().name(), "orders");
+    /// assert_eq!(db.state().max_concurrent, 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn name(&self) -> &'static str {
         self.config.name
     }
@@ -332,23 +376,26 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         self.config
     }
 
-    /// The resource's name, as given to [`new`](Self::new).
+    /// The resource's name, as given to [`new`](Self::new) (example at
+    /// [`name`](Self::name)).
     pub fn resource_name(&self) -> &'static str {
         self.slot.resource
     }
 
-    /// The entries' wait budget; `None` fails fast.
+    /// The entries' wait budget; `None` fails fast (example at
+    /// [`name`](Self::name)).
     pub fn wait_budget(&self) -> Option<Duration> {
         self.max_wait
     }
 
     /// The compartment itself: its seats, state and settings, as for any
-    /// compartment (reconfigure it live with `set_max_concurrent`).
+    /// compartment (reconfigure it live with `set_max_concurrent`; example
+    /// at [`name`](Self::name)).
     pub fn bulkhead(&self) -> &Arc<Bulkhead> {
         &self.bulkhead
     }
 
-    /// The compartment's seat counters.
+    /// The compartment's seat counters (example at [`name`](Self::name)).
     pub fn state(&self) -> State {
         self.bulkhead.state()
     }
@@ -374,6 +421,19 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// When the resource was opened, in a process-wide order (larger is
     /// later); `None` while it is not open. The registry closes scoped
     /// compartments from the largest down.
+    ///
+    /// ```
+    /// use bulkhead_std::Config;
+    /// use bulkhead_std::scoped::{Opener, Scoped};
+    ///
+    /// let open = || Opener::blocking(|| Ok::<_, std::io::Error>(()));
+    /// let (a, b) = (Scoped::new(Config::new("a", 1), "a", open())?, Scoped::new(Config::new("b", 1), "b", open())?);
+    /// assert_eq!(a.opened_order(), None);
+    /// b.execute(|_| ())?;
+    /// a.execute(|_| ())?;
+    /// assert!(a.opened_order() > b.opened_order());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn opened_order(&self) -> Option<u64> {
         self.slot.opened_order()
     }
@@ -396,6 +456,12 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// Not applicable: the call blocks until it has a verdict. If the
     /// initialiser panics, the panic propagates, the seat is given back
     /// and the next entry opens instead.
+    ///
+    /// # Memory ordering
+    /// Everything the initialiser did happens-before everything any entry
+    /// does with the resource: it is published under the slot's mutex,
+    /// which every entry takes. The seat itself orders as every seat (see
+    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering)).
     ///
     /// # Errors
     /// [`ScopeError::Rejected`] (no seat), [`ScopeError::Open`] (the
@@ -460,6 +526,9 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// for a seat leaves the line; one waiting for the opening leaves the
     /// slot; one running the initialiser drops it unfinished and another
     /// entry opens instead. Any seat taken is given back.
+    ///
+    /// # Memory ordering
+    /// As [`enter_blocking`](Self::enter_blocking).
     ///
     /// # Errors
     /// As [`enter_blocking`](Self::enter_blocking).
@@ -773,13 +842,13 @@ impl<'a, R> Entered<'a, R> {
         }
     }
 
-    /// The compartment's name.
+    /// The compartment's name (example at [`Entered`]).
     pub fn compartment(&self) -> &'static str {
         self.seat.bulkhead().name()
     }
 
     /// Another handle to the resource (it keeps the resource alive, not
-    /// the seat).
+    /// the seat; example at [`Shared`]).
     pub fn shared(&self) -> Shared<R> {
         self.resource.clone()
     }
@@ -822,6 +891,19 @@ impl<R> fmt::Debug for Entered<'_, R> {
 }
 
 /// What a shutdown did.
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::Config;
+/// use bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
+///
+/// let db = Scoped::new(Config::new("db", 1), "db-pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
+/// db.execute(|_| ())?;
+/// let report = db.shutdown_blocking(Duration::from_secs(1));
+/// assert_eq!((report.compartment, report.resource, report.outcome), ("db", "db-pool", CloseOutcome::Closed));
+/// assert!(report.took < Duration::from_secs(1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ShutdownReport {
@@ -835,7 +917,10 @@ pub struct ShutdownReport {
     pub took: Duration,
 }
 
-/// What a shutdown did with the resource.
+/// What a shutdown did with the resource. Examples of each are at
+/// [`Scoped::shutdown_blocking`] (`Deferred`, `AlreadyClosed`),
+/// [`Scoped::shutdown_with_timer`] (`NeverOpened`) and [`ShutdownReport`]
+/// (`Closed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CloseOutcome {

@@ -235,7 +235,10 @@ pub(crate) struct Slot<R> {
     changed: Condvar,
 }
 
-/// What the resource's side of the compartment looks like now.
+/// What the resource's side of the compartment looks like now; from
+/// [`Scoped::resource_state`](super::Scoped::resource_state) (example
+/// there) and, for every scoped compartment of a registry,
+/// [`Registry::resource_states`](crate::registry::Registry::resource_states).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ResourceState {
