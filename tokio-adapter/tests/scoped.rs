@@ -298,3 +298,37 @@ async fn async_shutdown_keeps_its_bound_and_defers_to_the_last_holder() {
     drop(inside);
     assert_eq!(closed.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_blocking_entry_on_the_runtime_thread_refuses_to_drive_an_async_opener() {
+    let (api, opens) = async_counted("loop", 2, Duration::from_millis(1));
+    // On the runtime's own thread: driving the opener here would block
+    // the loop that its timer needs.
+    let err = api.enter_blocking().map(drop).unwrap_err();
+    assert!(matches!(
+        err,
+        ScopeError::NeedsAsyncEntry {
+            compartment: "loop",
+            resource: "client"
+        }
+    ));
+    assert!(err.to_string().contains("async initialiser"));
+    assert_eq!(api.state().active, 0);
+    assert_eq!(opens.load(Ordering::SeqCst), 0);
+    // From async code it opens.
+    assert_eq!(*api.enter().await.unwrap(), Client("loop"));
+    // Once open, a blocking entry there simply borrows it.
+    assert_eq!(*api.enter_blocking().unwrap(), Client("loop"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_entry_in_spawn_blocking_drives_an_async_opener() {
+    let (api, opens) = async_counted("pool-thread", 2, Duration::from_millis(5));
+    let api2 = api.clone();
+    let name = tokio::task::spawn_blocking(move || api2.enter_blocking().map(|c| c.0))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(name, "pool-thread");
+    assert_eq!(opens.load(Ordering::SeqCst), 1);
+}

@@ -112,6 +112,16 @@ pub enum ScopeError {
         /// The caller's whole wait budget (seat and opening together).
         budget: Duration,
     },
+    /// A blocking entry on a thread that drives an event loop found the
+    /// resource unopened, and its initialiser is async: driving it there
+    /// could block the loop it needs. Nothing was opened; the seat was
+    /// given back.
+    NeedsAsyncEntry {
+        /// The compartment.
+        compartment: &'static str,
+        /// The resource.
+        resource: &'static str,
+    },
 }
 
 impl ScopeError {
@@ -121,7 +131,8 @@ impl ScopeError {
         match self {
             ScopeError::Rejected(e) => e.name(),
             ScopeError::Open(e) => e.compartment,
-            ScopeError::OpenTimeout { compartment, .. } => compartment,
+            ScopeError::OpenTimeout { compartment, .. }
+            | ScopeError::NeedsAsyncEntry { compartment, .. } => compartment,
         }
     }
 
@@ -142,7 +153,9 @@ impl ScopeError {
     pub fn is_transient(&self) -> bool {
         match self {
             ScopeError::Rejected(e) => e.is_transient(),
-            ScopeError::Open(_) | ScopeError::OpenTimeout { .. } => true,
+            ScopeError::Open(_)
+            | ScopeError::OpenTimeout { .. }
+            | ScopeError::NeedsAsyncEntry { .. } => true,
         }
     }
 }
@@ -162,6 +175,16 @@ impl fmt::Display for ScopeError {
                  another entry when the wait budget of {budget:?} ran out; give the compartment \
                  a wait budget that covers the opening, or enter it once at start-up"
             ),
+            ScopeError::NeedsAsyncEntry {
+                compartment,
+                resource,
+            } => write!(
+                f,
+                "bulkhead `{compartment}`: its resource `{resource}` has an async initialiser, \
+                 which a blocking entry cannot drive on a thread that runs an event loop; \
+                 enter from async code (enter_with_timer, or bulkhead-tokio's ScopedExt::enter) \
+                 or from a spawn_blocking thread"
+            ),
         }
     }
 }
@@ -171,7 +194,7 @@ impl std::error::Error for ScopeError {
         match self {
             ScopeError::Rejected(e) => Some(e),
             ScopeError::Open(e) => Some(e),
-            ScopeError::OpenTimeout { .. } => None,
+            ScopeError::OpenTimeout { .. } | ScopeError::NeedsAsyncEntry { .. } => None,
         }
     }
 }

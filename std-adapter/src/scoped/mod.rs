@@ -164,7 +164,9 @@ impl<R: 'static> Opener<R> {
     /// ([`enter_blocking`](Scoped::enter_blocking)) drives it on its own
     /// thread, so a future that needs a runtime's reactor (a tokio socket)
     /// must then be entered from a thread inside that runtime (a
-    /// `spawn_blocking` thread) or from async code.
+    /// `spawn_blocking` thread) or from async code. On a thread that
+    /// drives an event loop a blocking entry refuses to drive it
+    /// ([`ScopeError::NeedsAsyncEntry`]) rather than block that loop.
     ///
     /// ```
     /// use bulkhead_std::Config;
@@ -191,6 +193,10 @@ impl<R: 'static> Opener<R> {
             let opening = open();
             Box::pin(async move { opening.await.map_err(Into::into) })
         }))))
+    }
+
+    fn is_async(&self) -> bool {
+        matches!(&*self.0, OpenerKind::Async(_))
     }
 
     fn open_blocking(&self) -> Result<R, BoxError> {
@@ -294,7 +300,9 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// Closes the resource with the async `hook` at shutdown (a pool's
     /// `close().await`). An async shutdown awaits it; a blocking one
     /// drives it on the calling thread (see [`Opener::future`] for what
-    /// that needs).
+    /// that needs), except on a thread that drives an event loop, and a
+    /// last holder's drop after an expired bound cannot await it: the
+    /// resource is then dropped instead, with a `tracing` warning.
     ///
     /// ```
     /// use std::time::Duration;
@@ -466,7 +474,8 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// # Errors
     /// [`ScopeError::Rejected`] (no seat), [`ScopeError::Open`] (the
     /// initialiser failed, now or in the attempt this entry waited on),
-    /// [`ScopeError::OpenTimeout`].
+    /// [`ScopeError::OpenTimeout`], and [`ScopeError::NeedsAsyncEntry`] for
+    /// an async initialiser that would have to run on an event-loop thread.
     ///
     /// # Examples
     /// ```
@@ -493,6 +502,16 @@ impl<R: Send + Sync + 'static> Scoped<R> {
             match step {
                 Step::Ready(resource) => return Ok(Entered::new(resource, holder, seat)),
                 Step::Open(ticket) => {
+                    if self.opener.is_async() && event_loop().is_some() {
+                        // Driving it here could block the very loop it
+                        // needs. Unfinished, the ticket wakes a waiter
+                        // to open instead.
+                        drop(ticket);
+                        return Err(ScopeError::NeedsAsyncEntry {
+                            compartment: self.config.name,
+                            resource: self.slot.resource,
+                        });
+                    }
                     let resource = ticket.finish(self.opener.open_blocking())?;
                     return Ok(Entered::new(resource, holder, seat));
                 }
@@ -711,7 +730,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         }
         let outcome = match self.finish_close() {
             Ok(resource) => {
-                self.slot.closer.close_blocking(resource);
+                self.slot.closer.close_blocking(self.config.name, resource);
                 CloseOutcome::Closed
             }
             Err(outcome) => outcome,

@@ -50,12 +50,24 @@ pub(crate) enum Closer<R> {
 }
 
 impl<R> Closer<R> {
-    /// Closes `resource` on this thread, driving an async hook here.
-    pub(crate) fn close_blocking(&self, resource: R) {
+    /// Closes `resource` on this thread, driving an async hook here
+    /// unless this thread drives an event loop (it could need that loop).
+    pub(crate) fn close_blocking(&self, compartment: &'static str, resource: R) {
         match self {
             Closer::Drop => drop(resource),
             Closer::Blocking(hook) => hook(resource),
-            Closer::Async(hook) => super::block_on(hook(resource)),
+            Closer::Async(hook) if crate::event_loop().is_none() => {
+                super::block_on(hook(resource));
+            }
+            Closer::Async(_) => {
+                tracing::warn!(
+                    compartment,
+                    "bulkhead: a blocking shutdown on an event-loop thread cannot drive the \
+                     async close hook of a scoped resource; the resource was dropped instead \
+                     (shut down from async code to run the hook)"
+                );
+                drop(resource);
+            }
         }
     }
 
@@ -73,7 +85,7 @@ impl<R> Closer<R> {
     /// the skip logged).
     fn close_in_drop(&self, compartment: &'static str, resource: R) {
         match self {
-            Closer::Drop | Closer::Blocking(_) => self.close_blocking(resource),
+            Closer::Drop | Closer::Blocking(_) => self.close_blocking(compartment, resource),
             Closer::Async(_) => {
                 tracing::warn!(
                     compartment,
