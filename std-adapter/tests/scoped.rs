@@ -261,6 +261,10 @@ fn shutdown_waits_for_holders_then_closes() {
     let report = db.shutdown_blocking(Duration::from_secs(10));
     assert_eq!(report.outcome, CloseOutcome::Closed);
     assert!(started.elapsed() >= Duration::from_millis(50), "it waited");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "woken by the last holder, not by its bound"
+    );
     assert_eq!(*events.lock().unwrap(), ["holder done", "closed"]);
     holder.join().unwrap().unwrap();
     assert!(matches!(
@@ -453,4 +457,70 @@ fn a_compartment_dropped_without_shutdown_still_runs_its_close_hook() {
     assert_eq!(closed.load(Ordering::SeqCst), 0, "a handle is still out");
     drop(kept);
     assert_eq!(closed.load(Ordering::SeqCst), 1);
+}
+
+/// A resource that knows whether it was closed.
+struct Probe {
+    closed: std::sync::atomic::AtomicBool,
+}
+
+#[test]
+fn shutdown_racing_busy_threads_never_closes_under_a_holder() {
+    for bound in [
+        Duration::ZERO,
+        Duration::from_millis(1),
+        Duration::from_secs(5),
+    ] {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let hooks = Arc::new(AtomicUsize::new(0));
+        let (i, h) = (inside.clone(), hooks.clone());
+        let db = Arc::new(
+            Scoped::new(
+                Config::new("busy", 16),
+                "probe",
+                Opener::blocking(|| {
+                    Ok::<_, std::io::Error>(Probe {
+                        closed: false.into(),
+                    })
+                }),
+            )
+            .unwrap()
+            .max_wait(Duration::from_millis(50))
+            .on_close(move |probe: Probe| {
+                assert_eq!(i.load(Ordering::SeqCst), 0, "closed under a holder");
+                probe.closed.store(true, Ordering::SeqCst);
+                h.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let (db, inside) = (db.clone(), inside.clone());
+                thread::spawn(move || {
+                    let mut entries = 0_u32;
+                    loop {
+                        match db.execute(|probe| {
+                            inside.fetch_add(1, Ordering::SeqCst);
+                            assert!(!probe.closed.load(Ordering::SeqCst), "used after close");
+                            thread::yield_now();
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                        }) {
+                            Ok(()) => entries += 1,
+                            Err(ScopeError::Rejected(Error::Closed { .. })) => return entries,
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_millis(20));
+        let report = db.shutdown_blocking(bound);
+        let entries: u32 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+        assert!(entries > 0);
+        assert_eq!(
+            hooks.load(Ordering::SeqCst),
+            1,
+            "closed exactly once ({report:?})"
+        );
+        assert_eq!(db.state().active, 0);
+    }
 }

@@ -47,7 +47,11 @@
 //! registry, the next test with its own runtime) builds its compartment
 //! again with [`Scoped::renewed`], and that one opens its resource afresh.
 //! A resource bound to one async runtime (most async clients are) should
-//! not outlive that runtime, so close it with the run.
+//! not outlive that runtime, so close it with the run. A compartment
+//! shared by two overlapping runs (registered in both registries) is one
+//! compartment: the later run borrows what the first opened, and the
+//! first shutdown closes it for both; give runs whose lifetimes differ
+//! their own compartments.
 //!
 //! # Examples
 //!
