@@ -126,12 +126,12 @@ impl<M: RawMutex> fmt::Debug for EmbassyLock<M> {
 //    closure unwinds through one there.
 unsafe impl<M: RawMutex> RawLock for EmbassyLock<M> {
     #[inline]
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         self.0.lock(f)
     }
 
     #[inline]
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         Some(self.0.lock(f))
     }
 }

@@ -115,7 +115,7 @@ impl ConstInit for StdLock {
 // `record_rejection` touches only its own atomic.
 unsafe impl RawLock for StdLock {
     #[inline]
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _guard = self
             .mutex
             .lock()
@@ -124,7 +124,7 @@ unsafe impl RawLock for StdLock {
     }
 
     #[inline]
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _guard = match self.mutex.try_lock() {
             Ok(guard) => guard,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
