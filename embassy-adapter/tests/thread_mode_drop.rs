@@ -23,7 +23,10 @@ const CHILD: &str = "BULKHEAD_EMBASSY_THREAD_MODE_DROP_CHILD";
 const REFUSAL: &str = "ThreadModeMutex can only be locked from thread mode";
 
 #[test]
-#[cfg_attr(miri, ignore = "needs a child process; run the child under miri with the env var")]
+#[cfg_attr(
+    miri,
+    ignore = "needs a child process; run the child under miri with the env var"
+)]
 fn a_queued_waiter_dropped_outside_thread_mode_aborts_instead_of_dangling() {
     const NAME: &str = "a_queued_waiter_dropped_outside_thread_mode_aborts_instead_of_dangling";
     if std::env::var_os(CHILD).is_some() {
@@ -65,7 +68,9 @@ fn a_queued_waiter_dropped_outside_thread_mode_aborts_instead_of_dangling() {
 /// would walk the waiter's freed node.
 fn drop_a_queued_waiter_outside_thread_mode() {
     static THREAD_MODE: Bulkhead<ThreadModeRawMutex> = new_static("thread_mode", 1);
-    type Waiter = Pin<Box<bulkhead_embassy::Acquire<'static, bulkhead_embassy::EmbassyLock<ThreadModeRawMutex>>>>;
+    type Waiter = Pin<
+        Box<bulkhead_embassy::Acquire<'static, bulkhead_embassy::EmbassyLock<ThreadModeRawMutex>>>,
+    >;
     let (waiter_tx, waiter_rx) = mpsc::channel::<Waiter>();
     let (dropped_tx, dropped_rx) = mpsc::channel::<()>();
     let main = thread::Builder::new()

@@ -146,7 +146,8 @@ fn a_future_whose_enqueue_was_refused_is_dropped_without_the_lock() {
 #[cfg_attr(miri, ignore = "needs a child process")]
 fn a_queued_future_dropped_while_the_lock_keeps_panicking_aborts() {
     const CHILD: &str = "BULKHEAD_CORE_ABORT_CHILD";
-    const NAME: &str = "tests::soundness::a_queued_future_dropped_while_the_lock_keeps_panicking_aborts";
+    const NAME: &str =
+        "tests::soundness::a_queued_future_dropped_while_the_lock_keeps_panicking_aborts";
     if std::env::var_os(CHILD).is_some() {
         let b = refusing(Config::new("refusing", 1));
         // Kept from dropping while the panic unwinds, whose release would
@@ -226,7 +227,10 @@ fn a_poll_cut_short_on_the_queue_full_path_may_get_a_seat_next_time() {
     }));
     assert!(first.is_err());
     drop(held);
-    assert!(matches!(Task::new().poll(waiter.as_mut()), Poll::Ready(Ok(_))));
+    assert!(matches!(
+        Task::new().poll(waiter.as_mut()),
+        Poll::Ready(Ok(_))
+    ));
     drop(waiter);
     assert_eq!(b.state().active, 0);
 }
@@ -242,7 +246,10 @@ fn setting_the_limit_on_an_idle_compartment_at_the_limit_is_a_no_op() {
     );
     assert_eq!(b.state().available(), MAX_CONCURRENT_LIMIT);
     let seat = b.try_acquire().unwrap();
-    assert_eq!(b.set_max_concurrent(MAX_CONCURRENT_LIMIT), Ok(MAX_CONCURRENT_LIMIT));
+    assert_eq!(
+        b.set_max_concurrent(MAX_CONCURRENT_LIMIT),
+        Ok(MAX_CONCURRENT_LIMIT)
+    );
     drop(seat);
     assert_eq!(b.state().active, 0);
     assert_eq!(b.set_max_concurrent(3), Ok(MAX_CONCURRENT_LIMIT));
