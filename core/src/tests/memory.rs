@@ -86,7 +86,7 @@ fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
 }
 
 /// A waker whose `wake` panics.
-struct PanickingWaker;
+pub(super) struct PanickingWaker;
 impl Wake for PanickingWaker {
     fn wake(self: Arc<Self>) {
         panic!("waker panicked");

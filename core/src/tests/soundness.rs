@@ -3,6 +3,7 @@
 //! limit. They run under miri too, except the one that needs a child
 //! process to watch the process abort.
 
+use std::boxed::Box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
@@ -280,4 +281,139 @@ fn a_release_under_a_foreign_lock_section_strands_the_waiter() {
     // Any later section hands it on again.
     b.set_max_concurrent(1).unwrap();
     assert!(matches!(t.poll(waiter.as_mut()), Poll::Ready(Ok(_))));
+}
+
+/// A waker that closes a compartment when it is cloned (which `poll` does
+/// between its fast path and `enqueue`), and whose next drop panics once
+/// armed: it drives `enqueue` onto its `Closed` path and cuts it short.
+struct ClosingWaker {
+    bulkhead: &'static super::TestBulkhead,
+    armed: AtomicBool,
+}
+
+fn closing_waker(w: &'static ClosingWaker) -> std::task::Waker {
+    use std::task::{RawWaker, RawWakerVTable};
+    fn get(data: *const ()) -> &'static ClosingWaker {
+        // SAFETY: `data` is the `&'static ClosingWaker` the waker was made of.
+        unsafe { &*data.cast::<ClosingWaker>() }
+    }
+    fn clone(data: *const ()) -> RawWaker {
+        get(data).bulkhead.close();
+        RawWaker::new(data, &VTABLE)
+    }
+    fn noop(_: *const ()) {}
+    fn drop(data: *const ()) {
+        if get(data).armed.swap(false, Ordering::SeqCst) {
+            panic!("waker panicked on drop");
+        }
+    }
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, drop);
+    // SAFETY: the data pointer is `'static` and never freed; clone copies
+    // it (closing a compartment is thread-safe), wake does nothing, drop
+    // only reads the flag.
+    unsafe {
+        std::task::Waker::from_raw(RawWaker::new(
+            (w as *const ClosingWaker).cast(),
+            &VTABLE,
+        ))
+    }
+}
+
+/// Defect 3, the `Closed` path: the compartment closes between the fast
+/// path and `enqueue`, and dropping the discarded waker panics. The next
+/// poll must report `Closed`.
+#[test]
+fn a_poll_cut_short_on_the_closed_path_reports_closed_next_time() {
+    let b: &'static super::TestBulkhead = super::leak(fifo(1));
+    let held = b.try_acquire().unwrap();
+    let w: &'static ClosingWaker = super::leak(ClosingWaker {
+        bulkhead: b,
+        armed: AtomicBool::new(true),
+    });
+    let waker = closing_waker(w);
+    let mut waiter = boxed(b.acquire());
+    let first = catch_unwind(AssertUnwindSafe(|| {
+        let _ = waiter.as_mut().poll(&mut Context::from_waker(&waker));
+    }));
+    assert!(first.is_err(), "dropping the stale waker panicked");
+    let err = ready_err(Task::new().poll(waiter.as_mut()));
+    assert_eq!(err, Error::Closed { name: "test" });
+    drop(held);
+    assert_eq!(b.state().active, 0);
+}
+
+type Hook = Box<dyn FnOnce() + Send>;
+
+/// A lock that runs a hook once before it locks, and one once just after
+/// (inside, before the closure): on one thread, the second stands for a
+/// release on another thread whose try finds the lock held.
+#[derive(Default)]
+struct HookLock {
+    inner: TestLock,
+    before: std::sync::Mutex<Option<Hook>>,
+    inside: std::sync::Mutex<Option<Hook>>,
+}
+
+// SAFETY: delegates to `TestLock`; the hooks are the test's own code and
+// only give seats back, which core supports from anywhere (a release whose
+// try fails while the hook runs inside the lock is exactly the delegated
+// release of rule 1).
+unsafe impl RawLock for HookLock {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        let before = self.before.lock().unwrap().take();
+        if let Some(hook) = before {
+            hook();
+        }
+        // SAFETY: forwarded from our own caller.
+        unsafe {
+            self.inner.with_lock(|| {
+                let inside = self.inside.lock().unwrap().take();
+                if let Some(hook) = inside {
+                    hook();
+                }
+                f()
+            })
+        }
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+}
+
+/// The seat of a future that is granted just as it is dropped, when the
+/// same lock section then wakes another waiter whose waker panics. Before
+/// issue 12 the outcome `Granted` was lost in the unwind, and with it the
+/// seat (`active` stayed 1 for good).
+#[test]
+fn a_seat_granted_as_the_future_is_dropped_survives_a_panicking_waker() {
+    let b: &'static Bulkhead<HookLock> =
+        super::leak(Bulkhead::with_lock(Config::new("hook", 2), HookLock::default()).unwrap());
+    let s1 = b.try_acquire().unwrap();
+    let s2 = b.try_acquire().unwrap();
+    let mut first = boxed(b.acquire());
+    let mut second = boxed(b.acquire());
+    let t = Task::new();
+    assert!(t.poll(first.as_mut()).is_pending());
+    let bad = std::task::Waker::from(std::sync::Arc::new(super::memory::PanickingWaker));
+    assert!(
+        second
+            .as_mut()
+            .poll(&mut Context::from_waker(&bad))
+            .is_pending()
+    );
+    // `first`'s drop: its lock-free look sees WAITING; then, before it
+    // locks, `s1` goes to `first` (GRANTED); inside its section `s2` is
+    // released, its try fails, and the section's drain grants `second`,
+    // whose waker panics after the unlock.
+    *b.raw_lock().before.lock().unwrap() = Some(Box::new(move || drop(s1)));
+    *b.raw_lock().inside.lock().unwrap() = Some(Box::new(move || drop(s2)));
+    let dropped = catch_unwind(AssertUnwindSafe(|| drop(first)));
+    assert!(dropped.is_err(), "the waker's panic propagates");
+    let Poll::Ready(Ok(seat)) = t.poll(second.as_mut()) else {
+        panic!("second was granted s2")
+    };
+    assert_eq!(b.state().active, 1, "first's seat was given back");
+    drop(seat);
+    assert_eq!(b.state().active, 0);
 }
