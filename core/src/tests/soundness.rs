@@ -311,12 +311,7 @@ fn closing_waker(w: &'static ClosingWaker) -> std::task::Waker {
     // SAFETY: the data pointer is `'static` and never freed; clone copies
     // it (closing a compartment is thread-safe), wake does nothing, drop
     // only reads the flag.
-    unsafe {
-        std::task::Waker::from_raw(RawWaker::new(
-            (w as *const ClosingWaker).cast(),
-            &VTABLE,
-        ))
-    }
+    unsafe { std::task::Waker::from_raw(RawWaker::new((w as *const ClosingWaker).cast(), &VTABLE)) }
 }
 
 /// Defect 3, the `Closed` path: the compartment closes between the fast
