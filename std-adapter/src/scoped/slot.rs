@@ -57,7 +57,7 @@ impl<R> Closer<R> {
             Closer::Drop => drop(resource),
             Closer::Blocking(hook) => hook(resource),
             Closer::Async(hook) if crate::event_loop().is_none() => {
-                super::block_on(hook(resource));
+                super::opener::block_on(hook(resource));
             }
             Closer::Async(_) => {
                 tracing::warn!(
