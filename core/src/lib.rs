@@ -14,6 +14,8 @@ mod error;
 mod list;
 mod lock;
 mod seat;
+#[cfg(bulkhead_shuttle)]
+mod shuttle_lock;
 mod sync;
 mod word;
 
@@ -29,6 +31,8 @@ pub use error::{ConfigError, Error};
 pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
 pub use lock::LoomLock;
+#[cfg(bulkhead_shuttle)]
+pub use shuttle_lock::ShuttleLock;
 pub use lock::{ConstInit, RawLock};
 pub use seat::{Handle, OwnedSeat, Seat};
 pub use word::MAX_CONCURRENT_LIMIT;
