@@ -31,8 +31,8 @@ pub use error::{ConfigError, Error};
 pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
 pub use lock::LoomLock;
-#[cfg(bulkhead_shuttle)]
-pub use shuttle_lock::ShuttleLock;
 pub use lock::{ConstInit, RawLock};
 pub use seat::{Handle, OwnedSeat, Seat};
+#[cfg(bulkhead_shuttle)]
+pub use shuttle_lock::ShuttleLock;
 pub use word::MAX_CONCURRENT_LIMIT;

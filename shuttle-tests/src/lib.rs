@@ -39,9 +39,9 @@ pub fn with_config(config: Config) -> Arc<ShuttleBulkhead> {
 
 fn env_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number; unset it or give an integer")),
+        Ok(v) => v.parse().unwrap_or_else(|_| {
+            panic!("{name}={v:?} is not a number; unset it or give an integer")
+        }),
         Err(_) => default,
     }
 }
@@ -233,7 +233,9 @@ pub fn spawn_waiter<R: Send + 'static>(
             let result = b.acquire().await;
             Some(result.map(inside))
         })),
-        _ => WaiterHandle::Thread(thread::spawn(move || wait_in_style(&b, style, &start, inside))),
+        _ => WaiterHandle::Thread(thread::spawn(move || {
+            wait_in_style(&b, style, &start, inside)
+        })),
     }
 }
 

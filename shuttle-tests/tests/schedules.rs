@@ -14,28 +14,28 @@ use bulkhead_shuttle_tests::{
     Gate, Tracker, Waiter, WaiterHandle, assert_no_lost_seats, check, compartment, random,
     spawn_waiter, wait_until, with_config, yield_times,
 };
-use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use shuttle::sync::Arc;
+use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use shuttle::thread;
 
-/// Queues `n` waiters on `b` one after another, so that line order is
-/// spawn order, each of which enters through `tracker` as waiter `i`,
-/// waits at `hold` while inside, and leaves. `leavers` mixes in waiters
-/// that time out or cancel (after `start` opens).
+/// Queues one waiter per entry of `styles` on `b`, one after another, so
+/// that line order is spawn order. Waiter `i` enters through `tracker`,
+/// waits at `hold` while inside, and leaves; leavers (time-outs, cancels)
+/// may leave once `start` opens.
 fn line_up(
     b: &Arc<bulkhead_shuttle_tests::ShuttleBulkhead>,
-    n: usize,
-    leavers: bool,
+    styles: &[Waiter],
     tracker: &Tracker,
     start: &Gate,
     hold: &Gate,
 ) -> Vec<(Waiter, WaiterHandle<()>)> {
     let queued = b.state().waiting;
-    (0..n)
-        .map(|i| {
+    styles
+        .iter()
+        .enumerate()
+        .map(|(i, &style)| {
             let (t, hold) = (tracker.clone(), hold.clone());
             let since = tracker.wait_begins();
-            let style = Waiter::nth(i, leavers);
             let handle = spawn_waiter(b, style, start, move |seat| {
                 let inside = t.enter(i, since);
                 hold.pass();
@@ -47,6 +47,25 @@ fn line_up(
             (style, handle)
         })
         .collect()
+}
+
+/// `n` waiters in the default mix: tasks and parked threads alternate, and
+/// with `leavers` every third one times out or cancels.
+fn mix(n: usize, leavers: bool) -> Vec<Waiter> {
+    (0..n).map(|i| Waiter::nth(i, leavers)).collect()
+}
+
+/// Joins everyone; each must have got a seat, `Closed` (if `closed`), or,
+/// for a leaver, left.
+fn join_all(waiters: Vec<(Waiter, WaiterHandle<()>)>, closed: bool) {
+    for (style, w) in waiters {
+        match w.join() {
+            Some(Ok(())) => {}
+            Some(Err(Error::Closed { .. })) if closed => {}
+            None if style.may_leave() => {}
+            other => panic!("{style:?} waiter ended with {other:?}"),
+        }
+    }
 }
 
 /// One grow hands ten seats to twelve waiters: more than one drain's batch
@@ -89,7 +108,11 @@ fn grow_past_a_batch_then_shrink(mode: Admission) {
     if mode == Admission::Fifo {
         let mut first = tracker.entered()[1..].to_vec();
         first.sort_unstable();
-        assert_eq!(first, (0..GRANTED).collect::<Vec<_>>(), "not the oldest waiters");
+        assert_eq!(
+            first,
+            (0..GRANTED).collect::<Vec<_>>(),
+            "not the oldest waiters"
+        );
     }
     assert_eq!(b.state().waiting, WAITERS - GRANTED);
 
@@ -100,7 +123,10 @@ fn grow_past_a_batch_then_shrink(mode: Admission) {
     drop(me);
     drop(seat);
     for h in waiters {
-        assert!(matches!(h.join(), Some(Ok(()))), "a waiter did not get a seat");
+        assert!(
+            matches!(h.join(), Some(Ok(()))),
+            "a waiter did not get a seat"
+        );
     }
     assert_eq!(tracker.entered().len(), WAITERS + 1);
     assert_no_lost_seats(&b);
@@ -142,15 +168,13 @@ fn burst_of_releases(mode: Admission) {
         })
         .collect();
     wait_until(|| b.state().active == SEATS);
-    let waiters = line_up(&b, SEATS, false, &tracker, &start, &hold);
+    let waiters = line_up(&b, &mix(SEATS, false), &tracker, &start, &hold);
     hold.open();
     release.open();
     for r in releasers {
         r.join().unwrap();
     }
-    for (_, w) in waiters {
-        assert!(matches!(w.join(), Some(Ok(()))), "a waiter did not get a seat");
-    }
+    join_all(waiters, false);
     assert_no_lost_seats(&b);
 }
 
@@ -185,18 +209,12 @@ fn leavers_in_line(mode: Admission, seats: usize) {
         })
     };
     wait_until(|| b.state().active == seats);
-    let waiters = line_up(&b, WAITERS, true, &tracker, &start, &hold);
+    let waiters = line_up(&b, &mix(WAITERS, true), &tracker, &start, &hold);
     hold.open();
     start.open();
     release.open();
     releaser.join().unwrap();
-    for (style, w) in waiters {
-        match w.join() {
-            Some(Ok(())) => {}
-            None if style.may_leave() => {}
-            other => panic!("{style:?} waiter ended with {other:?}"),
-        }
-    }
+    join_all(waiters, false);
     if mode == Admission::Fifo && seats == 1 {
         let entered = tracker.entered();
         assert!(
@@ -222,6 +240,36 @@ fn barging_leavers_in_line() {
     check(|| leavers_in_line(Admission::Barging, 2));
 }
 
+/// Barging: leavers at the front of the line are woken (notified) by a
+/// release and leave instead of taking the seat. Each must pass its
+/// wake-up on, or the parked threads behind it sleep while a seat is free.
+#[test]
+fn barging_notified_leavers_pass_the_wake_up_on() {
+    check(|| {
+        let b = compartment(1, Admission::Barging);
+        let tracker = Tracker::new(1);
+        let (start, hold) = (Gate::default(), Gate::default());
+        let seat = b.try_acquire().unwrap();
+        let styles = [
+            Waiter::Cancels,
+            Waiter::TimesOut,
+            Waiter::Thread,
+            Waiter::Cancels,
+            Waiter::Thread,
+            Waiter::TimesOut,
+            Waiter::Thread,
+            Waiter::Task,
+        ];
+        let waiters = line_up(&b, &styles, &tracker, &start, &hold);
+        hold.open();
+        start.open();
+        yield_times(random(4));
+        drop(seat);
+        join_all(waiters, false);
+        assert_no_lost_seats(&b);
+    });
+}
+
 /// Close races releases, a resize and waiters that wait, time out and
 /// cancel: every waiter resolves (a seat, `Closed`, or it left), and the
 /// closed compartment ends with nobody inside or waiting.
@@ -242,7 +290,7 @@ fn close_racing_everything(mode: Admission) {
         })
     };
     wait_until(|| b.state().active == 2);
-    let waiters = line_up(&b, WAITERS, true, &tracker, &start, &hold);
+    let waiters = line_up(&b, &mix(WAITERS, true), &tracker, &start, &hold);
     let resizer = {
         let (b, t, start) = (b.clone(), tracker.clone(), start.clone());
         thread::spawn(move || {
@@ -257,13 +305,7 @@ fn close_racing_everything(mode: Admission) {
     yield_times(random(8));
     b.close();
     assert!(matches!(b.try_acquire(), Err(Error::Closed { .. })));
-    for (style, w) in waiters {
-        match w.join() {
-            Some(Ok(())) | Some(Err(Error::Closed { .. })) => {}
-            None if style.may_leave() => {}
-            other => panic!("{style:?} waiter ended with {other:?}"),
-        }
-    }
+    join_all(waiters, true);
     releaser.join().unwrap();
     resizer.join().unwrap();
     assert!(b.state().closed);
