@@ -9,9 +9,10 @@ use core::time::Duration;
 use crate::bulkhead::Bulkhead;
 use crate::engine::{Abandoned, Enqueued, Refusal};
 use crate::error::Error;
-use crate::list::{self, Node};
+use crate::list::Node;
 use crate::lock::RawLock;
 use crate::seat::Seat;
+use crate::status::Status;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -162,7 +163,7 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
                 if let ready @ Poll::Ready(_) = this.poll_verdict() {
                     return ready;
                 }
-                if this.node.status() == list::IDLE {
+                if this.node.status.get() == Status::Idle {
                     // Queued but never linked: a panic (a stale waker's
                     // drop, or the lock) cut `enqueue` short before it
                     // linked the node or reported its outcome. IDLE only
@@ -222,9 +223,9 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
     /// was reserved by the drainer, so it is not counted again.
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
-        match self.node.status() {
-            list::GRANTED => self.finish(Ok(Seat::new(self.bulkhead))),
-            list::CLOSED => self.finish(Err(self.bulkhead.closed_error())),
+        match self.node.status.get() {
+            Status::Granted => self.finish(Ok(Seat::new(self.bulkhead))),
+            Status::Closed => self.finish(Err(self.bulkhead.closed_error())),
             _ => Poll::Pending,
         }
     }

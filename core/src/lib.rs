@@ -14,6 +14,7 @@ mod error;
 mod list;
 mod lock;
 mod seat;
+mod status;
 mod sync;
 mod word;
 
