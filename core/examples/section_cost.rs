@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use bulkhead_core::{Acquire, Admission, Bulkhead, Config, CsLock};
 
 fn grow_once(admission: Admission, n: usize) -> Duration {
-    let b: Bulkhead<CsLock> = Bulkhead::from_config(Config::new("grow", 1).admission(admission))
-        .expect("valid settings");
+    let b: Bulkhead<CsLock> =
+        Bulkhead::from_config(Config::new("grow", 1).admission(admission)).expect("valid settings");
     let held = b.try_acquire().expect("a free seat");
     let mut cx = Context::from_waker(Waker::noop());
     let mut waiters: Vec<Pin<Box<Acquire<'_, CsLock>>>> =

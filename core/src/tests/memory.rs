@@ -93,8 +93,9 @@ fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
 /// waiter.
 #[test]
 fn a_leaked_notified_barging_waiter_keeps_its_wake_up_but_not_the_seat() {
-    let b: &'static TestBulkhead =
-        leak(super::with_config(crate::Config::new("leak", 1).admission(crate::Admission::Barging)));
+    let b: &'static TestBulkhead = leak(super::with_config(
+        crate::Config::new("leak", 1).admission(crate::Admission::Barging),
+    ));
     let held = b.try_acquire().unwrap();
     let (t1, t2) = (Task::new(), Task::new());
     let forgotten = leak(Box::pin(b.acquire()));
@@ -115,7 +116,11 @@ fn a_leaked_notified_barging_waiter_keeps_its_wake_up_but_not_the_seat() {
     };
     drop(seat);
     let s = b.state();
-    assert_eq!((s.active, s.waiting), (0, 1), "only the leaked one still waits");
+    assert_eq!(
+        (s.active, s.waiting),
+        (0, 1),
+        "only the leaked one still waits"
+    );
 }
 
 /// A waker whose `wake` panics.
