@@ -11,12 +11,15 @@
 //!    totally ordered, so either the holder's re-check sees the seat, or the
 //!    release's RMW reads the re-check's write, which makes the holder's
 //!    unlock happen-before the release's try, and that try then succeeds
-//!    (the lock contract forbids spurious failure). Plain loads would allow
-//!    the store-buffer outcome where both sides miss.
-//! 2. **A verdict is the last touch of a node.** The drainer unlinks a node
-//!    and takes its waker *before* storing `GRANTED`/`CLOSED` with
-//!    `Release`, because the owner may see that store without the lock and
-//!    free the node at once.
+//!    (`RawLock` promise 2 forbids spurious failure, and only core locks a
+//!    compartment's lock, so a failed try means one of *these* sections
+//!    runs). Plain loads would allow the store-buffer outcome where both
+//!    sides miss.
+//! 2. **A verdict is the last touch of a node.** `unlink`, the one exit
+//!    from the list, removes a node and takes its waker *before* storing
+//!    its new status (`Granted`/`Closed` with `Release`), because the owner
+//!    may see that store without the lock and free the node at once. The
+//!    statuses and their transitions live in `status.rs`.
 //! 3. **No foreign code under the lock.** Wakers are cloned before locking;
 //!    replaced wakers are dropped and taken wakers are woken after
 //!    unlocking, by [`Batch`]'s `Drop`, which also runs while unwinding.
@@ -25,10 +28,13 @@
 //! 5. **`WAITERS` is exact under the lock.** It is set in the same CAS that
 //!    fails to take a free seat, before the node is linked (so a release
 //!    that races it either sees the flag or leaves a seat the CAS sees),
-//!    and cleared in the same CAS that grants the last node, or when the
-//!    last node leaves.
+//!    and cleared in the same CAS that grants the last node (`take_seat`),
+//!    or by `unlink` when the last node leaves without a seat.
 //! 6. **Every section ends with a drain and a re-check**, so no section can
 //!    swallow a release that failed to take the lock while it ran.
+//! 7. **Every section is bounded.** It reaches at most `BATCH + 2` nodes
+//!    through the list, whatever the queue length (the barging list is
+//!    partitioned so that notifying is O(1); see `list.rs`).
 
 use core::ptr::NonNull;
 use core::task::Waker;
