@@ -136,7 +136,7 @@ impl List {
     ///
     /// # Safety
     /// `node` is pinned, valid, not linked in any list, and stays valid until
-    /// it is unlinked (by [`List::remove`] or [`List::pop_front`]).
+    /// it is unlinked (by [`List::remove`]).
     pub(crate) unsafe fn push_back(&mut self, node: NonNull<Node>, waker: Waker) {
         // SAFETY: the caller guarantees `node` is valid; the list lock is
         // held (we have `&mut self`), so no one else touches its cells.
