@@ -16,6 +16,7 @@ mod lock;
 mod seat;
 #[cfg(bulkhead_shuttle)]
 mod shuttle_lock;
+mod status;
 mod sync;
 mod word;
 

@@ -28,6 +28,17 @@
 /// }
 /// ```
 ///
+/// # Bounded sections
+///
+/// Each closure core passes runs for a time bounded by a constant,
+/// whatever the number of waiters: it reaches at most `BATCH + 2` nodes
+/// through the list (`BATCH` = 8: a drain hands on at most a batch of seats,
+/// `Closed` verdicts or wake-ups; plus the caller's own node, and one look
+/// at an empty list), and relinks a fixed number of pointers per node. A
+/// larger hand-off is split over several sections, each one after
+/// unlocking. With [`CsLock`](crate::CsLock) this bounds how long
+/// interrupts stay masked.
+///
 /// # Safety
 ///
 /// Core's unsafe code relies on every promise below. An implementation that
