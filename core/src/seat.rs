@@ -28,9 +28,16 @@ pub struct Seat<'a, L: RawLock> {
 }
 
 impl<'a, L: RawLock> Seat<'a, L> {
-    /// Only for a seat that has been counted in the seat word.
+    /// Only for a seat that has been counted in the seat word. Every
+    /// admission makes exactly one `Seat` here, so this is where the
+    /// lock's admission hook runs.
+    /// The seat exists before the hook runs, so a hook that panics gives
+    /// the seat back as it unwinds instead of leaking it.
+    #[inline]
     pub(crate) fn new(bulkhead: &'a Bulkhead<L>) -> Self {
-        Self { bulkhead }
+        let seat = Self { bulkhead };
+        bulkhead.raw_lock().record_admission();
+        seat
     }
 
     /// The compartment this seat belongs to.

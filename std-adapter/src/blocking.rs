@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock, Seat};
 
 use crate::detect::event_loop;
+use crate::wait_timer::WaitTimer;
 
 /// Blocking acquisition for threads, and owned seats, for any
 /// [`Bulkhead<L>`](bulkhead_core::Bulkhead) (the std
@@ -148,16 +149,19 @@ impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
         let deadline = Instant::now().checked_add(budget);
         let waker = thread_waker();
         let mut cx = Context::from_waker(&waker);
+        let mut timer = WaitTimer::new();
+        timer.queued();
         loop {
             if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
-                return result;
+                return timer.finish(self.name(), result);
             }
             match deadline {
                 None => thread::park(),
                 Some(deadline) => {
                     let now = Instant::now();
                     if now >= deadline {
-                        return acquire.as_mut().time_out(budget);
+                        let result = acquire.as_mut().time_out(budget);
+                        return timer.finish(self.name(), result);
                     }
                     thread::park_timeout(deadline - now);
                 }

@@ -12,6 +12,7 @@ mod pool;
 pub mod registry;
 mod run;
 mod snapshot;
+mod wait_timer;
 
 pub use blocking::BlockingAcquire;
 pub use bulkhead_core as core;
@@ -26,6 +27,7 @@ pub use policy::{Outcome, Policy};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 pub use run::Run;
 pub use snapshot::{Inspect, Kind, Snapshot};
+pub use wait_timer::WaitTimer;
 
 /// A compartment for std programs: core's
 /// [`Bulkhead`](bulkhead_core::Bulkhead) with a per-compartment

@@ -1,5 +1,5 @@
-//! The waiter-list lock for std targets, which also keeps the time of the
-//! compartment's last rejection.
+//! The waiter-list lock for std targets, which also counts the
+//! compartment's admissions and keeps the time of its last rejection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, TryLockError};
@@ -8,8 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bulkhead_core::{ConstInit, RawLock};
 
 /// A small mutex per compartment, so that two compartments never contend on
-/// one lock (unlike a process-wide critical section), plus the wall-clock
-/// time of the compartment's last rejection.
+/// one lock (unlike a process-wide critical section), plus the
+/// compartment's admission count and the wall-clock time of its last
+/// rejection.
 ///
 /// The lock is only taken by callers that must wait, by releases that find
 /// waiters, and by reconfiguration; the seat count itself is lock-free.
@@ -30,6 +31,16 @@ use bulkhead_core::{ConstInit, RawLock};
 /// [`last_rejection`](Self::last_rejection), or in a
 /// [`Snapshot`](crate::Snapshot) through [`Inspect`](crate::Inspect).
 /// [`Error::Closed`] is not a rejection by load and is not recorded.
+///
+/// # Admissions
+///
+/// Core calls [`RawLock::record_admission`] each time a caller gets a
+/// seat, whichever API took it (a thread, a tokio or async-std task, the
+/// tower layer, a thread pool, a bare `try_acquire`). `StdLock` counts it
+/// with one relaxed `fetch_add`; [`admitted`](Self::admitted) reads the
+/// count, and the registry's metrics publish it as
+/// `bulkhead_admitted_total`, next to core's own rejected and timed-out
+/// counters.
 ///
 /// ```
 /// use bulkhead_std::Bulkhead;
@@ -55,6 +66,8 @@ pub struct StdLock {
     /// "never", [`UNTIMED`] for a lock that keeps no time. Saturates one
     /// below `UNTIMED` (the year 2554) instead of wrapping.
     last_rejection: AtomicU64,
+    /// Callers admitted so far (every seat handed to a caller).
+    admitted: AtomicU64,
 }
 
 /// The `last_rejection` value of a lock built by [`StdLock::untimed`].
@@ -67,6 +80,7 @@ impl StdLock {
         Self {
             mutex: Mutex::new(()),
             last_rejection: AtomicU64::new(0),
+            admitted: AtomicU64::new(0),
         }
     }
 
@@ -89,6 +103,7 @@ impl StdLock {
         Self {
             mutex: Mutex::new(()),
             last_rejection: AtomicU64::new(UNTIMED),
+            admitted: AtomicU64::new(0),
         }
     }
 
@@ -104,6 +119,23 @@ impl StdLock {
     }
 }
 
+impl StdLock {
+    /// How many callers the compartment has admitted, through any API.
+    /// Wraps only after 2^64 admissions.
+    ///
+    /// ```
+    /// use bulkhead_std::Bulkhead;
+    ///
+    /// let b = Bulkhead::new("cache", 1).unwrap();
+    /// drop(b.try_acquire().unwrap());
+    /// assert!(b.try_acquire().is_ok());
+    /// assert_eq!(b.raw_lock().admitted(), 2);
+    /// ```
+    pub fn admitted(&self) -> u64 {
+        self.admitted.load(Ordering::Relaxed)
+    }
+}
+
 impl ConstInit for StdLock {
     const INIT: Self = Self::new();
 }
@@ -112,7 +144,8 @@ impl ConstInit for StdLock {
 // `try_lock` fails only while another thread holds it (`WouldBlock`), never
 // spuriously; its guard unlocks on drop, also while unwinding. Core never
 // re-enters the lock, so std's "re-entry may deadlock" is never triggered.
-// `record_rejection` touches only its own atomic.
+// `record_rejection` and `record_admission` touch only their own atomics
+// and never panic.
 unsafe impl RawLock for StdLock {
     #[inline]
     fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
@@ -146,6 +179,13 @@ unsafe impl RawLock for StdLock {
             .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(UNTIMED - 1))
             .clamp(1, UNTIMED - 1);
         self.last_rejection.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    /// One relaxed `fetch_add`: the count is a statistic and orders
+    /// nothing.
+    #[inline]
+    fn record_admission(&self) {
+        self.admitted.fetch_add(1, Ordering::Relaxed);
     }
 }
 

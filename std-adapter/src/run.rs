@@ -3,7 +3,12 @@
 
 use std::time::Duration;
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
+
+use crate::wait_timer::WaitTimer;
 
 /// Async waits and runs for any [`Bulkhead<L>`](bulkhead_core::Bulkhead),
 /// on any runtime: the caller passes its runtime's timer.
@@ -270,7 +275,9 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
         L: 'a,
     {
         match max_wait {
-            Some(budget) if !budget.is_zero() => self.acquire_timeout(budget, sleep(budget)).await,
+            Some(budget) if !budget.is_zero() => {
+                Timed::new(self.acquire_timeout(budget, sleep(budget)), self.name()).await
+            }
             _ => self.try_acquire(),
         }
     }
@@ -323,5 +330,40 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
     {
         self.acquire_with_timer(max_wait, async_io::Timer::after)
             .await
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A wait for a seat, timed for the wait histogram (see [`WaitTimer`]).
+    pub(crate) struct Timed<F> {
+        #[pin]
+        wait: F,
+        timer: WaitTimer,
+        name: &'static str,
+    }
+}
+
+impl<F> Timed<F> {
+    pub(crate) fn new(wait: F, name: &'static str) -> Self {
+        Self {
+            wait,
+            timer: WaitTimer::new(),
+            name,
+        }
+    }
+}
+
+impl<T, F: Future<Output = Result<T, Error>>> Future for Timed<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        match this.wait.poll(cx) {
+            Poll::Ready(result) => Poll::Ready(this.timer.finish(this.name, result)),
+            Poll::Pending => {
+                this.timer.queued();
+                Poll::Pending
+            }
+        }
     }
 }

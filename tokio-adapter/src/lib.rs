@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod pool;
+mod registry;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -21,6 +22,7 @@ pub use bulkhead_std;
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, PoolState, RunError};
+pub use registry::RegistryExt;
 #[cfg(feature = "tower")]
 pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};
 pub use wait::{AcquireWithin, BulkheadExt};
@@ -35,6 +37,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::BulkheadExt;
+    pub use crate::{BulkheadExt, RegistryExt};
     pub use bulkhead_std::prelude::*;
 }

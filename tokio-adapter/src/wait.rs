@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bulkhead_core::{AcquireTimeout, Bulkhead, Error, OwnedSeat, RawLock, Seat};
-use bulkhead_std::BlockingAcquire;
+use bulkhead_std::{BlockingAcquire, WaitTimer};
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
@@ -171,9 +171,11 @@ impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
         let state = match max_wait {
             Some(budget) if !budget.is_zero() => State::Waiting {
                 wait: self.acquire_timeout(budget, LazySleep::new(budget)),
+                timer: WaitTimer::new(),
             },
-            _ => State::Verdict {
-                result: Some(self.try_acquire()),
+            // Nothing is decided until the first poll.
+            _ => State::FailFast {
+                bulkhead: Some(self),
             },
         };
         AcquireWithin { state }
@@ -239,9 +241,13 @@ pin_project! {
 pin_project! {
     #[project = StateProj]
     enum State<'a, L: RawLock> {
-        // Fail fast: the verdict was given when the future was made.
-        Verdict { result: Option<Result<Seat<'a, L>, Error>> },
-        Waiting { #[pin] wait: AcquireTimeout<'a, L, LazySleep> },
+        // Fail fast: `try_acquire` at the first poll, never before.
+        FailFast { bulkhead: Option<&'a Bulkhead<L>> },
+        Waiting {
+            #[pin]
+            wait: AcquireTimeout<'a, L, LazySleep>,
+            timer: WaitTimer,
+        },
     }
 }
 
@@ -250,12 +256,25 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Verdict { result } => Poll::Ready(
-                result
+            StateProj::FailFast { bulkhead } => Poll::Ready(
+                bulkhead
                     .take()
-                    .expect("`AcquireWithin` polled after it completed"),
+                    .expect("`AcquireWithin` polled after it completed")
+                    .try_acquire(),
             ),
-            StateProj::Waiting { wait } => wait.poll(cx),
+            StateProj::Waiting { wait, timer } => match wait.poll(cx) {
+                Poll::Ready(result) => {
+                    let name = match &result {
+                        Ok(seat) => seat.bulkhead().name(),
+                        Err(error) => error.name(),
+                    };
+                    Poll::Ready(timer.finish(name, result))
+                }
+                Poll::Pending => {
+                    timer.queued();
+                    Poll::Pending
+                }
+            },
         }
     }
 }
@@ -263,11 +282,11 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
 impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
-            State::Verdict { result } => f
+            State::FailFast { bulkhead } => f
                 .debug_struct("AcquireWithin")
-                .field("verdict", result)
+                .field("fail_fast", &bulkhead.map(|b| b.name()))
                 .finish(),
-            State::Waiting { wait } => f
+            State::Waiting { wait, .. } => f
                 .debug_struct("AcquireWithin")
                 .field("waiting", wait)
                 .finish(),

@@ -31,6 +31,7 @@ pub use builder::RegistryBuilder;
 pub use env::{ENV_PREFIX, EnvSource, env_segment};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
+pub use helpers::RegistrySeat;
 pub use names::{MAX_NAME_LEN, MAX_NAMES};
 pub use parse::{SettingsError, SettingsErrorKind};
 pub use pool::RegisteredPool;

@@ -81,6 +81,45 @@ impl<L: RawLock> BulkheadLayer<L> {
     pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
         &self.bulkhead
     }
+
+    /// How long a request may wait for a seat; `None` fails fast.
+    pub fn wait_budget(&self) -> Option<Duration> {
+        self.max_wait.filter(|budget| !budget.is_zero())
+    }
+}
+
+impl BulkheadLayer {
+    /// A layer over the registry's compartment `name`, with the wait
+    /// budget configured for it (its `max_wait`: code < file <
+    /// environment), so a service built only from the registry gets the
+    /// configured budgets. The budget is read now: a later
+    /// [`reconfigure`](bulkhead_std::registry::Registry::reconfigure) of
+    /// `max_wait` applies to layers built after it (a change of
+    /// `max_concurrent` applies at once, since the compartment is shared).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::BulkheadLayer;
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create("checkout", DomainConfig::new(8).max_wait(Duration::from_millis(50)))?;
+    /// let layer = BulkheadLayer::from_registry(&registry, "checkout")?;
+    /// assert_eq!(layer.wait_budget(), Some(Duration::from_millis(50)));
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`](bulkhead_std::registry::RegistryError::NotFound),
+    /// or [`RegistryError::WrongKind`](bulkhead_std::registry::RegistryError::WrongKind)
+    /// for a thread pool.
+    pub fn from_registry(
+        registry: &bulkhead_std::registry::Registry,
+        name: &str,
+    ) -> Result<Self, bulkhead_std::registry::RegistryError> {
+        let (bulkhead, config) = registry.get_with_config(name)?;
+        Ok(Self::new(bulkhead).max_wait(config.max_wait))
+    }
 }
 
 impl<L: RawLock> Clone for BulkheadLayer<L> {
