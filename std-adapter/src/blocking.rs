@@ -73,25 +73,17 @@ pub trait BlockingAcquire<L: RawLock> {
     /// ```
     fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
 
-    /// As core's [`try_acquire`](bulkhead_core::Bulkhead::try_acquire), but
-    /// the seat keeps a clone of the `Arc` (made only on success), so it can
-    /// move into a spawned thread or task.
+    /// Deprecated: an owned fail-fast seat does not block, so it is not
+    /// this trait's; its one name is core's
+    /// [`OwnedSeat::try_acquire`] (`OwnedSeat::try_acquire(Arc::clone(&db))`),
+    /// which takes any handle.
     ///
     /// # Errors
     /// [`Error::Full`] or [`Error::Closed`].
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::Arc;
-    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
-    ///
-    /// let db = Arc::new(Bulkhead::new("db", 1)?);
-    /// let seat = db.try_acquire_owned()?;
-    /// assert!(db.try_acquire_owned().is_err());
-    /// std::thread::spawn(move || drop(seat)).join().unwrap();
-    /// assert_eq!(db.state().active, 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    #[deprecated(
+        since = "0.1.0",
+        note = "it does not block: use `OwnedSeat::try_acquire(Arc::clone(&bulkhead))`"
+    )]
     fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 
     /// As [`acquire_blocking`](Self::acquire_blocking), but the seat keeps a

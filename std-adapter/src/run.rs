@@ -18,7 +18,7 @@ use crate::wait_timer::WaitTimer;
 /// The methods that take a timer are named `*_with_timer`, so that they
 /// never share a name with bulkhead-tokio's `BulkheadExt` methods, which
 /// measure the budget on tokio's own clock (`acquire_within`,
-/// `acquire_owned`, `blocking_acquire`). Both traits can be in scope at
+/// `acquire_owned`). Both traits can be in scope at
 /// once (both crates' preludes imported) without any call becoming
 /// ambiguous.
 ///

@@ -62,7 +62,7 @@ fn a_bounded_wait_times_out_and_leaves_the_line() {
 #[test]
 fn a_bounded_wait_gets_the_seat_when_it_is_released_in_time() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let seat = b.try_acquire_owned().unwrap();
+    let seat = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let releaser = thread::spawn(move || {
         thread::sleep(Duration::from_millis(20));
         drop(seat);
@@ -78,7 +78,7 @@ fn a_bounded_wait_gets_the_seat_when_it_is_released_in_time() {
 #[test]
 fn a_budget_too_large_for_the_clock_still_waits() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let seat = b.try_acquire_owned().unwrap();
+    let seat = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let releaser = thread::spawn(move || {
         thread::sleep(Duration::from_millis(10));
         drop(seat);
@@ -90,7 +90,7 @@ fn a_budget_too_large_for_the_clock_still_waits() {
 #[test]
 fn parked_threads_are_served_in_arrival_order() {
     let b = Arc::new(Bulkhead::new("fifo", 1).unwrap());
-    let first = b.try_acquire_owned().unwrap();
+    let first = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut handles = Vec::new();
     for i in 0..4 {

@@ -149,7 +149,7 @@ fn policy_outcomes() {
 fn a_bounded_wait_times_out_after_at_least_the_budget() {
     const BUDGET: Duration = Duration::from_millis(50);
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let _held = b.try_acquire_owned().unwrap();
+    let _held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     // Blocking, and async with tokio's timer; several at once so that a
     // loaded machine only makes them later, never earlier.
     let rt = current_thread_rt();

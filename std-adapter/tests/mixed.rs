@@ -77,7 +77,7 @@ fn threads_and_tokio_tasks_never_exceed_the_limit() {
 #[test]
 fn a_task_and_a_thread_queue_in_one_fifo_line() {
     let b = Arc::new(Bulkhead::new("line", 1).unwrap());
-    let first = b.try_acquire_owned().unwrap();
+    let first = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_time()

@@ -87,7 +87,7 @@ fn register_replaces_and_old_waiters_keep_waiting_on_the_old_compartment() {
     let old = registry
         .get_or_create("reports", DomainConfig::new(1))
         .unwrap();
-    let held = old.try_acquire_owned().unwrap();
+    let held = bulkhead_std::OwnedSeat::try_acquire(old.clone()).unwrap();
     let waiter = {
         let old = old.clone();
         thread::spawn(move || {
@@ -190,7 +190,7 @@ fn eviction_never_removes_a_busy_compartment() {
         .unwrap();
     // a: a seat held. b: a handle outstanding (got the Arc, not acquired yet).
     let a = registry.get_or_create("a", DomainConfig::new(1)).unwrap();
-    let seat = a.try_acquire_owned().unwrap();
+    let seat = bulkhead_std::OwnedSeat::try_acquire(a.clone()).unwrap();
     drop(a);
     let b = registry.get_or_create("b", DomainConfig::new(1)).unwrap();
     let err = registry

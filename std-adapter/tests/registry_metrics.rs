@@ -22,7 +22,7 @@ fn every_path_is_counted_and_queued_waits_are_timed() {
         drop(m.try_acquire().unwrap()); // a bare try_acquire on the registry's compartment
         // A thread that queues: the seat is freed by another thread while
         // this one waits (through `Run`'s timer wait with a 1 s budget).
-        let held = bulkhead_std::BlockingAcquire::try_acquire_owned(&m).unwrap();
+        let held = bulkhead_std::OwnedSeat::try_acquire(m.clone()).unwrap();
         let releaser = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(20));
             drop(held);

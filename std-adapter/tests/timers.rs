@@ -27,7 +27,7 @@ fn check_timeout(took: Duration, err: Error, b: &Bulkhead) {
 #[test]
 fn async_std_timer_bounds_the_wait_and_a_release_in_time_is_served() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let held = b.try_acquire_owned().unwrap();
+    let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     async_std::task::block_on(async {
         let start = Instant::now();
         let err = b.acquire_async_std(Some(BUDGET)).await.unwrap_err();
@@ -43,7 +43,7 @@ fn async_std_timer_bounds_the_wait_and_a_release_in_time_is_served() {
 #[test]
 fn smol_timer_bounds_the_wait_and_a_release_in_time_is_served() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let held = b.try_acquire_owned().unwrap();
+    let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     async_io::block_on(async {
         let start = Instant::now();
         let err = b.acquire_smol(Some(BUDGET)).await.unwrap_err();

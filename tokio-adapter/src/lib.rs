@@ -21,7 +21,15 @@ pub use bulkhead_std;
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
-pub use pool::{BlockingPool, Builder, Job, PoolBuildError, PoolState, RunError};
+/// The one thread pool of the workspace (from bulkhead-std): a compartment
+/// with its own worker threads, for blocking work that must not share
+/// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
+/// [`ThreadPoolBulkhead::run`] awaits a closure's value.
+pub use bulkhead_std::{
+    BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
+};
+#[allow(deprecated)]
+pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
 #[cfg(feature = "tower")]
 pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};

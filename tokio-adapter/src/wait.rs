@@ -115,48 +115,18 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
         Self: Sized,
         L: Send + Sync + 'static;
 
-    /// Takes a seat from synchronous code, waiting at most `max_wait`, but
-    /// never blocking a thread that drives tokio futures.
-    ///
-    /// The same as bulkhead-std's
+    /// Deprecated: the one name is bulkhead-std's
     /// [`BlockingAcquire::acquire_blocking`](bulkhead_std::BlockingAcquire::acquire_blocking),
-    /// offered here so that one trait has every tokio-side acquire. Where
-    /// [`event_loop`](crate::event_loop) finds no event loop
-    /// (`spawn_blocking`, `block_in_place`, plain threads) it waits, parked
-    /// in the compartment's line. On a thread that drives tokio futures (a
-    /// worker, a current-thread runtime, the future given to `block_on`)
-    /// it gives the immediate verdict instead, whatever `max_wait` says:
-    /// the seat it would wait for may be held by a task of the very
-    /// runtime it would block. tokio's own `blocking_*` methods panic
-    /// there instead. bulkhead-std owns the detection rule; see
-    /// [`event_loop`](crate::event_loop) for exactly what is detected.
+    /// re-exported by this crate and in its prelude. It waits off the
+    /// runtime (`spawn_blocking`, `block_in_place`, plain threads) and gives
+    /// the immediate verdict on a thread that drives tokio futures.
     ///
     /// # Errors
-    /// As [`acquire_within`](Self::acquire_within); [`Error::Full`] on a
-    /// runtime thread when no seat is free.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::{sync::Arc, time::Duration};
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let db = Arc::new(Bulkhead::new("database", 1).unwrap());
-    /// let seat = db.try_acquire().unwrap();
-    /// // On the runtime thread: the immediate verdict, no blocking.
-    /// let verdict = db.blocking_acquire(Some(Duration::from_secs(60)));
-    /// assert!(matches!(verdict, Err(Error::Full { .. })));
-    /// // In tokio's blocking pool: waits for the seat.
-    /// let db2 = db.clone();
-    /// let waiter = tokio::task::spawn_blocking(move || {
-    ///     db2.blocking_acquire(Some(Duration::from_secs(60))).map(drop)
-    /// });
-    /// tokio::time::sleep(Duration::from_millis(10)).await;
-    /// drop(seat);
-    /// assert!(waiter.await.unwrap().is_ok());
-    /// # }
-    /// ```
+    /// As [`acquire_within`](Self::acquire_within).
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `acquire_blocking` (bulkhead-std's `BlockingAcquire`, in this crate's prelude)"
+    )]
     fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
 }
 

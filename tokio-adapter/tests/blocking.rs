@@ -140,10 +140,10 @@ fn on_a_runtime_thread_blocking_acquire_gives_the_immediate_verdict() {
         let db = db.clone();
         rt.block_on(async move {
             let start = Instant::now();
-            let verdict = db.blocking_acquire(Some(LONG)).map(drop);
+            let verdict = db.acquire_blocking(Some(LONG)).map(drop);
             assert!(matches!(verdict, Err(Error::Full { .. })), "{verdict:?}");
             let db2 = db.clone();
-            let in_task = tokio::spawn(async move { db2.blocking_acquire(Some(LONG)).map(drop) });
+            let in_task = tokio::spawn(async move { db2.acquire_blocking(Some(LONG)).map(drop) });
             assert!(matches!(in_task.await.unwrap(), Err(Error::Full { .. })));
             assert!(start.elapsed() < LONG / 2, "did not block");
         });
@@ -159,7 +159,7 @@ fn in_spawn_blocking_blocking_acquire_waits_for_the_seat() {
         let held = OwnedSeat::try_acquire(db.clone()).unwrap();
         let db2 = db.clone();
         let waiter =
-            tokio::task::spawn_blocking(move || db2.blocking_acquire(Some(LONG)).map(drop));
+            tokio::task::spawn_blocking(move || db2.acquire_blocking(Some(LONG)).map(drop));
         while db.state().waiting < 1 {
             tokio::task::yield_now().await;
         }
@@ -175,16 +175,16 @@ fn plain_threads_wait_and_time_out() {
     let db = Arc::new(Bulkhead::new("db", 1).unwrap());
     let held = db.try_acquire().unwrap();
     let err = db
-        .blocking_acquire(Some(Duration::from_millis(20)))
+        .acquire_blocking(Some(Duration::from_millis(20)))
         .unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }));
-    assert!(matches!(db.blocking_acquire(None), Err(Error::Full { .. })));
+    assert!(matches!(db.acquire_blocking(None), Err(Error::Full { .. })));
 
     let (started, waiting) = mpsc::channel();
     let db2 = db.clone();
     let waiter = thread::spawn(move || {
         started.send(()).unwrap();
-        db2.blocking_acquire(Some(LONG)).map(drop)
+        db2.acquire_blocking(Some(LONG)).map(drop)
     });
     waiting.recv().unwrap();
     while db.state().waiting < 1 {
@@ -202,7 +202,7 @@ fn async_and_blocking_callers_share_one_seat_count() {
         let a = db.acquire_within(None).await.unwrap();
         let db2 = db.clone();
         let b = tokio::task::spawn_blocking(move || {
-            let seat = db2.blocking_acquire(Some(LONG)).unwrap();
+            let seat = db2.acquire_blocking(Some(LONG)).unwrap();
             std::mem::forget(seat); // keep it taken past the closure
         });
         b.await.unwrap();

@@ -18,13 +18,13 @@ async fn every_method_of_both_preludes_resolves_on_one_type() {
     let a = db.acquire_within(Some(MS)).await.unwrap();
     let b: OwnedSeat<Arc<Bulkhead>> = db.clone().acquire_owned(None).await.unwrap();
     assert!(matches!(
-        db.blocking_acquire(Some(MS)),
+        db.acquire_blocking(Some(MS)),
         Err(Error::Full { .. })
     ));
     drop((a, b));
     // bulkhead-std's BlockingAcquire, Execute, Run, Inspect.
     drop(db.acquire_blocking(None).unwrap());
-    drop(db.try_acquire_owned().unwrap());
+    drop(bulkhead_std::OwnedSeat::try_acquire(db.clone()).unwrap());
     drop(db.acquire_blocking_owned(None).unwrap());
     assert_eq!(db.execute(None, || 1), Ok(1));
     assert_eq!(db.execute_or_else(None, || 2, |_| 0), Ok(2));

@@ -609,7 +609,7 @@ fn semaphore(name: &'static str, config: &DomainConfig) -> Result<Bulkhead, Regi
 
 fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {
     let workers = config.max_workers.unwrap_or(config.max_concurrent);
-    PoolConfig::new(name, workers).queue(config.max_concurrent.saturating_sub(workers))
+    PoolConfig::new(name, workers).queue_capacity(config.max_concurrent.saturating_sub(workers))
 }
 
 fn sorted_names(map: &HashMap<&'static str, Entry>) -> Vec<&'static str> {
