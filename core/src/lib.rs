@@ -13,6 +13,7 @@ mod engine;
 mod error;
 mod list;
 mod lock;
+mod max_wait;
 mod seat;
 mod sync;
 mod word;
@@ -30,5 +31,6 @@ pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
+pub use max_wait::MaxWait;
 pub use seat::{Handle, OwnedSeat, Seat};
 pub use word::MAX_CONCURRENT_LIMIT;

@@ -138,7 +138,7 @@ fn blocking(admission: Admission) -> usize {
                 while go.load(Ordering::SeqCst) < round {
                     thread::yield_now();
                 }
-                let seat = b.acquire_blocking(Some(Duration::from_secs(30))).unwrap();
+                let seat = b.acquire_blocking(Duration::from_secs(30)).unwrap();
                 black_box(&seat);
                 drop(seat);
                 done.store(round, Ordering::SeqCst);

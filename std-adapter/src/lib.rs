@@ -18,7 +18,7 @@ pub use blocking::BlockingAcquire;
 pub use bulkhead_core as core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    OwnedSeat, RawLock, State,
+    MaxWait, OwnedSeat, RawLock, State,
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
@@ -62,7 +62,7 @@ pub use wait_timer::WaitTimer;
 /// };
 ///
 /// let a = DATABASE.try_acquire()?;
-/// let b = DATABASE.acquire_blocking(Some(Duration::from_millis(50)))?;
+/// let b = DATABASE.acquire_blocking(Duration::from_millis(50))?;
 /// assert!(matches!(DATABASE.try_acquire(), Err(Error::Full { active: 2, .. })));
 /// assert!(DATABASE.last_rejection().is_some());
 /// drop((a, b));

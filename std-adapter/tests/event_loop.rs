@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bulkhead_std::prelude::*;
 use bulkhead_std::{Bulkhead, Error, EventLoop, event_loop};
 
-const LONG: Option<Duration> = Some(Duration::from_secs(60));
+const LONG: Duration = Duration::from_secs(60);
 
 /// Asserts an immediate `Full` although the caller offered a long budget.
 fn assert_immediate(b: &Bulkhead, expected: EventLoop) {

@@ -10,7 +10,7 @@ use bulkhead_std::prelude::*;
 
 const SEATS: usize = 3;
 const ROUNDS: usize = 100;
-const PATIENCE: Option<Duration> = Some(Duration::from_secs(60));
+const PATIENCE: Duration = Duration::from_secs(60);
 
 fn check_inside(inside: &AtomicUsize) {
     let now = inside.fetch_add(1, Ordering::SeqCst) + 1;

@@ -101,7 +101,7 @@ fn an_overrunning_task_times_out_distinctly_and_keeps_its_seat_until_it_returns(
     ));
     release.send(()).unwrap();
     pool.shutdown(Shutdown::Drain);
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
     assert_eq!(pool.state().active, 0);
 }
 
@@ -133,7 +133,7 @@ fn shutdown_drain_runs_the_queue() {
     assert_eq!(first.join(), Ok("released"));
     let results: Vec<_> = queued.into_iter().map(TaskHandle::join).collect();
     assert_eq!(results, [Ok(0), Ok(1), Ok(2)]);
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn shutdown_cancel_cancels_the_queue_and_finishes_the_running_task() {
     }
     release.send(()).unwrap();
     assert_eq!(first.join(), Ok("released"));
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
     assert_eq!(pool.state().active, 0);
 }
 
@@ -168,9 +168,9 @@ fn await_termination_is_bounded() {
     let (_h, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
     pool.shutdown(Shutdown::Cancel);
-    assert!(!pool.await_termination(Some(Duration::from_millis(10))));
+    assert!(!pool.await_termination(Duration::from_millis(10)));
     release.send(()).unwrap();
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::registry::{DomainConfig, Registered, Registry, RegistryError};
 use bulkhead_std::{BlockingAcquire, Bulkhead, Error};
 
@@ -91,7 +92,7 @@ fn register_replaces_and_old_waiters_keep_waiting_on_the_old_compartment() {
     let waiter = {
         let old = old.clone();
         thread::spawn(move || {
-            old.acquire_blocking_owned(Some(Duration::from_secs(5)))
+            old.acquire_blocking_owned(Duration::from_secs(5))
                 .map(|s| s.handle().state().max_concurrent)
         })
     };
@@ -163,7 +164,10 @@ fn async_view_shares_seats_with_threads() {
         .unwrap();
     let seat = rt.block_on(async { db.acquire().await }).unwrap();
     assert!(matches!(
-        registry.get("database").unwrap().acquire_blocking(None),
+        registry
+            .get("database")
+            .unwrap()
+            .acquire_blocking(MaxWait::FailFast),
         Err(Error::Full { .. })
     ));
     drop(seat);
@@ -205,7 +209,7 @@ fn eviction_never_removes_a_busy_compartment() {
     // A waiter alone (no other handle kept by the test) also keeps it.
     let waiter = {
         let a = registry.get("a").unwrap();
-        thread::spawn(move || a.acquire_blocking(Some(Duration::from_secs(5))).is_ok())
+        thread::spawn(move || a.acquire_blocking(Duration::from_secs(5)).is_ok())
     };
     while registry.get("a").unwrap().state().waiting == 0 {
         thread::yield_now();
@@ -340,7 +344,7 @@ fn execute_uses_the_configured_wait_budget_and_never_masks_not_found() {
     registry
         .get_or_create(
             "slow",
-            DomainConfig::new(1).max_wait(Duration::from_millis(20)),
+            DomainConfig::new(1).max_wait(MaxWait::from_millis(20)),
         )
         .unwrap();
     let _seat = registry.acquire("slow").unwrap();

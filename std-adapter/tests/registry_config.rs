@@ -1,7 +1,7 @@
 //! Registry settings: environment and TOML file, precedence, and a table
 //! of malformed inputs with their exact error kind and key.
 
-use std::time::Duration;
+use bulkhead_std::MaxWait;
 
 use bulkhead_std::Admission;
 use bulkhead_std::registry::{
@@ -117,7 +117,7 @@ fn env_values_apply_and_names_map_to_upper_snake() {
     let db = registry.config("database").unwrap();
     assert_eq!(db.max_concurrent, 32);
     assert_eq!(db.max_waiting, Some(0));
-    assert_eq!(db.max_wait, Some(Duration::from_millis(250)));
+    assert_eq!(db.max_wait, MaxWait::from_millis(250));
     assert_eq!(db.admission, Admission::Barging);
     assert_eq!(
         registry.get("database").unwrap().admission(),
@@ -270,7 +270,7 @@ mod file {
         // env > file > code, field by field.
         let db = registry.config("database").unwrap();
         assert_eq!(db.max_concurrent, 50); // env
-        assert_eq!(db.max_wait, Some(Duration::from_millis(40))); // file
+        assert_eq!(db.max_wait, MaxWait::from_millis(40)); // file
         assert_eq!(db.max_waiting, Some(3)); // code
         assert_eq!(registry.config("cache").unwrap().max_concurrent, 31); // file
         assert_eq!(registry.config("external_api").unwrap().max_concurrent, 12); // code

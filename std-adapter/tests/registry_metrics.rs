@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::metrics::{self as bm, MetricsUpdater};
 use bulkhead_std::registry::{DomainConfig, Registry};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
@@ -16,7 +17,7 @@ fn every_path_is_counted_and_queued_waits_are_timed() {
     ::metrics::with_local_recorder(&recorder, || {
         let registry = Registry::local();
         let m = registry
-            .get_or_create("m", DomainConfig::new(1).max_wait(Duration::from_millis(5)))
+            .get_or_create("m", DomainConfig::new(1).max_wait(MaxWait::from_millis(5)))
             .unwrap();
         registry.execute("m", || ()).unwrap(); // helper, no wait
         drop(m.try_acquire().unwrap()); // a bare try_acquire on the registry's compartment
@@ -28,8 +29,7 @@ fn every_path_is_counted_and_queued_waits_are_timed() {
             drop(held);
         });
         let seat =
-            bulkhead_std::BlockingAcquire::acquire_blocking(&*m, Some(Duration::from_secs(1)))
-                .unwrap();
+            bulkhead_std::BlockingAcquire::acquire_blocking(&*m, Duration::from_secs(1)).unwrap();
         releaser.join().unwrap();
         assert!(registry.execute("m", || ()).is_err()); // times out after 5 ms
         assert!(m.try_acquire().is_err()); // a bare rejection

@@ -24,6 +24,7 @@ use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
 ///
 /// # Examples
 /// ```
+/// use bulkhead_tokio::MaxWait;
 /// use std::time::Duration;
 /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
 /// use bulkhead_tokio::{Error, RegistryExt};
@@ -31,7 +32,7 @@ use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() -> Result<(), RegistryError> {
 /// let registry = Registry::local();
-/// registry.get_or_create("search", DomainConfig::new(1).max_wait(Duration::from_millis(20)))?;
+/// registry.get_or_create("search", DomainConfig::new(1).max_wait(MaxWait::from_millis(20)))?;
 /// let seat = registry.acquire_async("search").await?;
 /// // Full: this task waits its configured 20 ms, then times out.
 /// let err = registry.acquire_async("search").await.unwrap_err();
@@ -43,7 +44,7 @@ use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
 /// ```
 pub trait RegistryExt: sealed::Sealed {
     /// Takes a seat in compartment `name`, waiting at most its configured
-    /// `max_wait` on tokio's clock (`None`: fail fast). The seat owns an
+    /// `max_wait` on tokio's clock (fail fast by default). The seat owns an
     /// `Arc` of the compartment, so it can move into a spawned task.
     ///
     /// The future does nothing until it is polled: the lookup, the budget

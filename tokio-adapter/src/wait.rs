@@ -7,20 +7,27 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bulkhead_core::{AcquireTimeout, Bulkhead, Error, OwnedSeat, RawLock, Seat};
+use bulkhead_core::{AcquireTimeout, Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat};
 use bulkhead_std::{BlockingAcquire, WaitTimer};
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 /// tokio-flavoured ways to take a seat in any [`Bulkhead`].
 ///
-/// Every method takes `max_wait: Option<Duration>`:
+/// Every method takes `max_wait: impl Into<MaxWait>`, the workspace's one
+/// wait-budget convention:
 ///
-/// - `None` or a zero duration: **fail fast**, the immediate verdict of
-///   [`Bulkhead::try_acquire`]. This is the default a bulkhead should have.
-/// - `Some(budget)`: wait at most `budget` for a seat, measured by
-///   [`tokio::time`] (so tests can pause and advance the clock), then give
-///   up with [`Error::Timeout`].
+/// - [`MaxWait::FailFast`] or `Duration::ZERO`: **fail fast**, the
+///   immediate verdict of [`Bulkhead::try_acquire`]. This is the default a
+///   bulkhead should have.
+/// - a [`Duration`], or [`MaxWait::UpTo`]: wait at most that budget for a
+///   seat, measured by [`tokio::time`] (so tests can pause and advance the
+///   clock), then give up with [`Error::Timeout`].
+/// - [`MaxWait::Forever`]: wait with no time limit.
+///
+/// Every future does nothing until it is polled: a fail-fast future made
+/// early (a `select!` branch, a stored future) takes its seat, or reports
+/// `Full`, at its first poll, never at creation.
 ///
 /// A seat handed to a caller at the moment its budget runs out is kept by
 /// that caller: the choice between the seat and the timeout is made in one
@@ -55,22 +62,23 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_tokio::MaxWait;
     /// use std::time::Duration;
     /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let db = Bulkhead::new("database", 1).unwrap();
-    /// let seat = db.acquire_within(None).await.unwrap();
+    /// let seat = db.acquire_within(MaxWait::FailFast).await.unwrap();
     /// // Full and no budget: rejected at once.
-    /// assert!(matches!(db.acquire_within(None).await, Err(Error::Full { .. })));
+    /// assert!(matches!(db.acquire_within(MaxWait::FailFast).await, Err(Error::Full { .. })));
     /// // Full with a budget: waits 50 ms, then gives up.
-    /// let err = db.acquire_within(Some(Duration::from_millis(50))).await.unwrap_err();
+    /// let err = db.acquire_within(Duration::from_millis(50)).await.unwrap_err();
     /// assert!(matches!(err, Error::Timeout { .. }));
     /// drop(seat);
     /// # }
     /// ```
-    fn acquire_within(&self, max_wait: Option<Duration>) -> AcquireWithin<'_, L>;
+    fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L>;
 
     /// Takes a seat that owns its compartment handle, so it can move into a
     /// spawned task: `tokio::spawn(async move { let _seat = seat; .. })`.
@@ -98,7 +106,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let api = Arc::new(Bulkhead::new("external_api", 4).unwrap());
-    /// let seat = api.clone().acquire_owned(Some(Duration::from_millis(100))).await.unwrap();
+    /// let seat = api.clone().acquire_owned(Duration::from_millis(100)).await.unwrap();
     /// let task = tokio::spawn(async move {
     ///     let _seat = seat; // held for the whole task
     ///     "called the API"
@@ -109,7 +117,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// ```
     fn acquire_owned(
         self: Arc<Self>,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
     where
         Self: Sized,
@@ -127,7 +135,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
         since = "0.1.0",
         note = "use `acquire_blocking` (bulkhead-std's `BlockingAcquire`, in this crate's prelude)"
     )]
-    fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
+    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error>;
 }
 
 mod sealed {
@@ -137,16 +145,20 @@ mod sealed {
 }
 
 impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
-    fn acquire_within(&self, max_wait: Option<Duration>) -> AcquireWithin<'_, L> {
-        let state = match max_wait {
-            Some(budget) if !budget.is_zero() => State::Waiting {
+    fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L> {
+        let max_wait = max_wait.into();
+        let state = if max_wait.is_fail_fast() {
+            // Nothing is decided until the first poll.
+            State::FailFast {
+                bulkhead: Some(self),
+            }
+        } else {
+            // `Forever` is a timer that never fires.
+            let budget = max_wait.budget().unwrap_or(Duration::MAX);
+            State::Waiting {
                 wait: self.acquire_timeout(budget, LazySleep::new(budget)),
                 timer: WaitTimer::new(),
-            },
-            // Nothing is decided until the first poll.
-            _ => State::FailFast {
-                bulkhead: Some(self),
-            },
+            }
         };
         AcquireWithin { state }
     }
@@ -154,18 +166,19 @@ impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
     #[allow(clippy::manual_async_fn)] // spelled out to promise `Send + 'static`
     fn acquire_owned(
         self: Arc<Self>,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
     where
         L: Send + Sync + 'static,
     {
+        let max_wait = max_wait.into();
         async move {
             let seat = self.acquire_within(max_wait).await?;
             Ok(OwnedSeat::from_seat(seat, Arc::clone(&self)))
         }
     }
 
-    fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error> {
+    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
         self.acquire_blocking(max_wait)
     }
 }
@@ -194,7 +207,7 @@ pin_project! {
     /// let cache = Bulkhead::new("cache", 1).unwrap();
     /// let held = cache.try_acquire().unwrap();
     /// tokio::select! {
-    ///     _ = cache.acquire_within(Some(Duration::from_secs(1))) => unreachable!(),
+    ///     _ = cache.acquire_within(Duration::from_secs(1)) => unreachable!(),
     ///     _ = tokio::time::sleep(Duration::from_millis(10)) => {} // cancelled
     /// }
     /// assert_eq!(cache.state().waiting, 0); // it left the line

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bulkhead_std::metrics as bm;
 use bulkhead_std::registry::{DomainConfig, Registry, RegistryError, RegistrySeat};
-use bulkhead_tokio::{BoxError, BulkheadLayer, Error, OwnedSeat, RegistryExt};
+use bulkhead_tokio::{BoxError, BulkheadLayer, Error, MaxWait, OwnedSeat, RegistryExt};
 use metrics::Unit;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use tower_layer::Layer;
@@ -59,7 +59,7 @@ fn threads_tokio_tasks_and_tower_all_get_budgets_and_metrics() {
     let registry = Arc::new(Registry::local());
     for name in ["via_thread", "via_task", "via_tower"] {
         registry
-            .get_or_create(name, DomainConfig::new(1).max_wait(BUDGET))
+            .get_or_create(name, DomainConfig::new(1).max_wait(MaxWait::up_to(BUDGET)))
             .unwrap();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -88,7 +88,7 @@ fn threads_tokio_tasks_and_tower_all_get_budgets_and_metrics() {
 
         // The tower layer, built from the registry with its budget.
         let layer = BulkheadLayer::from_registry(&registry, "via_tower").unwrap();
-        assert_eq!(layer.wait_budget(), Some(BUDGET));
+        assert_eq!(layer.wait_budget(), MaxWait::UpTo(BUDGET));
         let mut svc = layer.layer(Echo);
         let releaser = hold(&registry, "via_tower");
         poll_fn(|cx| svc.poll_ready(cx)).await.unwrap();

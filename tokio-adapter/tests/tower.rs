@@ -133,7 +133,7 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
     let upstream = Upstream::default();
     let bulkhead = compartment(1);
     let mut svc = BulkheadLayer::new(bulkhead.clone())
-        .max_wait(Some(100 * MS))
+        .max_wait(100 * MS)
         .layer(upstream.clone());
     ready(&mut svc).await;
     let first = svc.call(30 * MS);
@@ -163,7 +163,7 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
 async fn a_bounded_wait_times_out_with_a_typed_error() {
     let bulkhead = compartment(1);
     let mut svc = BulkheadLayer::new(bulkhead.clone())
-        .max_wait(Some(100 * MS))
+        .max_wait(100 * MS)
         .layer(Upstream::default());
     ready(&mut svc).await;
     let _first = tokio::spawn(svc.call(Duration::from_secs(3600)));
@@ -186,7 +186,7 @@ async fn a_bounded_wait_times_out_with_a_typed_error() {
 async fn a_waiting_response_future_dropped_in_select_leaves_no_seat_behind() {
     let bulkhead = compartment(1);
     let mut svc = BulkheadLayer::new(bulkhead.clone())
-        .max_wait(Some(Duration::from_secs(60)))
+        .max_wait(Duration::from_secs(60))
         .layer(Upstream::default());
     ready(&mut svc).await;
     let first = svc.call(20 * MS);
@@ -225,7 +225,7 @@ async fn routes_built_from_one_arc_share_its_seats() {
 fn the_response_future_is_send() {
     fn assert_send<T: Send>(_: &T) {}
     let mut svc = BulkheadLayer::new(compartment(1))
-        .max_wait(Some(MS))
+        .max_wait(MS)
         .layer(Upstream::default());
     let fut = svc.call(MS);
     assert_send(&fut);

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*; // BlockingAcquire, Execute, Run, Inspect
 use bulkhead_std::{Bulkhead, Error, Outcome, Policy};
 
@@ -50,7 +51,7 @@ fn main() -> Result<(), Error> {
 
     // 1. `acquire_blocking`: take a seat yourself and hold it for a scope.
     {
-        let _seat = REPORTS.acquire_blocking(Some(Duration::from_millis(50)))?;
+        let _seat = REPORTS.acquire_blocking(Duration::from_millis(50))?;
         println!(
             "acquire_blocking: inside `reports`, {} of {} seats taken",
             REPORTS.state().active,
@@ -62,7 +63,7 @@ fn main() -> Result<(), Error> {
     //    for profiles.
     let fresh = AtomicUsize::new(0);
     let cached = AtomicUsize::new(0);
-    let profile_policy = Policy::new(&PROFILES, Some(Duration::from_millis(20)));
+    let profile_policy = Policy::new(&PROFILES, MaxWait::up_to(Duration::from_millis(20)));
     thread::scope(|scope| {
         for user in 0..8 {
             let (fresh, cached, policy) = (&fresh, &cached, &profile_policy);
@@ -71,7 +72,7 @@ fn main() -> Result<(), Error> {
                 // the cached page. Only a closed compartment is an error.
                 let report = REPORTS
                     .execute_or_else(
-                        Some(Duration::from_millis(10)),
+                        Duration::from_millis(10),
                         || build_report(user),
                         |_full_or_timeout| format!("cached report for user {user}"),
                     )
@@ -101,12 +102,13 @@ fn main() -> Result<(), Error> {
 
     // 3. `execute` without a budget fails fast when every seat is taken.
     let hog = (REPORTS.try_acquire()?, REPORTS.try_acquire()?);
-    match REPORTS.execute(None, || build_report(0)) {
-        Err(e @ Error::Full { .. }) => println!("execute(None) while full: {e}"),
+    match REPORTS.execute(MaxWait::FailFast, || build_report(0)) {
+        Err(e @ Error::Full { .. }) => println!("execute(MaxWait::FailFast) while full: {e}"),
         other => panic!("expected Full, got {other:?}"),
     }
     // With a budget it waits; here nobody gives a seat back in time.
-    let outcome = Policy::new(&REPORTS, Some(Duration::from_millis(5))).execute(|| build_report(0));
+    let outcome =
+        Policy::new(&REPORTS, MaxWait::up_to(Duration::from_millis(5))).execute(|| build_report(0));
     assert!(matches!(outcome, Outcome::TimedOut(_)));
     println!("Policy with a 5 ms budget while full: TimedOut");
     drop(hog);

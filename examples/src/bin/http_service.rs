@@ -168,7 +168,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cache = Arc::new(Bulkhead::new("cache", 64)?);
         let app = App {
             upstream: BulkheadService::new(SlowUpstream, upstream.clone())
-                .max_wait(Some(Duration::from_millis(50))),
+                .max_wait(Duration::from_millis(50)),
             cache: BulkheadService::new(Cache, cache.clone()),
         };
         // Loopback only; port 0 (a free port) for the demo.

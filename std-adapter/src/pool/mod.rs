@@ -12,9 +12,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bulkhead_core::{Config, Error};
+use bulkhead_core::{Config, Error, MaxWait};
 
 use crate::Bulkhead;
 use crate::snapshot::{Inspect, Kind, Snapshot};
@@ -352,12 +352,19 @@ impl ThreadPoolBulkhead {
         drop(cancelled);
     }
 
-    /// Waits at most `max_wait` (`None`: no limit) for every worker to
+    /// Waits at most `max_wait` (a [`MaxWait`], or a `Duration`;
+    /// `MaxWait::FailFast` only checks) for every worker to
     /// exit after [`shutdown`](Self::shutdown). Returns whether they all
     /// did. Overrunning tasks keep their worker, so give a limit when
     /// tasks may hang.
-    pub fn await_termination(&self, max_wait: Option<Duration>) -> bool {
-        let deadline = max_wait.and_then(|d| Instant::now().checked_add(d));
+    pub fn await_termination(&self, max_wait: impl Into<MaxWait>) -> bool {
+        let max_wait = max_wait.into();
+        let deadline = match max_wait.budget() {
+            Some(budget) => Instant::now().checked_add(budget),
+            None if max_wait.is_unbounded() => None,
+            // Fail fast: a deadline that has passed checks once.
+            None => Some(Instant::now()),
+        };
         let mut live = self
             .inner
             .live

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bulkhead_core::{Error, OwnedSeat};
+use bulkhead_core::{Error, MaxWait, OwnedSeat};
 
 use super::{DomainConfig, Registry, RegistryError};
 use crate::Bulkhead;
@@ -22,11 +22,12 @@ impl Registry {
     /// (bulkhead-tokio's tower layer) start here.
     ///
     /// ```
+    /// use bulkhead_std::MaxWait;
     /// use bulkhead_std::registry::Registry;
     ///
     /// let registry = Registry::local();
     /// let (db, config) = registry.get_with_config("database")?;
-    /// assert_eq!((db.name(), config.max_concurrent, config.max_wait), ("database", 10, None));
+    /// assert_eq!((db.name(), config.max_concurrent, config.max_wait), ("database", 10, MaxWait::FailFast));
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
     ///
@@ -41,13 +42,13 @@ impl Registry {
         Ok((compartment.semaphore()?, config))
     }
 
-    fn with_budget(&self, name: &str) -> Result<(Arc<Bulkhead>, Option<Duration>), RegistryError> {
+    fn with_budget(&self, name: &str) -> Result<(Arc<Bulkhead>, MaxWait), RegistryError> {
         let (bulkhead, config) = self.get_with_config(name)?;
         Ok((bulkhead, config.max_wait))
     }
 
     /// Takes a seat in compartment `name` from a thread, waiting at most
-    /// its configured `max_wait` (`None`: fail fast). The seat owns an
+    /// its configured `max_wait` (fail fast by default). The seat owns an
     /// `Arc` of the compartment, so it may move to another thread.
     ///
     /// This is a blocking call. On a thread that drives an event loop (a
@@ -123,13 +124,12 @@ impl Registry {
     /// As [`acquire`](Self::acquire).
     ///
     /// ```
-    /// use std::time::Duration;
     /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
-    /// use bulkhead_std::Error;
+    /// use bulkhead_std::{Error, MaxWait};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let registry = Registry::local();
-    /// registry.get_or_create("search", DomainConfig::new(1).max_wait(Duration::from_millis(20)))?;
+    /// registry.get_or_create("search", DomainConfig::new(1).max_wait(MaxWait::from_millis(20)))?;
     /// let sleep = tokio::time::sleep; // or async_io::Timer::after, async_std::task::sleep, ...
     /// let seat = registry.acquire_with_timer("search", sleep).await?;
     /// // Full: this caller waits its 20 ms budget, then times out.

@@ -2,9 +2,8 @@
 //! [`SettingsError`], which names the variable or key that was wrong.
 
 use std::fmt;
-use std::time::Duration;
 
-use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT};
+use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MaxWait};
 
 /// What was wrong with a configuration value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -185,7 +184,7 @@ impl Field {
             Field::MaxConcurrent => overlay.max_concurrent = Some(as_usize),
             Field::MaxWorkers => overlay.max_workers = Some(as_usize),
             Field::MaxWaiting => overlay.max_waiting = Some(as_usize),
-            Field::MaxWaitMs => overlay.max_wait = Some(Duration::from_millis(n)),
+            Field::MaxWaitMs => overlay.max_wait = Some(MaxWait::from_millis(n)),
             Field::Admission => {}
         }
         Ok(())

@@ -6,9 +6,8 @@ mod future;
 use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, OwnedSeat, RawLock};
+use bulkhead_core::{Bulkhead, MaxWait, OwnedSeat, RawLock};
 use bulkhead_std::StdLock;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -49,12 +48,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// // Fail fast (the default) on one route ...
 /// let search = BulkheadLayer::new(upstream.clone());
 /// // ... and wait up to 50 ms on another, sharing the same 32 seats.
-/// let checkout = BulkheadLayer::new(upstream).max_wait(Some(Duration::from_millis(50)));
+/// let checkout = BulkheadLayer::new(upstream).max_wait(Duration::from_millis(50));
 /// # let _ = (search, checkout);
 /// ```
 pub struct BulkheadLayer<L: RawLock = StdLock> {
     bulkhead: Arc<Bulkhead<L>>,
-    max_wait: Option<Duration>,
+    max_wait: MaxWait,
 }
 
 impl<L: RawLock> BulkheadLayer<L> {
@@ -66,14 +65,15 @@ impl<L: RawLock> BulkheadLayer<L> {
     pub fn new(bulkhead: Arc<Bulkhead<L>>) -> Self {
         Self {
             bulkhead,
-            max_wait: None,
+            max_wait: MaxWait::FailFast,
         }
     }
 
-    /// How long a request may wait for a seat; `None` or zero fails fast.
+    /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
+    /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
-    pub fn max_wait(mut self, max_wait: Option<Duration>) -> Self {
-        self.max_wait = max_wait;
+    pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
+        self.max_wait = max_wait.into();
         self
     }
 
@@ -82,9 +82,9 @@ impl<L: RawLock> BulkheadLayer<L> {
         &self.bulkhead
     }
 
-    /// How long a request may wait for a seat; `None` fails fast.
-    pub fn wait_budget(&self) -> Option<Duration> {
-        self.max_wait.filter(|budget| !budget.is_zero())
+    /// How long a request may wait for a seat.
+    pub fn wait_budget(&self) -> MaxWait {
+        self.max_wait
     }
 }
 
@@ -100,12 +100,12 @@ impl BulkheadLayer {
     /// ```
     /// use std::time::Duration;
     /// use bulkhead_std::registry::{DomainConfig, Registry};
-    /// use bulkhead_tokio::BulkheadLayer;
+    /// use bulkhead_tokio::{BulkheadLayer, MaxWait};
     ///
     /// let registry = Registry::local();
-    /// registry.get_or_create("checkout", DomainConfig::new(8).max_wait(Duration::from_millis(50)))?;
+    /// registry.get_or_create("checkout", DomainConfig::new(8).max_wait(MaxWait::from_millis(50)))?;
     /// let layer = BulkheadLayer::from_registry(&registry, "checkout")?;
-    /// assert_eq!(layer.wait_budget(), Some(Duration::from_millis(50)));
+    /// assert_eq!(layer.wait_budget(), MaxWait::UpTo(Duration::from_millis(50)));
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
     ///
@@ -227,7 +227,7 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 pub struct BulkheadService<S, L: RawLock = StdLock> {
     inner: S,
     bulkhead: Arc<Bulkhead<L>>,
-    max_wait: Option<Duration>,
+    max_wait: MaxWait,
 }
 
 impl<S, L: RawLock> BulkheadService<S, L> {
@@ -236,10 +236,11 @@ impl<S, L: RawLock> BulkheadService<S, L> {
         BulkheadLayer::new(bulkhead).layer(inner)
     }
 
-    /// How long a request may wait for a seat; `None` or zero fails fast.
+    /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
+    /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
-    pub fn max_wait(mut self, max_wait: Option<Duration>) -> Self {
-        self.max_wait = max_wait;
+    pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
+        self.max_wait = max_wait.into();
         self
     }
 
@@ -302,13 +303,13 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         match self.max_wait {
-            Some(budget) if !budget.is_zero() => {
+            max_wait if !max_wait.is_fail_fast() => {
                 // The ready instance goes with the request; a clone stays.
                 let fresh = self.inner.clone();
                 let mut ready = std::mem::replace(&mut self.inner, fresh);
                 let bulkhead = Arc::clone(&self.bulkhead);
                 let mut admit: future::Admit<S::Future, L> = Box::pin(async move {
-                    let seat = bulkhead.acquire_owned(Some(budget)).await?;
+                    let seat = bulkhead.acquire_owned(max_wait).await?;
                     Ok((seat, ready.call(request)))
                 });
                 // Admit now if a seat is free, or join the line now, so that
