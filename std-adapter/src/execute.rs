@@ -87,10 +87,7 @@ pub trait Execute<L: RawLock>: crate::sealed::Sealed {
     /// use bulkhead_std::MaxWait;
     /// use bulkhead_std::{Bulkhead, Execute};
     ///
-    /// static CACHE: Bulkhead = match Bulkhead::new("cache", 8) {
-    ///     Ok(b) => b,
-    ///     Err(_) => panic!("bad settings"),
-    /// };
+    /// static CACHE: Bulkhead = Bulkhead::new_static("cache", 8);
     /// let get = CACHE.wrap(MaxWait::FailFast, |key: &str| key.len());
     /// assert_eq!(get("user:1"), Ok(6));
     /// ```

@@ -56,10 +56,7 @@ pub use wait_timer::WaitTimer;
 /// use bulkhead_std::prelude::*;
 /// use bulkhead_std::{Bulkhead, Error};
 ///
-/// static DATABASE: Bulkhead = match Bulkhead::new("database", 2) {
-///     Ok(b) => b,
-///     Err(_) => panic!("bad settings"),
-/// };
+/// static DATABASE: Bulkhead = Bulkhead::new_static("database", 2); // bad settings: a compile-time error
 ///
 /// let a = DATABASE.try_acquire()?;
 /// let b = DATABASE.acquire_blocking(Duration::from_millis(50))?;
@@ -68,6 +65,14 @@ pub use wait_timer::WaitTimer;
 /// drop((a, b));
 /// assert_eq!(DATABASE.state().active, 0);
 /// # Ok::<(), Error>(())
+/// ```
+///
+/// `new_static` (and `from_config_static` for a full [`Config`]) turn bad
+/// settings into a compile-time error:
+///
+/// ```compile_fail
+/// static NOBODY: bulkhead_std::Bulkhead = bulkhead_std::Bulkhead::new_static("nobody", 0);
+/// # let _ = &NOBODY;
 /// ```
 pub type Bulkhead = bulkhead_core::Bulkhead<StdLock>;
 

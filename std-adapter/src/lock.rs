@@ -45,10 +45,7 @@ use bulkhead_core::{ConstInit, RawLock};
 /// ```
 /// use bulkhead_std::Bulkhead;
 ///
-/// static CACHE: Bulkhead = match Bulkhead::new("cache", 1) {
-///     Ok(b) => b,
-///     Err(_) => panic!("bad settings"),
-/// };
+/// static CACHE: Bulkhead = Bulkhead::new_static("cache", 1);
 /// let _seat = CACHE.try_acquire().unwrap();
 /// assert_eq!(CACHE.raw_lock().last_rejection(), None);
 /// assert!(CACHE.try_acquire().is_err());

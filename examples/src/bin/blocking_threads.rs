@@ -18,16 +18,10 @@ use bulkhead_std::prelude::*; // BlockingAcquire, Execute, Run, Inspect
 use bulkhead_std::{Bulkhead, Error, Outcome, Policy};
 
 /// A slow dependency: 2 seats. A `static` compartment needs no `Arc`.
-static REPORTS: Bulkhead = match Bulkhead::new("reports", 2) {
-    Ok(b) => b,
-    Err(_) => panic!("bad settings"), // a compile-time error in a static
-};
+static REPORTS: Bulkhead = Bulkhead::new_static("reports", 2); // bad settings: a compile-time error
 
 /// A fast dependency: 4 seats.
-static PROFILES: Bulkhead = match Bulkhead::new("profiles", 4) {
-    Ok(b) => b,
-    Err(_) => panic!("bad settings"),
-};
+static PROFILES: Bulkhead = Bulkhead::new_static("profiles", 4);
 
 /// The slow call behind `REPORTS`.
 fn build_report(user: usize) -> String {
