@@ -31,6 +31,6 @@ pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
-pub use max_wait::MaxWait;
+pub use max_wait::{MaxWait, ParseMaxWaitError};
 pub use seat::{Handle, OwnedSeat, Seat};
 pub use word::MAX_CONCURRENT_LIMIT;

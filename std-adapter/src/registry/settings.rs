@@ -31,19 +31,40 @@ use bulkhead_core::{Admission, MaxWait};
 /// assert_eq!(REPORTS.max_concurrent, 4);
 /// assert_eq!(REPORTS.max_waiting, Some(16));
 /// ```
+///
+/// With the `serde` feature it is `Serialize` and `Deserialize` (every
+/// field optional but `max_concurrent`; `max_wait` as `"50ms"`,
+/// `"fail_fast"` or `"forever"`; `admission` as `"fifo"` or `"barging"`),
+/// so it can sit in your own configuration struct:
+///
+/// ```
+/// # #[cfg(feature = "serde")] {
+/// use bulkhead_std::MaxWait;
+/// use bulkhead_std::registry::DomainConfig;
+///
+/// let db: DomainConfig = serde_json::from_str(r#"{"max_concurrent": 8, "max_wait": "50ms"}"#).unwrap();
+/// assert_eq!((db.max_concurrent, db.max_wait), (8, MaxWait::from_millis(50)));
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct DomainConfig {
     /// Seats; at least 1.
     pub max_concurrent: usize,
     /// The wait budget of the registry's lookups that take a seat (and of
     /// a tower layer built from the registry); fail fast by default.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_wait: MaxWait,
     /// The queue limit; `None` for no limit.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_waiting: Option<usize>,
     /// Worker threads of a thread-pool compartment.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_workers: Option<usize>,
     /// Who gets a freed seat.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
 }
 
