@@ -3,7 +3,7 @@
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(test)]
+#[cfg(any(test, feature = "std"))]
 extern crate std;
 
 mod acquire;

@@ -32,7 +32,7 @@ pub use bulkhead_std::{
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
 #[cfg(feature = "tower")]
-pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};
+pub use tower::{BoxError, BulkheadLayer, BulkheadService, HttpRejection, ResponseFuture};
 pub use wait::{AcquireWithin, BulkheadExt};
 
 /// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.

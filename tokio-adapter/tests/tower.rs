@@ -230,3 +230,46 @@ fn the_response_future_is_send() {
     let fut = svc.call(MS);
     assert_send(&fut);
 }
+
+// === HTTP mapping ===
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_rejection_maps_to_503_with_retry_after_in_one_call() {
+    use bulkhead_tokio::HttpRejection;
+    let upstream = compartment(1);
+    let mut svc = BulkheadLayer::new(upstream.clone()).layer(Upstream::default());
+    let _busy = upstream.try_acquire().unwrap();
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    let response = HttpRejection::find(&err)
+        .expect("a rejection")
+        .response::<()>();
+    assert_eq!(response.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()[http::header::RETRY_AFTER], "1");
+    // Closed: 503 without Retry-After, since retrying cannot help.
+    upstream.close();
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    let response = HttpRejection::find(&err).unwrap().response::<String>();
+    assert_eq!(response.status(), 503);
+    assert!(!response.headers().contains_key(http::header::RETRY_AFTER));
+    // Other errors are not the bulkhead's: `None`.
+    let other: BoxError = "the upstream broke".into();
+    assert_eq!(HttpRejection::find(&other), None);
+    // A rejection wrapped in a registry error is found through the chain.
+    let wrapped: BoxError = Box::new(bulkhead_std::registry::RegistryError::Rejected(
+        Error::QueueFull {
+            name: "q",
+            max_waiting: 1,
+        },
+    ));
+    let found = HttpRejection::find(&wrapped).unwrap();
+    assert_eq!(found.retry_after, Some(HttpRejection::DEFAULT_RETRY_AFTER));
+    assert_eq!(
+        found
+            .with_retry_after(Duration::from_millis(2500))
+            .retry_after_header()
+            .unwrap(),
+        "3"
+    );
+}

@@ -99,6 +99,30 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// An I/O error with the kind that fits: a rejection as core's conversion
+/// (`WouldBlock`, `ResourceBusy`, `NotConnected`), `Timeout` as
+/// `TimedOut`, `Panicked` as `Other`, `Cancelled` as `Interrupted`. The
+/// `PoolError` stays inside (`get_ref()` downcasts to it).
+///
+/// ```
+/// use std::io::ErrorKind;
+/// use bulkhead_std::PoolError;
+///
+/// let io: std::io::Error = PoolError::Cancelled { name: "pdf" }.into();
+/// assert_eq!(io.kind(), ErrorKind::Interrupted);
+/// ```
+impl From<PoolError> for io::Error {
+    fn from(error: PoolError) -> Self {
+        let kind = match &error {
+            PoolError::Rejected(e) => io::Error::from(e.clone()).kind(),
+            PoolError::Timeout { .. } => io::ErrorKind::TimedOut,
+            PoolError::Panicked { .. } => io::ErrorKind::Other,
+            PoolError::Cancelled { .. } => io::ErrorKind::Interrupted,
+        };
+        io::Error::new(kind, error)
+    }
+}
+
 impl From<Error> for PoolError {
     fn from(e: Error) -> Self {
         PoolError::Rejected(e)

@@ -2,6 +2,7 @@
 //! compartment.
 
 mod future;
+mod http;
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,12 +15,14 @@ use tower_service::Service;
 
 use crate::BulkheadExt;
 pub use future::ResponseFuture;
+pub use http::HttpRejection;
 
 /// The error of a [`BulkheadService`]: tower's usual boxed error.
 ///
 /// A rejection by the compartment is a boxed [`Error`](crate::Error);
-/// find it with `err.downcast_ref::<bulkhead_tokio::Error>()` and answer
-/// 503 Service Unavailable. Errors of the inner service pass through
+/// [`HttpRejection::find`] turns it into a `503` response with
+/// `Retry-After` in one call (or find it with
+/// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner service pass through
 /// unchanged (boxed).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
