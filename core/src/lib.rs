@@ -15,6 +15,8 @@ mod list;
 mod lock;
 mod max_wait;
 mod seat;
+#[cfg(bulkhead_shuttle)]
+mod shuttle_lock;
 mod sync;
 mod word;
 
@@ -33,4 +35,6 @@ pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
 pub use max_wait::{MaxWait, ParseMaxWaitError};
 pub use seat::{Handle, OwnedSeat, Seat};
+#[cfg(bulkhead_shuttle)]
+pub use shuttle_lock::ShuttleLock;
 pub use word::MAX_CONCURRENT_LIMIT;
