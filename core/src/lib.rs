@@ -7,6 +7,7 @@
 extern crate std;
 
 mod acquire;
+mod acquire_owned;
 mod bulkhead;
 mod config;
 mod engine;
@@ -25,6 +26,7 @@ mod word;
 mod tests;
 
 pub use acquire::{Acquire, AcquireTimeout};
+pub use acquire_owned::AcquireOwned;
 pub use bulkhead::Bulkhead;
 pub use config::{Admission, Config, State};
 pub use error::{ConfigError, Error};

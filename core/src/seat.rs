@@ -109,6 +109,21 @@ impl<P: Handle> OwnedSeat<P> {
         Ok(Self { handle })
     }
 
+    /// Waits for a seat, keeping `handle` with it: the owned form of
+    /// [`Bulkhead::acquire`], a `'static` future when the handle is
+    /// (see [`AcquireOwned`](crate::AcquireOwned)).
+    pub fn acquire(handle: P) -> crate::AcquireOwned<P>
+    where
+        P::Lock: 'static,
+    {
+        crate::AcquireOwned::new(handle)
+    }
+
+    /// A seat already counted in the compartment's seat word.
+    pub(crate) fn counted(handle: P) -> Self {
+        Self { handle }
+    }
+
     /// Turns a borrowed seat into an owned one. `handle` must lead to the
     /// seat's own compartment.
     ///
