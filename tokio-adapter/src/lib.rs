@@ -33,7 +33,7 @@ pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
 #[cfg(feature = "tower")]
 pub use tower::{BoxError, BulkheadLayer, BulkheadService, HttpRejection, ResponseFuture};
-pub use wait::{AcquireWithin, BulkheadExt};
+pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
 
 /// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
 pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;

@@ -4,10 +4,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use bulkhead_core::{AcquireTimeout, Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat};
+use bulkhead_core::{
+    AcquireOwned, AcquireTimeout, Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat,
+};
 use bulkhead_std::{BlockingAcquire, WaitTimer};
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
@@ -115,13 +117,10 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// assert_eq!(api.state().active, 0);
     /// # }
     /// ```
-    fn acquire_owned(
-        self: Arc<Self>,
-        max_wait: impl Into<MaxWait>,
-    ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
+    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
     where
         Self: Sized,
-        L: Send + Sync + 'static;
+        L: 'static;
 
     /// Deprecated: the one name is bulkhead-std's
     /// [`BlockingAcquire::acquire_blocking`](bulkhead_std::BlockingAcquire::acquire_blocking),
@@ -163,19 +162,11 @@ impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
         AcquireWithin { state }
     }
 
-    #[allow(clippy::manual_async_fn)] // spelled out to promise `Send + 'static`
-    fn acquire_owned(
-        self: Arc<Self>,
-        max_wait: impl Into<MaxWait>,
-    ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
+    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
     where
-        L: Send + Sync + 'static,
+        L: 'static,
     {
-        let max_wait = max_wait.into();
-        async move {
-            let seat = self.acquire_within(max_wait).await?;
-            Ok(OwnedSeat::from_seat(seat, Arc::clone(&self)))
-        }
+        AcquireOwnedWithin::new(self, max_wait.into())
     }
 
     fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
@@ -238,7 +229,11 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
     type Output = Result<Seat<'a, L>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().state.project() {
+        // Every poll spends a unit of the task's coop budget, as tokio's
+        // own semaphore does, so a task that loops on acquire and release
+        // still yields to the scheduler now and then.
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        let outcome = match self.project().state.project() {
             StateProj::FailFast { bulkhead } => Poll::Ready(
                 bulkhead
                     .take()
@@ -258,7 +253,11 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
                     Poll::Pending
                 }
             },
+        };
+        if outcome.is_ready() {
+            coop.made_progress();
         }
+        outcome
     }
 }
 
@@ -272,6 +271,126 @@ impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
             State::Waiting { wait, .. } => f
                 .debug_struct("AcquireWithin")
                 .field("waiting", wait)
+                .finish(),
+        }
+    }
+}
+
+pin_project! {
+    /// Waits for a seat at most a budget on tokio's clock, holding the
+    /// compartment's `Arc`; resolves to an [`OwnedSeat`]. Returned by
+    /// [`BulkheadExt::acquire_owned`].
+    ///
+    /// A named, `'static` future built on core's
+    /// [`AcquireOwned`](bulkhead_core::AcquireOwned): it allocates nothing,
+    /// so a tower response future can hold it without boxing. `Send` when
+    /// the lock is `Send + Sync`.
+    ///
+    /// # Cancel safety
+    /// As [`AcquireWithin`]: dropping it at any point loses nothing.
+    ///
+    /// # Memory ordering
+    /// As [`AcquireWithin`], also when the seat then moves to another task.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct AcquireOwnedWithin<L>
+    where
+        L: RawLock,
+        L: 'static,
+    {
+        #[pin]
+        state: OwnedState<L>,
+    }
+}
+
+pin_project! {
+    #[project = OwnedStateProj]
+    enum OwnedState<L>
+    where
+        L: RawLock,
+        L: 'static,
+    {
+        // Fail fast: `OwnedSeat::try_acquire` at the first poll.
+        FailFast { handle: Option<Arc<Bulkhead<L>>> },
+        Waiting {
+            #[pin]
+            wait: AcquireOwned<Arc<Bulkhead<L>>>,
+            #[pin]
+            sleep: LazySleep,
+            budget: Duration,
+            timer: WaitTimer,
+            name: &'static str,
+        },
+    }
+}
+
+impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
+    fn new(handle: Arc<Bulkhead<L>>, max_wait: MaxWait) -> Self {
+        let state = if max_wait.is_fail_fast() {
+            OwnedState::FailFast {
+                handle: Some(handle),
+            }
+        } else {
+            // `Forever` is a timer that never fires.
+            let budget = max_wait.budget().unwrap_or(Duration::MAX);
+            OwnedState::Waiting {
+                name: handle.name(),
+                wait: OwnedSeat::acquire(handle),
+                sleep: LazySleep::new(budget),
+                budget,
+                timer: WaitTimer::new(),
+            }
+        };
+        Self { state }
+    }
+}
+
+impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
+    type Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // The coop budget, as in `AcquireWithin`.
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        let outcome = match self.project().state.project() {
+            OwnedStateProj::FailFast { handle } => Poll::Ready(OwnedSeat::try_acquire(
+                handle
+                    .take()
+                    .expect("`AcquireOwnedWithin` polled after it completed"),
+            )),
+            OwnedStateProj::Waiting {
+                mut wait,
+                sleep,
+                budget,
+                timer,
+                name,
+            } => {
+                if let Poll::Ready(result) = wait.as_mut().poll(cx) {
+                    Poll::Ready(timer.finish(name, result))
+                } else if sleep.poll(cx).is_ready() {
+                    Poll::Ready(timer.finish(name, wait.time_out(*budget)))
+                } else {
+                    timer.queued();
+                    Poll::Pending
+                }
+            }
+        };
+        if outcome.is_ready() {
+            coop.made_progress();
+        }
+        outcome
+    }
+}
+
+impl<L: RawLock + 'static> std::fmt::Debug for AcquireOwnedWithin<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.state {
+            OwnedState::FailFast { handle } => f
+                .debug_struct("AcquireOwnedWithin")
+                .field("fail_fast", &handle.as_ref().map(|h| h.name()))
+                .finish(),
+            OwnedState::Waiting { wait, budget, .. } => f
+                .debug_struct("AcquireOwnedWithin")
+                .field("waiting", wait)
+                .field("budget", budget)
                 .finish(),
         }
     }

@@ -66,7 +66,7 @@ async fn rejects_at_once_when_full_without_calling_the_inner_service() {
     let mut held = Vec::new();
     for _ in 0..2 {
         ready(&mut svc).await;
-        let mut fut = svc.call(Duration::from_secs(3600));
+        let mut fut = Box::pin(svc.call(Duration::from_secs(3600)));
         assert!(poll_once(&mut fut).is_pending());
         held.push(fut);
     }
@@ -111,7 +111,7 @@ async fn a_dropped_response_future_releases_its_seat() {
     let mut svc = BulkheadService::new(Upstream::default(), bulkhead.clone());
     // Dropped while running.
     ready(&mut svc).await;
-    let mut fut = svc.call(Duration::from_secs(3600));
+    let mut fut = Box::pin(svc.call(Duration::from_secs(3600)));
     assert!(poll_once(&mut fut).is_pending());
     assert_eq!(bulkhead.state().active, 1);
     drop(fut);
@@ -136,8 +136,18 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
         .max_wait(100 * MS)
         .layer(upstream.clone());
     ready(&mut svc).await;
-    let first = svc.call(30 * MS);
-    assert_eq!(bulkhead.state().active, 1, "a free seat is taken in call");
+    let mut first = Box::pin(svc.call(30 * MS));
+    assert_eq!(
+        bulkhead.state().active,
+        0,
+        "a waiting call does nothing until polled"
+    );
+    assert!(poll_once(&mut first).is_pending());
+    assert_eq!(
+        bulkhead.state().active,
+        1,
+        "a free seat is taken at the first poll"
+    );
     let first = tokio::spawn(first);
 
     let start = Instant::now();
@@ -189,7 +199,8 @@ async fn a_waiting_response_future_dropped_in_select_leaves_no_seat_behind() {
         .max_wait(Duration::from_secs(60))
         .layer(Upstream::default());
     ready(&mut svc).await;
-    let first = svc.call(20 * MS);
+    let mut first = Box::pin(svc.call(20 * MS));
+    assert!(poll_once(&mut first).is_pending()); // holds the seat
     ready(&mut svc).await;
     let waiting = svc.call(MS);
     let first = tokio::spawn(first);
@@ -208,7 +219,7 @@ async fn routes_built_from_one_arc_share_its_seats() {
     let mut search = BulkheadLayer::new(shared.clone()).layer(Upstream::default());
     let mut checkout = BulkheadLayer::new(shared.clone()).layer(Upstream::default());
     ready(&mut search).await;
-    let mut held = search.call(Duration::from_secs(3600));
+    let mut held = Box::pin(search.call(Duration::from_secs(3600)));
     assert!(poll_once(&mut held).is_pending());
     ready(&mut checkout).await;
     let err = checkout.call(MS).await.unwrap_err();

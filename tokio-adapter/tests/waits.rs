@@ -219,17 +219,21 @@ async fn a_saturated_compartment_does_not_delay_another() {
     ));
 
     // Every call through `fast`, with or without a budget, is admitted on
-    // its first poll: it never waits behind `slow`'s line.
-    for budget in [
-        MaxWait::FailFast,
-        Duration::from_secs(1).into(),
-        MaxWait::Forever,
-    ] {
-        for _ in 0..100 {
-            let seat = first_poll(fast.acquire_within(budget)).expect("admitted at once");
-            drop(seat.unwrap());
+    // its first poll: it never waits behind `slow`'s line. (Outside the
+    // coop budget, which would make the 129th poll yield on purpose.)
+    tokio::task::coop::unconstrained(async {
+        for budget in [
+            MaxWait::FailFast,
+            Duration::from_secs(1).into(),
+            MaxWait::Forever,
+        ] {
+            for _ in 0..100 {
+                let seat = first_poll(fast.acquire_within(budget)).expect("admitted at once");
+                drop(seat.unwrap());
+            }
         }
-    }
+    })
+    .await;
     let state = fast.state();
     assert_eq!((state.rejected, state.timed_out, state.waiting), (0, 0, 0));
     for task in &load {
@@ -312,4 +316,32 @@ async fn forever_waits_past_any_budget_until_a_seat_frees_up() {
     drop(held);
     assert_eq!(waiter.await.unwrap(), Ok(()));
     assert_eq!(db.state().timed_out, 0);
+}
+
+// === tokio's cooperative budget ===
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_task_looping_on_acquire_and_release_yields_like_with_tokios_semaphore() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let db = compartment("db", 1);
+    for owned in [false, true] {
+        let other_ran = Arc::new(AtomicBool::new(false));
+        let flag = other_ran.clone();
+        tokio::spawn(async move { flag.store(true, Ordering::SeqCst) });
+        let mut yielded_after = None;
+        // No other await point: only the coop budget can make this yield.
+        for i in 0..1000 {
+            if owned {
+                drop(db.clone().acquire_owned(MaxWait::FailFast).await.unwrap());
+            } else {
+                drop(db.acquire_within(Duration::from_secs(1)).await.unwrap());
+            }
+            if other_ran.load(Ordering::SeqCst) {
+                yielded_after = Some(i);
+                break;
+            }
+        }
+        let i = yielded_after.expect("the loop never yielded to the other task");
+        assert!(i >= 100, "yielded only when the budget ran out, after {i}");
+    }
 }

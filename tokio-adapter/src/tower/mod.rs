@@ -6,7 +6,7 @@ mod http;
 
 use std::fmt;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use bulkhead_core::{Bulkhead, MaxWait, OwnedSeat, RawLock};
 use bulkhead_std::StdLock;
@@ -158,12 +158,12 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 /// A service that calls its inner service only inside a compartment seat.
 /// Made by [`BulkheadLayer`].
 ///
-/// - **Admission in `call`.** With a free seat, `call` takes it and calls
-///   the inner service at once. Without one, the request is rejected at
-///   once (fail fast), or, with a `max_wait`, it joins the compartment's
-///   line in `call` and the response future calls the inner service when
-///   it is handed a seat. Waiting needs a tokio runtime with the time
-///   driver.
+/// - **Admission.** Failing fast (the default), `call` takes a free seat
+///   and calls the inner service at once, or rejects the request at once.
+///   With a `max_wait`, the response future takes the seat at its first
+///   poll (the fast path if one is free, else it joins the compartment's
+///   line, in first-poll order) and calls the inner service when it is
+///   handed a seat. Waiting needs a tokio runtime with the time driver.
 /// - **Rejection** is a boxed [`Error`](crate::Error) (`Full`, `Timeout`,
 ///   `QueueFull` or `Closed`) in the [`BoxError`]; the inner service is
 ///   not called.
@@ -183,9 +183,10 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 ///
 /// # Allocation
 ///
-/// Fail-fast admission allocates nothing. A service with a `max_wait`
-/// boxes each request's wait-then-call future once, since a future that
-/// owns its `Arc` and borrows it to wait cannot be named without `unsafe`.
+/// Neither mode allocates per request: the response future holds a named
+/// owned wait ([`AcquireOwnedWithin`](crate::AcquireOwnedWithin), built
+/// on core's `AcquireOwned`) and the ready service with its request, with
+/// no boxing (tested by `examples/tests/zero_alloc.rs`).
 ///
 /// # Waiting and readiness
 ///
@@ -297,7 +298,7 @@ where
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<S::Future, L>;
+    type Future = ResponseFuture<S, Req, L>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         // Readiness only: no seat is taken here (bug class 12 in docs/bug-classes.md).
@@ -305,29 +306,18 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        match self.max_wait {
-            max_wait if !max_wait.is_fail_fast() => {
-                // The ready instance goes with the request; a clone stays.
-                let fresh = self.inner.clone();
-                let mut ready = std::mem::replace(&mut self.inner, fresh);
-                let bulkhead = Arc::clone(&self.bulkhead);
-                let mut admit: future::Admit<S::Future, L> = Box::pin(async move {
-                    let seat = bulkhead.acquire_owned(max_wait).await?;
-                    Ok((seat, ready.call(request)))
-                });
-                // Admit now if a seat is free, or join the line now, so that
-                // the line is ordered by `call`. Every later poll passes the
-                // real waker, which replaces this one.
-                match admit.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                    Poll::Ready(Ok((seat, inner))) => ResponseFuture::running(inner, seat),
-                    Poll::Ready(Err(error)) => ResponseFuture::rejected(error),
-                    Poll::Pending => ResponseFuture::waiting(admit),
-                }
-            }
-            _ => match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
+        if self.max_wait.is_fail_fast() {
+            return match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
                 Ok(seat) => ResponseFuture::running(self.inner.call(request), seat),
                 Err(error) => ResponseFuture::rejected(error),
-            },
+            };
         }
+        // The ready instance goes with the request; a clone stays.
+        let fresh = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, fresh);
+        let admit = Arc::clone(&self.bulkhead).acquire_owned(self.max_wait);
+        // The wait starts at the response future's first poll (a queued
+        // wait is pinned in it and cannot move), so nothing is allocated.
+        ResponseFuture::waiting(admit, ready, request)
     }
 }
