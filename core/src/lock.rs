@@ -111,6 +111,18 @@ pub unsafe trait RawLock {
     /// and compiles away.
     #[inline(always)]
     fn record_rejection(&self) {}
+
+    /// Called, never under the lock, each time a caller gets a seat: on the
+    /// fast path, after a wait, or as a hand-off, through any API (core's
+    /// own methods and every adapter's). Not called for a seat that is
+    /// passed on without reaching a caller (a cancelled waiter's).
+    ///
+    /// Core keeps no admission count itself, so that its fast path stays
+    /// one CAS on targets that need no metrics. An adapter that exports
+    /// metrics counts here (bulkhead-std keeps an admission counter). The
+    /// default does nothing and compiles away.
+    #[inline(always)]
+    fn record_admission(&self) {}
 }
 
 /// A lock that can be built in a `const` context, so that a compartment

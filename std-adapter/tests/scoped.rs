@@ -524,3 +524,21 @@ fn shutdown_racing_busy_threads_never_closes_under_a_holder() {
         assert_eq!(db.state().active, 0);
     }
 }
+
+#[test]
+fn a_forever_budget_waits_out_a_slow_opening() {
+    let (db, opens) = counted("patient", 2, Duration::from_millis(100));
+    let db = Arc::new(db.renewed().max_wait(bulkhead_std::MaxWait::Forever));
+    let opener = {
+        let db = db.clone();
+        thread::spawn(move || db.enter_blocking().map(|p| p.0))
+    };
+    while db.resource_state().holders == 0 {
+        thread::yield_now();
+    }
+    let started = Instant::now();
+    assert_eq!(db.enter_blocking().unwrap().0, "patient");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(opener.join().unwrap().unwrap(), "patient");
+    assert_eq!(opens.load(Ordering::SeqCst), 1);
+}

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bulkhead_std::registry::{DomainConfig, EnvSource, Registry, RegistryError};
 use bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
-use bulkhead_std::{Config, Error};
+use bulkhead_std::{Config, Error, MaxWait};
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -124,7 +124,7 @@ fn a_scoped_compartment_is_registered_like_any_other() {
     let reports = registry
         .create_scoped(
             "reports",
-            DomainConfig::new(2).max_wait(Duration::from_millis(20)),
+            DomainConfig::new(2).max_wait(MaxWait::from_millis(20)),
             |config| {
                 Scoped::new(
                     config,
@@ -140,7 +140,7 @@ fn a_scoped_compartment_is_registered_like_any_other() {
     assert!(registry.list_names().contains(&"reports"));
     assert_eq!(
         registry.config("reports").unwrap().max_wait,
-        Some(Duration::from_millis(20))
+        MaxWait::from_millis(20)
     );
     // The registry's compartment is the scoped one's: the same seats.
     let seat = registry.acquire("reports").unwrap();
@@ -186,7 +186,7 @@ fn the_environment_configures_a_scoped_compartment() {
         })
         .unwrap();
     assert_eq!(checkout.state().max_concurrent, 7);
-    assert_eq!(checkout.wait_budget(), Some(Duration::from_millis(30)));
+    assert_eq!(checkout.wait_budget(), MaxWait::from_millis(30));
 }
 
 #[test]
@@ -229,7 +229,7 @@ fn register_scoped_takes_a_compartment_built_in_code() {
     let config = registry.config("billing").unwrap();
     assert_eq!(
         (config.max_concurrent, config.max_wait, config.max_waiting),
-        (3, Some(Duration::from_millis(9)), Some(4))
+        (3, MaxWait::from_millis(9), Some(4))
     );
     assert_eq!(
         *registry

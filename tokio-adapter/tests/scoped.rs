@@ -332,3 +332,21 @@ async fn a_blocking_entry_in_spawn_blocking_drives_an_async_opener() {
     assert_eq!(name, "pool-thread");
     assert_eq!(opens.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_forever_budget_waits_out_a_slow_async_opening() {
+    let (api, opens) = async_counted("patient", 2, Duration::from_secs(30));
+    let api = Arc::new(api.renewed().max_wait(bulkhead_tokio::MaxWait::Forever));
+    let api2 = api.clone();
+    let opener = tokio::spawn(async move { api2.enter().await.map(|c| c.0) });
+    tokio::task::yield_now().await;
+    let started = tokio::time::Instant::now();
+    assert_eq!(api.enter().await.unwrap().0, "patient");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(30),
+        "waited for the opening"
+    );
+    assert_eq!(opener.await.unwrap().unwrap(), "patient");
+    assert_eq!(opens.load(Ordering::SeqCst), 1);
+}

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use bulkhead_tokio::bulkhead_std::registry::{DomainConfig, Registry};
 use bulkhead_tokio::bulkhead_std::scoped::{self, Opener, Scoped};
 use bulkhead_tokio::prelude::*;
-use bulkhead_tokio::{Bulkhead, Config};
+use bulkhead_tokio::{Bulkhead, Config, MaxWait};
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::client::conn::http1::SendRequest;
@@ -291,7 +291,7 @@ async fn run() -> Result<(), BoxError> {
     let plain_checkout = move || {
         let (app, seats) = (app.clone(), seats.clone());
         async move {
-            let _seat = seats.acquire_within(Some(Duration::from_secs(2))).await?;
+            let _seat = seats.acquire_within(Duration::from_secs(2)).await?;
             checkout_request(&app).await
         }
     };
@@ -299,7 +299,7 @@ async fn run() -> Result<(), BoxError> {
     let plain_report = move || {
         let (app, seats) = (app.clone(), seats.clone());
         async move {
-            let _seat = seats.acquire_within(None).await?;
+            let _seat = seats.acquire_within(MaxWait::FailFast).await?;
             report_request(&app).await
         }
     };
@@ -314,7 +314,7 @@ async fn run() -> Result<(), BoxError> {
     let registry = Arc::new(Registry::local());
     let checkout = registry.create_scoped(
         "checkout",
-        DomainConfig::new(POOL_SIZE).max_wait(Duration::from_secs(2)),
+        DomainConfig::new(POOL_SIZE).max_wait(MaxWait::up_to(Duration::from_secs(2))),
         |config| {
             Ok(Scoped::new(
                 config,
@@ -384,9 +384,7 @@ async fn run() -> Result<(), BoxError> {
     // 3. Shutdown: reverse order of opening, then the backend sees the
     // connections go.
     println!("\n3. registry shutdown (reverse order of opening)");
-    let reports_closed = registry
-        .shutdown_with_timer(Duration::from_secs(2), tokio::time::sleep)
-        .await;
+    let reports_closed = registry.shutdown_async(Duration::from_secs(2)).await;
     for report in &reports_closed {
         println!(
             "  `{}` ({}): {:?} after {:?}",

@@ -82,15 +82,15 @@ impl Registry {
     /// and the metrics see its seats.
     ///
     /// ```
-    /// use std::time::Duration;
+    /// use bulkhead_std::MaxWait;
     /// use bulkhead_std::registry::{DomainConfig, Registry};
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
     /// let registry = Registry::local();
-    /// let checkout = registry.create_scoped("checkout", DomainConfig::new(4).max_wait(Duration::from_millis(50)), |config| {
+    /// let checkout = registry.create_scoped("checkout", DomainConfig::new(4).max_wait(MaxWait::from_millis(50)), |config| {
     ///     Scoped::new(config, "checkout-pool", Opener::blocking(|| Ok::<_, std::io::Error>(vec!["conn"; 4])))
     /// })?;
-    /// assert_eq!(checkout.wait_budget(), Some(Duration::from_millis(50)));
+    /// assert_eq!(checkout.wait_budget(), MaxWait::from_millis(50));
     /// assert_eq!(registry.get("checkout")?.state().max_concurrent, 4); // like any compartment
     /// let again = registry.get_scoped::<Vec<&str>>("checkout")?;
     /// assert!(std::sync::Arc::ptr_eq(&checkout, &again));
@@ -114,7 +114,7 @@ impl Registry {
         let settings = self.resolve(name, code)?;
         let mut config = Config::new(name, settings.max_concurrent).admission(settings.admission);
         config.max_waiting = settings.max_waiting;
-        let scoped = build(config)?.max_wait(settings.max_wait.unwrap_or(Duration::ZERO));
+        let scoped = build(config)?.max_wait(settings.max_wait);
         // Built outside any lock (`build` is the caller's code). A racing
         // call for the same name may have won meanwhile: then this one is
         // dropped unopened, which costs nothing, and the winner returned.
@@ -164,7 +164,7 @@ impl Registry {
     /// let reports = Scoped::new(Config::new("reports", 2), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
     ///     .max_wait(Duration::from_millis(5));
     /// registry.register_scoped(reports);
-    /// assert_eq!(registry.config("reports")?.max_wait, Some(Duration::from_millis(5)));
+    /// assert_eq!(registry.config("reports")?.max_wait, bulkhead_std::MaxWait::from_millis(5));
     /// assert!(registry.get_scoped::<()>("reports").is_ok());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -15,6 +15,7 @@ use super::{Scope, ScopeError, Scoped, ambient};
 use crate::Seat;
 use crate::blocking::BlockingAcquire;
 use crate::detect::event_loop;
+use crate::run::Timed;
 
 impl<R: Send + Sync + 'static> Scoped<R> {
     /// Enters from a thread: takes a seat within the compartment's wait
@@ -63,10 +64,13 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// ```
     pub fn enter_blocking(&self) -> Result<Entered<'_, R>, ScopeError> {
         // Outer `None`: fail fast, which never waits and reads no clock.
-        // Inner `None`: a budget too large to add to now, no deadline.
-        let deadline = self
-            .max_wait
-            .map(|budget| Instant::now().checked_add(budget));
+        // Inner `None`: no deadline (forever, or a budget too large to add
+        // to now).
+        let deadline = match self.max_wait.budget() {
+            Some(budget) => Some(Instant::now().checked_add(budget)),
+            None if self.max_wait.is_unbounded() => Some(None),
+            None => None,
+        };
         let seat = self.bulkhead.acquire_blocking(self.max_wait)?;
         let (holder, mut step) = self.admit()?;
         loop {
@@ -141,24 +145,26 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         &self,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<Entered<'_, R>, ScopeError> {
-        let Some(budget) = self.max_wait else {
+        let name = self.config.name;
+        let Some(budget) = self.max_wait.budget() else {
+            if self.max_wait.is_unbounded() {
+                let seat = Timed::new(self.bulkhead.acquire(), name).await?;
+                return self.enter_async::<T>(seat, Limit::Forever).await;
+            }
             let seat = self.bulkhead.try_acquire()?;
-            return self.enter_async::<T>(seat, None).await;
+            return self.enter_async::<T>(seat, Limit::FailFast).await;
         };
         let mut timer = pin!(sleep(budget));
-        let seat = self
-            .bulkhead
-            .acquire_timeout(budget, timer.as_mut())
-            .await?;
-        self.enter_async(seat, Some(timer)).await
+        let seat = Timed::new(self.bulkhead.acquire_timeout(budget, timer.as_mut()), name).await?;
+        self.enter_async(seat, Limit::Timer(timer)).await
     }
 
     /// The part of an async entry after the seat: open, or wait for the
-    /// opening until `timer` fires (`None`: fail fast).
+    /// opening within `limit`.
     async fn enter_async<'a, T: Future>(
         &'a self,
         seat: Seat<'a>,
-        mut timer: Option<Pin<&mut T>>,
+        mut limit: Limit<'_, T>,
     ) -> Result<Entered<'a, R>, ScopeError> {
         let (holder, mut step) = self.admit()?;
         loop {
@@ -168,9 +174,10 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                     let resource = ticket.finish(self.opener.open_async().await)?;
                     return Ok(Entered::new(resource, holder, seat));
                 }
-                Step::Wait(version) => match timer.as_mut() {
-                    None => return Err(self.open_timeout()),
-                    Some(timer) => {
+                Step::Wait(version) => match &mut limit {
+                    Limit::FailFast => return Err(self.open_timeout()),
+                    Limit::Forever => self.slot.changed(version).await,
+                    Limit::Timer(timer) => {
                         if let Either::Second =
                             race(self.slot.changed(version), timer.as_mut()).await
                         {
@@ -194,7 +201,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         ScopeError::OpenTimeout {
             compartment: self.config.name,
             resource: self.slot.resource,
-            budget: self.max_wait.unwrap_or(Duration::ZERO),
+            budget: self.max_wait.budget().unwrap_or(Duration::ZERO),
         }
     }
 
@@ -347,6 +354,13 @@ impl<R> fmt::Debug for Entered<'_, R> {
             .field("compartment", &self.compartment())
             .finish_non_exhaustive()
     }
+}
+
+/// How long an async entry may wait for another entry's opening.
+enum Limit<'t, T> {
+    FailFast,
+    Timer(Pin<&'t mut T>),
+    Forever,
 }
 
 pub(super) enum Either {

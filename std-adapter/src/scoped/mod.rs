@@ -101,9 +101,8 @@ mod slot;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
-use bulkhead_core::{Config, ConfigError, State};
+use bulkhead_core::{Config, ConfigError, MaxWait, State};
 
 use crate::Bulkhead;
 
@@ -121,7 +120,7 @@ use slot::{Closer, Slot};
 pub struct Scoped<R> {
     bulkhead: Arc<Bulkhead>,
     config: Config,
-    max_wait: Option<Duration>,
+    max_wait: MaxWait,
     opener: Opener<R>,
     slot: Slot<R>,
 }
@@ -153,17 +152,19 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         Ok(Self {
             bulkhead,
             config,
-            max_wait: None,
+            max_wait: MaxWait::FailFast,
             opener,
             slot: Slot::new(config.name, resource, Closer::Drop),
         })
     }
 
-    /// Lets entries wait at most `max_wait`, for a seat and for another
-    /// entry's opening together. Zero fails fast (the default).
+    /// The entries' wait budget, for a seat and for another entry's
+    /// opening together: [`MaxWait::FailFast`] (the default), a
+    /// [`Duration`](std::time::Duration) (zero fails fast) or
+    /// [`MaxWait::Forever`].
     #[must_use]
-    pub fn max_wait(mut self, max_wait: Duration) -> Self {
-        self.max_wait = (!max_wait.is_zero()).then_some(max_wait);
+    pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
+        self.max_wait = max_wait.into();
         self
     }
 
@@ -257,13 +258,13 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_std::Config;
+    /// use bulkhead_std::{Config, MaxWait};
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
     /// let db = Scoped::new(Config::new("orders", 3), "orders-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
     ///     .max_wait(Duration::from_millis(20));
     /// assert_eq!((db.name(), db.resource_name()), ("orders", "orders-db"));
-    /// assert_eq!(db.wait_budget(), Some(Duration::from_millis(20)));
+    /// assert_eq!(db.wait_budget(), MaxWait::UpTo(Duration::from_millis(20)));
     /// assert_eq!(db.bulkhead().name(), "orders");
     /// assert_eq!(db.state().max_concurrent, 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -283,9 +284,8 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         self.slot.resource
     }
 
-    /// The entries' wait budget; `None` fails fast (example at
-    /// [`name`](Self::name)).
-    pub fn wait_budget(&self) -> Option<Duration> {
+    /// The entries' wait budget (example at [`name`](Self::name)).
+    pub fn wait_budget(&self) -> MaxWait {
         self.max_wait
     }
 
