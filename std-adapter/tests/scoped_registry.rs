@@ -332,3 +332,21 @@ fn racing_creations_of_one_name_register_one_compartment() {
     let registered = registry.get("raced").unwrap();
     assert!(Arc::ptr_eq(&registered, made[0].bulkhead()));
 }
+
+#[test]
+fn creating_an_unregistered_scoped_compartment_again_registers_it_again() {
+    let registry = Registry::local();
+    let log = Log::default();
+    let first = logged(&registry, "cart", &log);
+    assert!(registry.unregister("cart").unwrap());
+    assert!(registry.get("cart").is_err());
+    let again = logged(&registry, "cart", &log);
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "the same compartment and resource"
+    );
+    assert!(Arc::ptr_eq(
+        &registry.get("cart").unwrap(),
+        first.bulkhead()
+    ));
+}

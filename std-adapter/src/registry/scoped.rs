@@ -79,7 +79,9 @@ impl Registry {
     /// settings' `max_wait`. The compartment is an ordinary registered
     /// compartment too: [`get`](Self::get), [`acquire`](Self::acquire),
     /// [`reconfigure`](Self::reconfigure), [`all_states`](Self::all_states)
-    /// and the metrics see its seats.
+    /// and the metrics see its seats. A bounded registry never evicts it:
+    /// the compartment keeps a handle to its seats, so it never counts as
+    /// idle.
     ///
     /// ```
     /// use bulkhead_std::MaxWait;
@@ -108,7 +110,7 @@ impl Registry {
         build: impl FnOnce(Config) -> Result<Scoped<R>, ConfigError>,
     ) -> Result<Arc<Scoped<R>>, RegistryError> {
         if let Ok(existing) = self.get_scoped::<R>(name) {
-            return Ok(existing);
+            return Ok(self.insert_scoped(existing, true).0);
         }
         let name = names::intern(name)?;
         let settings = self.resolve(name, code)?;
@@ -134,17 +136,31 @@ impl Registry {
         if keep_existing {
             let existing = list.iter().find(|s| s.name() == name).cloned();
             if let Some(Ok(existing)) = existing.map(|s| s.into_any().downcast::<Scoped<R>>()) {
-                return (existing, None);
+                // Still the registered compartment of that name (not
+                // unregistered or replaced since)? Then nothing to do.
+                let registered = self.get(name).ok();
+                if registered.is_some_and(|b| Arc::ptr_eq(&b, existing.bulkhead())) {
+                    return (existing, None);
+                }
+                let scoped = existing;
+                let replaced = self.register(Arc::clone(scoped.bulkhead()));
+                self.set_entry_budget(&scoped);
+                return (scoped, replaced);
             }
         }
         let replaced = self.register(Arc::clone(scoped.bulkhead()));
-        if let Some(entry) = self.write().get_mut(name) {
-            entry.config.max_wait = scoped.wait_budget();
-            entry.config.max_waiting = scoped.core_config().max_waiting;
-        }
+        self.set_entry_budget(&scoped);
         list.retain(|s| s.name() != name);
         list.push(scoped.clone());
         (scoped, replaced)
+    }
+
+    /// The registry entry's settings follow the scoped compartment's.
+    fn set_entry_budget<R: Send + Sync + 'static>(&self, scoped: &Scoped<R>) {
+        if let Some(entry) = self.write().get_mut(scoped.name()) {
+            entry.config.max_wait = scoped.wait_budget();
+            entry.config.max_waiting = scoped.core_config().max_waiting;
+        }
     }
 
     /// Registers a scoped compartment built in code under its name,
