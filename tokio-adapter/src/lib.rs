@@ -3,6 +3,7 @@
 
 mod pool;
 mod registry;
+mod scoped;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -31,6 +32,7 @@ pub use bulkhead_std::{
 #[allow(deprecated)]
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
+pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{BoxError, BulkheadLayer, BulkheadService, HttpRejection, ResponseFuture};
 pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
@@ -45,6 +47,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{BulkheadExt, RegistryExt};
+    pub use crate::{BulkheadExt, RegistryExt, ScopedExt};
     pub use bulkhead_std::prelude::*;
 }
