@@ -12,7 +12,10 @@ fn run(exe: &str) {
 
 fn run_with(exe: &str, args: &[&str]) -> String {
     let start = Instant::now();
-    let out = Command::new(exe).args(args).output().expect("run the example");
+    let out = Command::new(exe)
+        .args(args)
+        .output()
+        .expect("run the example");
     assert!(
         out.status.success(),
         "{exe} failed:\n{}\n{}",
