@@ -9,9 +9,10 @@ mod time;
 
 /// The core crate itself, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead).
 pub use bulkhead_core;
-/// Everything from `bulkhead-core`, so that firmware needs one dependency.
-/// [`Bulkhead`] here is the embassy alias; core's generic type stays
-/// reachable as [`bulkhead_core::Bulkhead`].
+// Everything from `bulkhead-core`, so that firmware needs one dependency.
+// `Bulkhead` here is the embassy alias; core's generic type stays reachable
+// as `bulkhead_core::Bulkhead`. (A plain comment: a doc comment on a glob
+// re-export is pasted in front of every re-exported item's summary.)
 pub use bulkhead_core::*;
 /// embassy-sync's raw mutexes, to name a compartment's lock:
 /// `Bulkhead<raw::CriticalSectionRawMutex>`.

@@ -131,6 +131,57 @@ fn single_d(which: &str, work_iters: u32) {
     );
 }
 
+/// `bench-compare c1`: group c1 only, with ours both through core's
+/// `acquire` and through bulkhead-tokio's `acquire_within` (which spends
+/// tokio's cooperative budget, as tokio's semaphore does), next to tokio
+/// constrained and unconstrained, in one run.
+fn only_c1(work_iters: u32) {
+    let rt = peers::runtime(2);
+    fn one<S: peers::AsyncSem>(
+        rt: &tokio::runtime::Runtime,
+        s: &Arc<S>,
+        w: u32,
+        free: bool,
+    ) -> f64 {
+        peers::run_async(rt, s, 64, w, Hold::Plain, WINDOW, free).mops()
+    }
+    let core = Arc::new(peers::ours(4, Admission::Fifo));
+    let adapter = Arc::new(peers::OursTokio(peers::ours(4, Admission::Fifo)));
+    let tokio = Arc::new(tokio::sync::Semaphore::new(4));
+    let w = work_iters;
+    let rt = &rt;
+    let rows = run_all(
+        vec![
+            (
+                "ours FIFO, core acquire (no coop)",
+                Box::new(|| one(rt, &core, w, false)),
+            ),
+            (
+                "ours FIFO, bulkhead-tokio acquire_within (coop)",
+                Box::new(|| one(rt, &adapter, w, false)),
+            ),
+            (
+                "ours FIFO, bulkhead-tokio acquire_within (unconstrained)",
+                Box::new(|| one(rt, &adapter, w, true)),
+            ),
+            ("tokio", Box::new(|| one(rt, &tokio, w, false))),
+            (
+                "tokio (unconstrained)",
+                Box::new(|| one(rt, &tokio, w, true)),
+            ),
+        ],
+        CONTENDED_REPEATS,
+    );
+    let tokio_v = rows
+        .iter()
+        .find(|(n, _)| *n == "tokio")
+        .map_or(f64::NAN, |r| r.1);
+    println!("c1. 2 workers, 64 tasks, 4 seats (Mops/s, median of {CONTENDED_REPEATS})");
+    for (name, v) in &rows {
+        println!("{name:<50} {v:>7.2}  ({:.2}x tokio)", v / tokio_v);
+    }
+}
+
 /// `bench-compare callgrind`: 1,000,000 uncontended try_acquire + release
 /// of ours and of the floor, each in its own non-inlined function, for
 /// `valgrind --tool=callgrind` (see `BENCHMARKS.md`).
@@ -277,8 +328,12 @@ fn main() {
     }
     let work_iters = peers::calibrate_work(Duration::from_nanos(45));
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [group] = &args[..] {
+        assert_eq!(group, "c1", "usage: bench-compare [c1 | d <contender>]");
+        return only_c1(work_iters);
+    }
     if let [group, which] = &args[..] {
-        assert_eq!(group, "d", "usage: bench-compare [d <contender>]");
+        assert_eq!(group, "d", "usage: bench-compare [c1 | d <contender>]");
         return single_d(which, work_iters);
     }
     let work_ns = ns_per_op(200_000, || {

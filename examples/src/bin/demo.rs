@@ -54,6 +54,12 @@ fn main() {
         row(name, "no bulkheads", a);
         row(name, "bulkheads", b);
     }
+    println!(
+        "\n\"rejected\" counts callers turned away at once (no wait budget, or a full queue); the database \
+         has a {} wait budget,\nso a caller that finds it full waits up to that budget and, if no seat frees up, \
+         counts as \"timed out\" instead.",
+        ms(s.database_budget)
+    );
     println!("\n{}", conclusion(&without, &with, &s));
     if let Some(path) = svg_path {
         let chart = bulkhead_examples::svg::latency_chart(&without, &with, &s);
