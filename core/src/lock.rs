@@ -13,6 +13,21 @@
 /// Core never holds it while running foreign code: wakers are cloned before
 /// locking and woken after unlocking.
 ///
+/// Only core locks a compartment's lock: [`with_lock`] and
+/// [`try_with_lock`] are `unsafe` to call, so safe code that reaches the
+/// lock through [`Bulkhead::raw_lock`](crate::Bulkhead::raw_lock) can read
+/// an adapter's own state on it but cannot lock it. A release made while
+/// someone else held the lock would find its try refused and leave its seat
+/// to a "holder" that never hands it on:
+///
+/// ```compile_fail,E0133
+/// use bulkhead_core::{Bulkhead, RawLock, Seat};
+///
+/// fn release_under_the_lock<L: RawLock>(b: &Bulkhead<L>, seat: Seat<'_, L>) {
+///     b.raw_lock().with_lock(|| drop(seat)); // error: call to unsafe function
+/// }
+/// ```
+///
 /// # Safety
 ///
 /// Core's unsafe code relies on every promise below. An implementation that
@@ -22,37 +37,59 @@
 ///    [`try_with_lock`] runs, no other closure passed to either method of the
 ///    same lock value runs, on any thread or interrupt priority. The end of
 ///    one closure happens-before the start of the next (release/acquire).
-/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if
-///    another closure is running at that moment. Core's lost-wake-up
-///    argument depends on it: a failed try means the current holder will
-///    re-check after it unlocks. A lock with no real "try" (a critical
-///    section, an embassy raw mutex) may simply run the closure.
+/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if a
+///    closure passed to this same lock value is running at that moment.
+///    Core's lost-wake-up argument depends on it: a failed try means that
+///    core's own section for *this* compartment is running, and that it
+///    will re-check after it unlocks. Hence one lock value serves exactly
+///    one compartment, and distinct values never contend with each other
+///    (a lock made of a handle to a shared mutex breaks this; a lock whose
+///    try never fails, such as a critical section, satisfies it even when
+///    its state is shared). A lock with no real "try" (a critical section,
+///    an embassy raw mutex) may simply run the closure.
 /// 3. **Unlock on unwind.** If the closure panics, the lock is released
 ///    before the panic continues.
+/// 4. **Panics only before the closure.** A method either runs `f` to
+///    completion and returns its result, or propagates a panic of `f`, or
+///    panics before `f` has started, without holding the lock. It never
+///    panics after `f` has returned.
+///
+/// A panic before `f` (promise 4) is allowed: a lock may refuse a context
+/// it does not support, as embassy's `ThreadModeRawMutex` does outside
+/// thread mode. It is not a safety matter, but it can be fatal. A waiting
+/// future that is dropped must unlink its node under the lock before its
+/// memory is freed; if the lock refuses, core tries once more while the
+/// panic unwinds, and a second refusal is a panic during unwinding, which
+/// aborts the process instead of leaving a dangling node in the list. A
+/// refused release keeps its seat counted as free but may leave a waiter
+/// asleep. Use a lock that supports every context a seat or a waiting
+/// future may be dropped in.
 ///
 /// Re-entrancy: core never calls `with_lock` or `try_with_lock` from inside
 /// one of its own closures. An implementation may therefore deadlock or
 /// panic on re-entry (a `std::sync::Mutex`) or allow it (a critical
 /// section); either is sound.
 ///
-/// Panics (not a safety matter): a lock may panic when used from a context
-/// it does not support, as embassy's `ThreadModeRawMutex` does outside
-/// thread mode. Core hands seats on from `Drop` and re-checks for owed
-/// hand-offs while unwinding, so such a panic there becomes an abort: use
-/// a lock that supports every context a seat may be dropped in.
-///
-/// Time spent inside the closure is bounded: core only relinks pointers and
-/// moves at most a small, fixed batch of wakers there.
-///
 /// [`with_lock`]: RawLock::with_lock
 /// [`try_with_lock`]: RawLock::try_with_lock
 pub unsafe trait RawLock {
     /// Runs `f` with the lock held, waiting for the lock if needed.
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R;
+    ///
+    /// # Safety
+    ///
+    /// Only the compartment that owns this lock value calls it (core does,
+    /// under the contract above). Anyone else locking a lock that belongs
+    /// to a compartment can make a release hand its seat to nobody. A lock
+    /// value that belongs to no compartment may be locked freely.
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R;
 
     /// Runs `f` with the lock held if it is free right now; returns `None`
     /// without running `f` if another closure holds it.
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
+    ///
+    /// # Safety
+    ///
+    /// As [`with_lock`](RawLock::with_lock).
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
 
     /// Called, never under the lock, each time the compartment turns a
     /// caller away: full, queue full, or a wait budget ran out.
@@ -127,15 +164,18 @@ mod cs {
     // (the `critical-section` crate's contract). `critical_section::with`
     // releases the section through a drop guard, so it unlocks on unwind.
     // Re-entry is allowed by `critical-section`, which nests sections.
+    // Entering a section cannot fail, so nothing panics before `f`. Every
+    // `CsLock` is the same section, but its try never fails, so sharing it
+    // between compartments is sound (promise 2).
     unsafe impl RawLock for CsLock {
         #[inline]
-        fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
             critical_section::with(|_| f())
         }
 
         #[inline]
-        fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-            Some(self.with_lock(f))
+        unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+            Some(critical_section::with(|_| f()))
         }
     }
 }
@@ -165,12 +205,12 @@ mod loom_lock {
     // ordering, its `try_lock` fails only when the mutex is held, and its
     // guard unlocks on drop, also when unwinding.
     unsafe impl RawLock for LoomLock {
-        fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
             let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
             f()
         }
 
-        fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
             // loom's mutex never reports poisoning, so an error here always
             // means "held".
             let _guard = self.0.try_lock().ok()?;
