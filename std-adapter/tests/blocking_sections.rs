@@ -17,17 +17,18 @@ struct CountingLock {
 }
 
 // SAFETY: std's mutex gives mutual exclusion with acquire/release ordering;
-// `try_lock` fails only while another thread holds it, never spuriously;
-// its guard unlocks on drop, also while unwinding. The counter is a relaxed
+// `try_lock` fails only while another thread holds this same mutex (one per
+// compartment), never spuriously; its guard unlocks on drop, also while
+// unwinding; nothing can panic after `f` returns. The counter is a relaxed
 // atomic that neither panics nor locks.
 unsafe impl RawLock for CountingLock {
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _guard = self.mutex.lock().unwrap_or_else(|p| p.into_inner());
         self.sections.fetch_add(1, Ordering::Relaxed);
         f()
     }
 
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _guard = match self.mutex.try_lock() {
             Ok(guard) => guard,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
