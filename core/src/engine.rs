@@ -36,12 +36,11 @@ use core::task::Waker;
 use heapless::Deque;
 
 use crate::bulkhead::Bulkhead;
-use crate::config::Admission;
 use crate::error::Error;
 use crate::list::{self, List, Node};
 use crate::lock::RawLock;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
-use crate::word::{self, CLOSED, ONE, WAITERS};
+use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
@@ -206,7 +205,8 @@ impl<L: RawLock> Bulkhead<L> {
             if w & CLOSED != 0 {
                 return Err(Refusal::Closed);
             }
-            if word::available(w) <= 0 || (self.fifo() && w & WAITERS != 0) {
+            // Full, or FIFO with a line: `WAITERS` set and `BARGING` clear.
+            if word::available(w) <= 0 || w & (BARGING | WAITERS) == WAITERS {
                 return Err(Refusal::Full);
             }
             match self
@@ -250,7 +250,7 @@ impl<L: RawLock> Bulkhead<L> {
             "inconsistent state: more seats released than the compartment has"
         );
         let waiters = prev & WAITERS != 0;
-        if waiters && !self.fifo() {
+        if waiters && !word::fifo(prev) {
             self.owed.fetch_add(n, AcqRel);
         }
         waiters
@@ -270,10 +270,10 @@ impl<L: RawLock> Bulkhead<L> {
         if w & WAITERS == 0 {
             // Nobody waits; in barging mode a drain still clears stale owed
             // wake-ups so that they are not handed to a later waiter.
-            return !self.fifo() && self.owed.fetch_add(0, AcqRel) != 0;
+            return !word::fifo(w) && self.owed.fetch_add(0, AcqRel) != 0;
         }
         w & CLOSED != 0
-            || if self.fifo() {
+            || if word::fifo(w) {
                 word::available(w) > 0
             } else {
                 self.owed.fetch_add(0, AcqRel) != 0
@@ -392,7 +392,7 @@ impl<L: RawLock> Bulkhead<L> {
                     batch.discard(Some(waker));
                     return Err(self.closed_error());
                 }
-                let may_take = !self.fifo() || w & WAITERS == 0;
+                let may_take = !word::fifo(w) || w & WAITERS == 0;
                 if may_take && word::available(w) > 0 {
                     match self
                         .word
@@ -541,7 +541,8 @@ impl<L: RawLock> Bulkhead<L> {
 
     #[inline(always)]
     pub(crate) fn fifo(&self) -> bool {
-        matches!(self.admission, Admission::Fifo)
+        // The bit never changes, so any value of the word tells.
+        word::fifo(self.word.load(Relaxed))
     }
 }
 
