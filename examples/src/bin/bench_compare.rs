@@ -198,6 +198,39 @@ fn cg_floor(f: &Floor, n: u32) {
     }
 }
 
+/// Rejections (every seat held) of ours with the default `StdLock`, of
+/// tokio, and of the floor with a `fetch_add` counter, for callgrind.
+#[inline(never)]
+fn cg_reject_ours(b: &Ours, n: u32) {
+    for _ in 0..n {
+        black_box(black_box(b).try_acquire().is_err());
+    }
+}
+
+#[inline(never)]
+fn cg_reject_tokio(t: &tokio::sync::Semaphore, n: u32) {
+    for _ in 0..n {
+        black_box(black_box(t).try_acquire().is_err());
+    }
+}
+
+#[inline(never)]
+fn cg_reject_floor_counted(f: &Floor, counted: &std::sync::atomic::AtomicUsize, n: u32) {
+    for _ in 0..n {
+        if black_box(f).try_acquire().is_none() {
+            counted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What the rejection path paid per rejection before: one wall-clock read.
+#[inline(never)]
+fn cg_clock(n: u32) {
+    for _ in 0..n {
+        black_box(std::time::SystemTime::now());
+    }
+}
+
 #[inline(never)]
 fn cg_tokio(t: &tokio::sync::Semaphore, n: u32) {
     for _ in 0..n {
@@ -516,6 +549,16 @@ fn main() {
         cg_ours(&peers::ours(4, Admission::Fifo), n);
         cg_floor(&Floor::new(4), n);
         cg_tokio(&tokio::sync::Semaphore::new(4), n);
+        let (ours, tokio, floor) = (
+            peers::ours(1, Admission::Fifo),
+            tokio::sync::Semaphore::new(1),
+            Floor::new(1),
+        );
+        let _held = (ours.try_acquire(), tokio.try_acquire(), floor.try_acquire());
+        cg_reject_ours(&ours, n);
+        cg_reject_tokio(&tokio, n);
+        cg_reject_floor_counted(&floor, &std::sync::atomic::AtomicUsize::new(0), n);
+        cg_clock(n / 10);
         return;
     }
     let work_iters = peers::calibrate_work(Duration::from_nanos(45));
