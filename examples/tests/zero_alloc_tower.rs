@@ -1,6 +1,6 @@
 //! Heap allocations per request through the tower layer (`BulkheadLayer`),
-//! fail fast and with a wait budget, counted by a global allocator that
-//! counts on the current thread only.
+//! fail fast and with a wait budget, counted on the current thread by the
+//! examples' counting allocator (`bulkhead_examples::alloc_count`).
 //!
 //! Each test drives its service on a current-thread tokio runtime built on
 //! the test's own thread, so every allocation a request causes (the layer,
@@ -8,60 +8,22 @@
 //! tests running in parallel on other threads are not. Each path is warmed
 //! up first, then counted over `ROUNDS` requests.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::{Ready, poll_fn, ready};
 use std::sync::{Arc, Barrier};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bulkhead_examples::alloc_count::{self, CountingAlloc};
 use bulkhead_tokio::{Bulkhead, BulkheadLayer};
 use tower::Layer;
 use tower_service::Service;
 
-/// Counts the allocations (and reallocations) of the current thread.
-struct PerThread;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    // `try_with`: a thread being torn down has no counter any more.
-    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees pass through; the counter is a const-
-// initialised thread-local `Cell`, which neither allocates nor unwinds.
-unsafe impl GlobalAlloc for PerThread {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded as is; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: as above; `ptr` came from this allocator, i.e. `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: PerThread = PerThread;
+static GLOBAL: CountingAlloc = CountingAlloc;
 
 fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
+    alloc_count::thread_allocs()
 }
 
 const ROUNDS: u64 = 50;

@@ -7,64 +7,22 @@
 //! noise hits all of them alike. Only ratios within one run mean anything.
 //! `BENCHMARKS.md` explains the method and keeps a copy of the table.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::mem::size_of;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bulkhead_core::Admission;
+use bulkhead_examples::alloc_count::{self, CountingAlloc};
 use bulkhead_examples::layers::{self, Mode};
 use bulkhead_examples::peers::{
     self, CondvarSemaphore, EmbassyFair, Floor, Hold, Ours, Throughput, poll_once, work,
 };
 use embassy_sync::semaphore::Semaphore as _;
 
-/// Counts heap allocations while `COUNTING` is on (group g's allocations per
-/// request); otherwise one relaxed load on top of the system allocator.
-struct CountingAlloc;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees pass through; the counters are
-// relaxed atomics, which neither allocate nor unwind.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: forwarded as is; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: as above; `ptr` came from this allocator, i.e. `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
-
-fn allocs() -> u64 {
-    ALLOCS.load(Ordering::SeqCst)
-}
 
 /// Repeats of each single-thread figure (groups a, b, e).
 const MICRO_REPEATS: usize = 9;
@@ -367,9 +325,9 @@ where
         name,
         window: Box::new(move |callers| layers::run(&rt1, &p1, callers, G_WINDOW, None)),
         allocs: Box::new(move |callers| {
-            COUNTING.store(true, Ordering::SeqCst);
-            let a = layers::allocs_per_request(&rt2, &proto, callers, &allocs);
-            COUNTING.store(false, Ordering::SeqCst);
+            alloc_count::count_process(true);
+            let a = layers::allocs_per_request(&rt2, &proto, callers, &alloc_count::process_allocs);
+            alloc_count::count_process(false);
             a
         }),
     }
