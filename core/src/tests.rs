@@ -16,6 +16,7 @@ mod layout;
 mod lifecycle;
 mod memory;
 mod model;
+mod owned;
 mod soundness;
 
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.

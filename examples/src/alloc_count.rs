@@ -1,6 +1,5 @@
-//! A counting global allocator, shared by `bench-compare` (group g's
-//! allocations per request) and the zero-allocation tests of the tower
-//! layer. A binary or test installs it with
+//! A counting global allocator for `bench-compare` (group g's allocations
+//! per request). A binary or test installs it with
 //! `#[global_allocator] static GLOBAL: CountingAlloc = CountingAlloc;`.
 //!
 //! It counts every allocation and reallocation twice over: on the current

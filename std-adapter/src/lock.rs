@@ -1,5 +1,5 @@
-//! The waiter-list lock for std targets, which also keeps the time of the
-//! compartment's last rejection.
+//! The waiter-list lock for std targets, which also counts the
+//! compartment's admissions and keeps the time of its last rejection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, TryLockError};
@@ -8,8 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bulkhead_core::{ConstInit, RawLock};
 
 /// A small mutex per compartment, so that two compartments never contend on
-/// one lock (unlike a process-wide critical section), plus the wall-clock
-/// time of the compartment's last rejection.
+/// one lock (unlike a process-wide critical section), plus the
+/// compartment's admission count and the wall-clock time of its last
+/// rejection.
 ///
 /// The lock is only taken by callers that must wait, by releases that find
 /// waiters, and by reconfiguration; the seat count itself is lock-free.
@@ -44,13 +45,20 @@ use bulkhead_core::{ConstInit, RawLock};
 /// rounded down to a multiple of 4 ns. A compartment that does not need the
 /// time at all can be built with [`StdLock::untimed`].
 ///
+/// # Admissions
+///
+/// Core calls [`RawLock::record_admission`] each time a caller gets a
+/// seat, whichever API took it (a thread, a tokio or async-std task, the
+/// tower layer, a thread pool, a bare `try_acquire`). `StdLock` counts it
+/// with one relaxed `fetch_add`; [`admitted`](Self::admitted) reads the
+/// count, and the registry's metrics publish it as
+/// `bulkhead_admitted_total`, next to core's own rejected and timed-out
+/// counters.
+///
 /// ```
 /// use bulkhead_std::Bulkhead;
 ///
-/// static CACHE: Bulkhead = match Bulkhead::new("cache", 1) {
-///     Ok(b) => b,
-///     Err(_) => panic!("bad settings"),
-/// };
+/// static CACHE: Bulkhead = Bulkhead::new_static("cache", 1);
 /// let _seat = CACHE.try_acquire().unwrap();
 /// assert_eq!(CACHE.raw_lock().last_rejection(), None);
 /// assert!(CACHE.try_acquire().is_err());
@@ -82,6 +90,8 @@ pub struct StdLock {
     mutex: Mutex<()>,
     /// The last rejection, see [`Rejections`].
     rejections: Rejections,
+    /// Callers admitted so far (every seat handed to a caller).
+    admitted: AtomicU64,
 }
 
 impl StdLock {
@@ -91,6 +101,7 @@ impl StdLock {
         Self {
             mutex: Mutex::new(()),
             rejections: Rejections(AtomicU64::new(QUIET)),
+            admitted: AtomicU64::new(0),
         }
     }
 
@@ -113,6 +124,7 @@ impl StdLock {
         Self {
             mutex: Mutex::new(()),
             rejections: Rejections(AtomicU64::new(UNTIMED)),
+            admitted: AtomicU64::new(0),
         }
     }
 
@@ -225,6 +237,23 @@ fn to_time(v: u64) -> Option<SystemTime> {
     }
 }
 
+impl StdLock {
+    /// How many callers the compartment has admitted, through any API.
+    /// Wraps only after 2^64 admissions.
+    ///
+    /// ```
+    /// use bulkhead_std::Bulkhead;
+    ///
+    /// let b = Bulkhead::new("cache", 1).unwrap();
+    /// drop(b.try_acquire().unwrap());
+    /// assert!(b.try_acquire().is_ok());
+    /// assert_eq!(b.raw_lock().admitted(), 2);
+    /// ```
+    pub fn admitted(&self) -> u64 {
+        self.admitted.load(Ordering::Relaxed)
+    }
+}
+
 impl ConstInit for StdLock {
     const INIT: Self = Self::new();
 }
@@ -235,8 +264,8 @@ impl ConstInit for StdLock {
 // re-enters the lock, so std's "re-entry may deadlock" is never triggered;
 // nobody else can lock it (locking is `unsafe`, and the mutex is private),
 // so `lock` never panics and a failed `try_lock` means core's own section
-// for this compartment runs (promises 2 and 4). `record_rejection` touches
-// only its own atomic.
+// for this compartment runs (promises 2 and 4). `record_rejection` and
+// `record_admission` touch only their own atomics and never panic.
 unsafe impl RawLock for StdLock {
     #[inline]
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
@@ -261,6 +290,13 @@ unsafe impl RawLock for StdLock {
     #[inline]
     fn record_rejection(&self) {
         self.rejections.record();
+    }
+
+    /// One relaxed `fetch_add`: the count is a statistic and orders
+    /// nothing.
+    #[inline]
+    fn record_admission(&self) {
+        self.admitted.fetch_add(1, Ordering::Relaxed);
     }
 }
 

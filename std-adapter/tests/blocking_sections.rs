@@ -58,7 +58,7 @@ fn a_queued_thread_takes_the_lock_once_to_wait() {
         assert_eq!(sections(&b), 0, "the fast path takes no lock");
         thread::scope(|s| {
             let waiter = s.spawn(|| {
-                let seat = b.acquire_blocking(Some(Duration::from_secs(30))).unwrap();
+                let seat = b.acquire_blocking(Duration::from_secs(30)).unwrap();
                 drop(seat);
             });
             while b.state().waiting == 0 {

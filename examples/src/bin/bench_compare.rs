@@ -416,8 +416,8 @@ fn g_contenders(rt: &Arc<tokio::runtime::Runtime>, half_iters: u32, mode: Mode) 
     let svc = layers::Work { half_iters };
     let ours = Arc::new(peers::ours(layers::SEATS, Admission::Fifo));
     let ours = bulkhead_tokio::BulkheadLayer::new(ours).max_wait(match mode {
-        Mode::FailFast => None,
-        Mode::Wait => Some(Duration::from_secs(1)),
+        Mode::FailFast => bulkhead_core::MaxWait::FailFast,
+        Mode::Wait => bulkhead_core::MaxWait::up_to(Duration::from_secs(1)),
     });
     let resilience =
         tower_resilience_bulkhead::BulkheadLayer::builder().max_concurrent_calls(layers::SEATS);
