@@ -109,11 +109,23 @@ done
 echo
 echo "footprint (bytes; release, opt-level=s, LTO; flash = text, RAM = data + bss):"
 printf '%-20s %-15s %8s %6s %6s %8s\n' target primitive text data bss RAM
+declare -A flash ram
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
         read -r text data bss _ < <(arm-none-eabi-size "$elf_dir/$target-$variant.elf" | tail -n 1)
         printf '%-20s %-15s %8d %6d %6d %8d\n' "$target" "$variant" "$text" "$data" "$bss" $((data + bss))
+        flash[$target-$variant]=$text
+        ram[$target-$variant]=$((data + bss))
     done
+done
+echo
+echo "footprint against FairSemaphore (target: flash <= 1.05x, RAM no more):"
+for target in "${targets[@]}"; do
+    ours_flash=${flash[$target-bulkhead]} fair_flash=${flash[$target-fair-semaphore]}
+    ours_ram=${ram[$target-bulkhead]} fair_ram=${ram[$target-fair-semaphore]}
+    printf '%-20s flash %s x (%+d bytes), RAM %+d bytes\n' "$target" \
+        "$(awk -v a="$ours_flash" -v b="$fair_flash" 'BEGIN { printf "%.3f", a / b }')" \
+        $((ours_flash - fair_flash)) $((ours_ram - fair_ram))
 done
 
 echo

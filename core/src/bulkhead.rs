@@ -92,7 +92,6 @@ pub struct Bulkhead<L: RawLock> {
     pub(crate) rejected: Counter,
     pub(crate) timed_out: Counter,
     pub(crate) name: &'static str,
-    pub(crate) admission: Admission,
     /// # Safety
     /// Accessed only inside `lock`'s closures.
     pub(crate) list: UnsafeCell<List>,
@@ -219,7 +218,10 @@ impl<L: RawLock> Bulkhead<L> {
         /// The compartment of a validated `config`.
         fn build(config: Config, lock: L) -> Self {
             Self {
-                word: AtomicUsize::new(word::initial(config.max_concurrent)),
+                word: AtomicUsize::new(word::initial(
+                    config.max_concurrent,
+                    matches!(config.admission, Admission::Barging),
+                )),
                 owed: AtomicUsize::new(0),
                 max: AtomicUsize::new(config.max_concurrent),
                 max_waiting: AtomicUsize::new(match config.max_waiting {
@@ -230,7 +232,6 @@ impl<L: RawLock> Bulkhead<L> {
                 rejected: Counter::new(),
                 timed_out: Counter::new(),
                 name: config.name,
-                admission: config.admission,
                 list: UnsafeCell::new(List::new()),
                 lock,
             }
@@ -244,7 +245,11 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The admission order chosen at construction.
     pub fn admission(&self) -> Admission {
-        self.admission
+        if self.fifo() {
+            Admission::Fifo
+        } else {
+            Admission::Barging
+        }
     }
 
     /// Takes a seat if one is free right now, without waiting.
@@ -490,7 +495,7 @@ fn active(max: usize, w: usize) -> usize {
 impl<L: RawLock> fmt::Debug for Bulkhead<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Bulkhead")
-            .field("admission", &self.admission)
+            .field("admission", &self.admission())
             .field("state", &self.state())
             .finish()
     }

@@ -42,13 +42,12 @@ use core::task::Waker;
 use heapless::Deque;
 
 use crate::bulkhead::Bulkhead;
-use crate::config::Admission;
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::status::Status;
 use crate::sync::Ordering::{self, AcqRel, Acquire, Relaxed};
-use crate::word::{self, CLOSED, ONE, WAITERS};
+use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
@@ -217,12 +216,12 @@ impl<L: RawLock> Bulkhead<L> {
     #[inline]
     pub(crate) fn try_take(&self) -> Result<(), Refusal> {
         let w = self.word.load(Relaxed);
-        self.take_seat(w, Take::newcomer(self.fifo()))
+        self.take_seat(w, Take::NEWCOMER)
             .map_err(|(refusal, _)| refusal)
     }
 
     /// The one take-a-seat CAS loop: from the word `w`, takes one seat if
-    /// the compartment is open, a seat is free and (if `take.yield_to_waiters`)
+    /// the compartment is open, a seat is free and (for a FIFO newcomer)
     /// nobody waits; with `take.clear_waiters` it also clears `WAITERS` in
     /// the same CAS (rule 5: the taker is the last linked node). On refusal,
     /// returns why and the word it last read, so that `enqueue` can go on
@@ -235,7 +234,10 @@ impl<L: RawLock> Bulkhead<L> {
             if w & CLOSED != 0 {
                 return Err((Refusal::Closed, w));
             }
-            if word::available(w) <= 0 || (take.yield_to_waiters && w & WAITERS != 0) {
+            // Full, or a newcomer in FIFO mode with a line: `WAITERS` set
+            // and `BARGING` clear, one mask of the word already loaded.
+            if word::available(w) <= 0 || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
+            {
                 return Err((Refusal::Full, w));
             }
             let new = if take.clear_waiters {
@@ -284,7 +286,7 @@ impl<L: RawLock> Bulkhead<L> {
             "inconsistent state: more seats released than the compartment has"
         );
         let waiters = prev & WAITERS != 0;
-        if waiters && !self.fifo() {
+        if waiters && !word::fifo(prev) {
             self.owed.fetch_add(n, AcqRel);
         }
         waiters
@@ -304,10 +306,10 @@ impl<L: RawLock> Bulkhead<L> {
         if w & WAITERS == 0 {
             // Nobody waits; in barging mode a drain still clears stale owed
             // wake-ups so that they are not handed to a later waiter.
-            return !self.fifo() && self.owed.fetch_add(0, AcqRel) != 0;
+            return !word::fifo(w) && self.owed.fetch_add(0, AcqRel) != 0;
         }
         w & CLOSED != 0
-            || if self.fifo() {
+            || if word::fifo(w) {
                 word::available(w) > 0
             } else {
                 self.owed.fetch_add(0, AcqRel) != 0
@@ -436,7 +438,7 @@ impl<L: RawLock> Bulkhead<L> {
         self.with_list(|list, batch| {
             let mut w = self.word.load(Acquire);
             loop {
-                w = match self.take_seat(w, Take::newcomer(self.fifo())) {
+                w = match self.take_seat(w, Take::NEWCOMER) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // Mark the seat as the node's before anything can
@@ -565,7 +567,8 @@ impl<L: RawLock> Bulkhead<L> {
 
     #[inline(always)]
     pub(crate) fn fifo(&self) -> bool {
-        matches!(self.admission, Admission::Fifo)
+        // The bit never changes, so any value of the word tells.
+        word::fifo(self.word.load(Relaxed))
     }
 }
 
@@ -580,7 +583,7 @@ pub(crate) enum Refusal {
 ///
 /// | taker | `success` | yields to waiters | clears `WAITERS` |
 /// |---|---|---|---|
-/// | newcomer: fast path (`try_take`) and `enqueue` | `Acquire` | FIFO | no (its node is not linked) |
+/// | newcomer: fast path (`try_take`) and `enqueue` | `Acquire` | in FIFO mode (the word's `BARGING` bit clear) | no (its node is not linked) |
 /// | barging re-poll | `Acquire` | no | if its node is the last |
 /// | FIFO drain | `AcqRel` | no (it *is* the queue) | if the node is the last |
 #[derive(Clone, Copy)]
@@ -589,29 +592,29 @@ struct Take {
     /// itself (it acquires the releaser's work); `AcqRel` for the drain,
     /// which takes the seat on behalf of a waiter.
     success: Ordering,
-    /// Refuse while `WAITERS` is set (FIFO outside the queue).
-    yield_to_waiters: bool,
+    /// A newcomer: in FIFO mode (the word's `BARGING` bit clear) it refuses
+    /// while `WAITERS` is set.
+    fifo_newcomer: bool,
     /// Clear `WAITERS` in the same CAS.
     clear_waiters: bool,
 }
 
 impl Take {
     /// A newcomer (the fast path, and `enqueue`): in FIFO mode it may not
-    /// pass anyone who waits; its node, if any, is not linked.
-    #[inline(always)]
-    const fn newcomer(fifo: bool) -> Self {
-        Self {
-            success: Acquire,
-            yield_to_waiters: fifo,
-            clear_waiters: false,
-        }
-    }
+    /// pass anyone who waits; its node, if any, is not linked. The mode is
+    /// read from the word inside the loop, so the fast path loads nothing
+    /// else.
+    const NEWCOMER: Self = Self {
+        success: Acquire,
+        fifo_newcomer: true,
+        clear_waiters: false,
+    };
 
     #[inline(always)]
     const fn barging_repoll(last: bool) -> Self {
         Self {
             success: Acquire,
-            yield_to_waiters: false,
+            fifo_newcomer: false,
             clear_waiters: last,
         }
     }
@@ -620,7 +623,7 @@ impl Take {
     const fn drain(last: bool) -> Self {
         Self {
             success: AcqRel,
-            yield_to_waiters: false,
+            fifo_newcomer: false,
             clear_waiters: last,
         }
     }

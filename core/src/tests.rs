@@ -12,6 +12,7 @@ use crate::{Bulkhead, Config, RawLock};
 mod barging;
 mod cancel;
 mod fifo;
+mod layout;
 mod lifecycle;
 mod memory;
 mod model;
