@@ -152,17 +152,35 @@ impl<L: RawLock> Bulkhead<L> {
     /// code and must not panic.
     pub(crate) fn with_list<R>(&self, f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R) -> R {
         let mut batch = Batch::new(self);
-        self.lock.with_lock(|| {
-            self.list.with_mut(|list| {
-                // SAFETY: the lock is held, so this is the only access to
-                // the list.
-                let list = unsafe { &mut *list };
-                let r = f(list, &mut batch);
-                self.drain_locked(list, &mut batch);
-                r
-            })
-        })
+        self.lock.with_lock(|| self.section(f, &mut batch))
         // `batch` drops here, after the unlock: wake, then re-check.
+    }
+
+    /// As [`with_list`](Self::with_list) if the lock is free right now;
+    /// `None`, without running `f`, if another caller holds it.
+    pub(crate) fn try_with_list<R>(
+        &self,
+        f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
+    ) -> Option<R> {
+        let mut batch = Batch::new(self);
+        self.lock.try_with_lock(|| self.section(f, &mut batch))
+    }
+
+    /// The body of every lock section: `f`, then a drain. Only called with
+    /// the lock held.
+    fn section<R>(
+        &self,
+        f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
+        batch: &mut Batch<'_, L>,
+    ) -> R {
+        self.list.with_mut(|list| {
+            // SAFETY: the caller holds the lock, so this is the only access
+            // to the list.
+            let list = unsafe { &mut *list };
+            let r = f(list, batch);
+            self.drain_locked(list, batch);
+            r
+        })
     }
 
     /// The fast path: one CAS when a seat is free and, in FIFO mode, nobody
