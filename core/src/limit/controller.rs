@@ -110,7 +110,7 @@ impl<A: Limit> Controller<A> {
     /// Pass samples of calls that held seats in `bulkhead`; the controller
     /// cannot tell.
     pub fn record<L: RawLock>(&self, bulkhead: &Bulkhead<L>, sample: &Sample) -> Recorded {
-        if self.busy.swap(TAKEN, Ordering::Acquire) != FREE {
+        let Some(_flag) = self.try_flag() else {
             let bit = match sample.outcome {
                 CallOutcome::Success => 0,
                 CallOutcome::Dropped => MISSED_DROP,
@@ -121,15 +121,7 @@ impl<A: Limit> Controller<A> {
             }
             self.skipped.increment();
             return Recorded::Skipped;
-        }
-        // Gives the flag back also if the algorithm panics.
-        struct Release<'a>(&'a AtomicU8);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.store(FREE, Ordering::Release);
-            }
-        }
-        let _release = Release(&self.busy);
+        };
 
         let limit = self.algorithm.with_mut(|algorithm| {
             // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
@@ -170,6 +162,16 @@ impl<A: Limit> Controller<A> {
         }
     }
 
+    /// Takes the flag if it is free. A compare-exchange rather than a
+    /// swap: a loser then writes nothing, so it cannot disturb the
+    /// holder's cache line or, in a model checker, the flag's history.
+    fn try_flag(&self) -> Option<Flag<'_>> {
+        self.busy
+            .compare_exchange(FREE, TAKEN, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| Flag(&self.busy))
+    }
+
     /// How many times a sample changed the compartment's limit.
     pub fn changes(&self) -> usize {
         self.changes.get()
@@ -183,18 +185,18 @@ impl<A: Limit> Controller<A> {
     /// Runs `f` on the algorithm if no sample is being processed right now
     /// (for inspection); `None` otherwise. Never waits.
     pub fn try_inspect<R>(&self, f: impl FnOnce(&A) -> R) -> Option<R> {
-        if self.busy.swap(TAKEN, Ordering::Acquire) != FREE {
-            return None;
-        }
-        struct Release<'a>(&'a AtomicU8);
-        impl Drop for Release<'_> {
-            fn drop(&mut self) {
-                self.0.store(FREE, Ordering::Release);
-            }
-        }
-        let _release = Release(&self.busy);
+        let _flag = self.try_flag()?;
         // SAFETY: we hold the `busy` flag.
         Some(self.algorithm.with_mut(|a| f(unsafe { &*a })))
+    }
+}
+
+/// The held flag; gives it back on drop, also if the algorithm panics.
+struct Flag<'a>(&'a AtomicU8);
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.store(FREE, Ordering::Release);
     }
 }
 

@@ -25,7 +25,7 @@
 //! # The feedback path
 //!
 //! The algorithm's state sits behind a *try-flag*, an atomic byte taken
-//! with one `swap`. A sampler that gets the flag updates the algorithm and
+//! with one compare-exchange. A sampler that gets the flag updates the algorithm and
 //! applies the new limit; one that finds the flag taken never waits:
 //!
 //! - a success sample is skipped (counted in [`Controller::skipped`]); the
