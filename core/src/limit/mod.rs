@@ -57,6 +57,7 @@ mod aimd;
 mod controller;
 mod gradient2;
 mod vegas;
+mod window;
 
 use core::fmt;
 use core::time::Duration;
@@ -65,6 +66,7 @@ pub use aimd::{Aimd, AimdParams};
 pub use controller::{Adaptive, AdaptiveSeat, Clock, Controller, Recorded};
 pub use gradient2::{Gradient2, Gradient2Params};
 pub use vegas::{Vegas, VegasParams};
+pub use window::Windowed;
 
 /// The longest round-trip time a sample carries, about 18 minutes
 /// (2^40 ns). Longer ones are saturated to it, which keeps every

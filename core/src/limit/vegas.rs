@@ -146,7 +146,11 @@ impl Vegas {
 
     fn probe_due(&self) -> bool {
         let limit = super::whole(self.limit_q16) as u64;
-        let threshold = (self.probe_jitter_q16 * self.probe_multiplier * limit) >> FRAC_BITS;
+        let threshold = self
+            .probe_jitter_q16
+            .saturating_mul(self.probe_multiplier)
+            .saturating_mul(limit)
+            >> FRAC_BITS;
         self.samples_since_probe >= threshold
     }
 }

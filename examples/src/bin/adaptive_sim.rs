@@ -1,0 +1,49 @@
+//! `adaptive-sim`: adaptive limits against a dependency with a capacity
+//! knee, on simulated time. See `bulkhead_examples::adaptive` for the model
+//! and `BENCHMARKS.md` for the figures.
+
+use bulkhead_examples::adaptive::{self, Report, Scenario};
+
+fn main() {
+    let scenario = Scenario::BENCH;
+    let mut rows: Vec<Report> = adaptive::our_algorithms(&scenario)
+        .into_iter()
+        .map(|(name, algorithm)| adaptive::run_ours(name, &scenario, algorithm, adaptive::INITIAL))
+        .collect();
+    rows.push(adaptive::best_static(&scenario));
+    rows.extend(adaptive::run_peers(&scenario));
+    if std::env::var_os("DUMP").is_some() {
+        rows.iter().for_each(dump);
+    }
+
+    let fmt_s = |s: Option<f64>| s.map_or("never".to_string(), |s| format!("{s:.2} s"));
+    println!(
+        "| contender | goodput (calls/s) | p50 (ms) | p99 (ms) | shed | timed out | converge after drop | after recovery | limit std dev |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        println!(
+            "| {} | {:.0} | {:.1} | {:.1} | {:.1} % | {:.2} % | {} | {} | {:.2} |",
+            r.name,
+            r.goodput,
+            r.p50_ms,
+            r.p99_ms,
+            100.0 * r.shed,
+            100.0 * r.timed_out,
+            fmt_s(r.converge_drop_s),
+            fmt_s(r.converge_recover_s),
+            r.limit_std_dev
+        );
+    }
+}
+
+#[allow(dead_code)]
+fn dump(r: &Report) {
+    let line: Vec<String> = r
+        .limit_trace
+        .iter()
+        .step_by(50)
+        .map(|(_, l)| l.to_string())
+        .collect();
+    eprintln!("{}: {}", r.name, line.join(" "));
+}
