@@ -35,11 +35,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
+use bulkhead_core::Bulkhead;
 use bulkhead_core::limit::{
     Adaptive, Aimd, AimdParams, AnyLimit, CallOutcome, Gradient2, Gradient2Params, Limit, Vegas,
     VegasParams, Windowed,
 };
-use bulkhead_core::Bulkhead;
 use bulkhead_std::StdLock;
 
 const MS: u64 = 1_000_000;
@@ -254,11 +254,15 @@ impl Rng {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     /// A server finishes a call.
-    ServiceEnd { call: usize },
+    ServiceEnd {
+        call: usize,
+    },
     /// The capacity changes; queued calls may start.
     CapacityChange,
     /// The caller's timeout expires.
-    CallerTimeout { call: usize },
+    CallerTimeout {
+        call: usize,
+    },
     Arrival,
 }
 
@@ -340,7 +344,10 @@ fn run(name: &str, scenario: &Scenario, gate: &mut dyn Gate, now: &Cell<u64>) ->
                     start: t,
                     caller_done: false,
                 });
-                events.push(Reverse((t + scenario.timeout, Event::CallerTimeout { call })));
+                events.push(Reverse((
+                    t + scenario.timeout,
+                    Event::CallerTimeout { call },
+                )));
                 dependency.queue.push_back(call);
                 dependency.start_queued(t, scenario, &mut rng, &mut events);
             }
@@ -383,8 +390,18 @@ fn run(name: &str, scenario: &Scenario, gate: &mut dyn Gate, now: &Cell<u64>) ->
         p99_ms: pct(0.99),
         shed: shed as f64 / arrivals.max(1) as f64,
         timed_out: timed_out as f64 / admitted.max(1) as f64,
-        converge_drop_s: converge(&trace, scenario.drop_at, scenario.recover_at, scenario.capacity / 2),
-        converge_recover_s: converge(&trace, scenario.recover_at, scenario.duration, scenario.capacity),
+        converge_drop_s: converge(
+            &trace,
+            scenario.drop_at,
+            scenario.recover_at,
+            scenario.capacity / 2,
+        ),
+        converge_recover_s: converge(
+            &trace,
+            scenario.recover_at,
+            scenario.duration,
+            scenario.capacity,
+        ),
         limit_std_dev: steady_std_dev(&trace, scenario),
         limit_trace: trace,
     }
@@ -418,7 +435,11 @@ fn converge(trace: &[(u64, usize)], from: u64, until: u64, target: usize) -> Opt
 /// Standard deviation of the limit over the last 10 s of each of the three
 /// phases, pooled around each phase's own mean.
 fn steady_std_dev(trace: &[(u64, usize)], s: &Scenario) -> f64 {
-    let phases = [(0, s.drop_at), (s.drop_at, s.recover_at), (s.recover_at, s.duration)];
+    let phases = [
+        (0, s.drop_at),
+        (s.drop_at, s.recover_at),
+        (s.recover_at, s.duration),
+    ];
     let (mut sum_sq, mut n) = (0.0, 0usize);
     for (start, end) in phases {
         let from = end.saturating_sub(10 * SEC).max(start);
@@ -434,7 +455,11 @@ fn steady_std_dev(trace: &[(u64, usize)], s: &Scenario) -> f64 {
         sum_sq += values.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
         n += values.len();
     }
-    if n == 0 { 0.0 } else { (sum_sq / n as f64).sqrt() }
+    if n == 0 {
+        0.0
+    } else {
+        (sum_sq / n as f64).sqrt()
+    }
 }
 
 /// The smallest window of our contenders, in samples.
@@ -491,7 +516,12 @@ pub fn our_algorithms(scenario: &Scenario) -> Vec<(&'static str, AnyLimit)> {
 }
 
 /// Runs one of our algorithms.
-pub fn run_ours(name: &str, scenario: &Scenario, algorithm: AnyLimit, start_limit: usize) -> Report {
+pub fn run_ours(
+    name: &str,
+    scenario: &Scenario,
+    algorithm: AnyLimit,
+    start_limit: usize,
+) -> Report {
     let now = Cell::new(0u64);
     let clock = || now.get();
     let bulkhead: Bulkhead<StdLock> =

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod adaptive;
 mod blocking;
 mod detect;
 mod execute;
@@ -13,6 +14,7 @@ pub mod registry;
 mod run;
 mod snapshot;
 
+pub use adaptive::{AdaptiveBulkhead, Classify, ExecuteAdaptive, StdClock};
 pub use blocking::BlockingAcquire;
 pub use bulkhead_core as core;
 pub use bulkhead_core::{

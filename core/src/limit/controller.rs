@@ -146,7 +146,9 @@ impl<A: Limit> Controller<A> {
 
     /// Brings `bulkhead` to `limit` if it differs; only under the flag.
     fn apply<L: RawLock>(&self, bulkhead: &Bulkhead<L>, limit: usize) -> Recorded {
-        let current = bulkhead.state().max_concurrent;
+        // One relaxed load: `max` is what `state()` reports, written under
+        // the lock by every resize.
+        let current = bulkhead.max.load(Ordering::Relaxed);
         if current == limit {
             return Recorded::Unchanged { limit };
         }

@@ -5,6 +5,15 @@
 use bulkhead_examples::adaptive::{self, Report, Scenario};
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [mode, n] = &args[..]
+        && mode == "--sample-loop"
+    {
+        // For instruction counts under callgrind: run with n and 2n and
+        // divide the difference by n.
+        sample_loop(n.parse().expect("a count"));
+        return;
+    }
     let scenario = Scenario::BENCH;
     let mut rows: Vec<Report> = adaptive::our_algorithms(&scenario)
         .into_iter()
@@ -46,4 +55,22 @@ fn dump(r: &Report) {
         .map(|(_, l)| l.to_string())
         .collect();
     eprintln!("{}: {}", r.name, line.join(" "));
+}
+
+/// `n` steady-state samples (the limit holds) through each algorithm, plain
+/// and windowed.
+fn sample_loop(n: u64) {
+    use bulkhead_core::limit::{CallOutcome, Controller, Sample, Windowed};
+    use std::hint::black_box;
+    let bulkhead: bulkhead_core::Bulkhead<bulkhead_std::StdLock> =
+        bulkhead_core::Bulkhead::new("db", adaptive::INITIAL).expect("valid");
+    for (_, algorithm) in adaptive::our_algorithms(&Scenario::BENCH) {
+        let plain = Controller::new(algorithm.clone());
+        let windowed = Controller::new(Windowed::new(algorithm, adaptive::WINDOW));
+        let idle = Sample::from_nanos(5_000_000, 1, CallOutcome::Success);
+        for _ in 0..n {
+            black_box(plain.record(&bulkhead, black_box(&idle)));
+            black_box(windowed.record(&bulkhead, black_box(&idle)));
+        }
+    }
 }
