@@ -113,6 +113,8 @@ pub struct Report {
     pub converge_recover_s: Option<f64>,
     /// Standard deviation of the limit over the last 10 s of each phase.
     pub limit_std_dev: f64,
+    /// Mean limit over the last 10 s of each phase (capacity 40, 20, 40).
+    pub steady_limits: [f64; 3],
     /// The limit every 10 ms, for charts.
     pub limit_trace: Vec<(u64, usize)>,
 }
@@ -402,7 +404,8 @@ fn run(name: &str, scenario: &Scenario, gate: &mut dyn Gate, now: &Cell<u64>) ->
             scenario.duration,
             scenario.capacity,
         ),
-        limit_std_dev: steady_std_dev(&trace, scenario),
+        limit_std_dev: steady_std_dev(&trace, scenario).0,
+        steady_limits: steady_std_dev(&trace, scenario).1,
         limit_trace: trace,
     }
 }
@@ -434,14 +437,15 @@ fn converge(trace: &[(u64, usize)], from: u64, until: u64, target: usize) -> Opt
 
 /// Standard deviation of the limit over the last 10 s of each of the three
 /// phases, pooled around each phase's own mean.
-fn steady_std_dev(trace: &[(u64, usize)], s: &Scenario) -> f64 {
+fn steady_std_dev(trace: &[(u64, usize)], s: &Scenario) -> (f64, [f64; 3]) {
     let phases = [
         (0, s.drop_at),
         (s.drop_at, s.recover_at),
         (s.recover_at, s.duration),
     ];
     let (mut sum_sq, mut n) = (0.0, 0usize);
-    for (start, end) in phases {
+    let mut means = [0.0; 3];
+    for (phase, (start, end)) in phases.into_iter().enumerate() {
         let from = end.saturating_sub(10 * SEC).max(start);
         let values: Vec<f64> = trace
             .iter()
@@ -452,14 +456,16 @@ fn steady_std_dev(trace: &[(u64, usize)], s: &Scenario) -> f64 {
             continue;
         }
         let mean = values.iter().sum::<f64>() / values.len() as f64;
+        means[phase] = mean;
         sum_sq += values.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
         n += values.len();
     }
-    if n == 0 {
+    let std_dev = if n == 0 {
         0.0
     } else {
         (sum_sq / n as f64).sqrt()
-    }
+    };
+    (std_dev, means)
 }
 
 /// The smallest window of our contenders, in samples.

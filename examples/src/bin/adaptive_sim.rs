@@ -27,12 +27,12 @@ fn main() {
 
     let fmt_s = |s: Option<f64>| s.map_or("never".to_string(), |s| format!("{s:.2} s"));
     println!(
-        "| contender | goodput (calls/s) | p50 (ms) | p99 (ms) | shed | timed out | converge after drop | after recovery | limit std dev |"
+        "| contender | goodput (calls/s) | p50 (ms) | p99 (ms) | shed | timed out | converge after drop | after recovery | limit std dev | steady limit (C = 40 / 20 / 40) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         println!(
-            "| {} | {:.0} | {:.1} | {:.1} | {:.1} % | {:.2} % | {} | {} | {:.2} |",
+            "| {} | {:.0} | {:.1} | {:.1} | {:.1} % | {:.2} % | {} | {} | {:.2} | {:.0} / {:.0} / {:.0} |",
             r.name,
             r.goodput,
             r.p50_ms,
@@ -41,7 +41,10 @@ fn main() {
             100.0 * r.timed_out,
             fmt_s(r.converge_drop_s),
             fmt_s(r.converge_recover_s),
-            r.limit_std_dev
+            r.limit_std_dev,
+            r.steady_limits[0],
+            r.steady_limits[1],
+            r.steady_limits[2]
         );
     }
 }
