@@ -120,12 +120,7 @@ impl Gradient2 {
         ) {
             return Err(e);
         }
-        if let Err(e) = check_ratio(
-            "smoothing",
-            params.smoothing,
-            Fraction::from_q16(1),
-            Fraction::ONE,
-        ) {
+        if let Err(e) = super::check_smoothing(params.smoothing) {
             return Err(e);
         }
         if params.long_window == 0 {
@@ -199,12 +194,7 @@ impl Limit for Gradient2 {
             ((self.tolerance_q16 * (self.long_q16 >> FRAC_BITS)) / rtt).clamp(half, ONE_Q16)
         };
         let target = ((gradient * self.limit_q16 + HALF_ULP) >> FRAC_BITS) + self.queue_q16;
-        let limit = self.limit_q16;
-        let smoothed = if target >= limit {
-            limit + (((target - limit) * self.smoothing_q16 + HALF_ULP) >> FRAC_BITS)
-        } else {
-            limit - (((limit - target) * self.smoothing_q16 + HALF_ULP) >> FRAC_BITS)
-        };
+        let smoothed = super::smooth(self.limit_q16, target, self.smoothing_q16);
         self.limit_q16 = self.bounds.clamp_q16(smoothed);
         self.limit()
     }

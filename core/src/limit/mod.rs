@@ -399,6 +399,21 @@ pub(crate) const fn check_ratio(
     }
 }
 
+/// Checks a smoothing factor: in `(0, 1]`.
+pub(crate) const fn check_smoothing(value: Fraction) -> Result<(), LimitError> {
+    check_ratio("smoothing", value, Fraction::from_q16(1), Fraction::ONE)
+}
+
+/// Moves a Q16 limit part of the way to `target`:
+/// `limit + smoothing × (target − limit)`, rounded to nearest.
+pub(crate) const fn smooth(limit_q16: u64, target_q16: u64, smoothing_q16: u64) -> u64 {
+    if target_q16 >= limit_q16 {
+        limit_q16 + (((target_q16 - limit_q16) * smoothing_q16 + HALF_ULP) >> FRAC_BITS)
+    } else {
+        limit_q16 - (((limit_q16 - target_q16) * smoothing_q16 + HALF_ULP) >> FRAC_BITS)
+    }
+}
+
 /// `max(1, floor(log10(n)))`, the step size Vegas and Gradient2's queue
 /// allowance scale with.
 pub(crate) const fn log10_step(n: usize) -> usize {

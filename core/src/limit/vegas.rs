@@ -1,9 +1,6 @@
 //! [`Vegas`]: the delay-based limit of TCP Vegas.
 
-use super::{
-    Bounds, FRAC_BITS, Fraction, HALF_ULP, Limit, LimitError, ONE_Q16, Sample, check_ratio,
-    log10_step,
-};
+use super::{Bounds, FRAC_BITS, Fraction, Limit, LimitError, ONE_Q16, Sample, log10_step};
 
 /// [`Vegas`]' parameters. Start from [`VegasParams::DEFAULT`] and override
 /// fields with struct update syntax.
@@ -101,12 +98,7 @@ impl Vegas {
             Ok(b) => b,
             Err(e) => return Err(e),
         };
-        if let Err(e) = check_ratio(
-            "smoothing",
-            params.smoothing,
-            Fraction::from_q16(1),
-            Fraction::ONE,
-        ) {
+        if let Err(e) = super::check_smoothing(params.smoothing) {
             return Err(e);
         }
         if params.probe_multiplier == 0 {
@@ -197,13 +189,7 @@ impl Limit for Vegas {
             }
         };
         let target = self.bounds.clamp_q16(target);
-        self.limit_q16 = if target >= self.limit_q16 {
-            self.limit_q16
-                + (((target - self.limit_q16) * self.smoothing_q16 + HALF_ULP) >> FRAC_BITS)
-        } else {
-            self.limit_q16
-                - (((self.limit_q16 - target) * self.smoothing_q16 + HALF_ULP) >> FRAC_BITS)
-        };
+        self.limit_q16 = super::smooth(self.limit_q16, target, self.smoothing_q16);
         self.limit()
     }
 }
