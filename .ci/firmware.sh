@@ -77,6 +77,7 @@ run() {
             '^flash: own counters rejected=1 timed_out=1 active=0$'
             '^radio: own counters rejected=1 timed_out=0 active=0$'
             '^isr: released=1 handed_off=1$'
+            '^adaptive: limit=[123] changes=[1-9][0-9]* samples=64 peak=[1-4]$'
         )
     fi
     local ok=1

@@ -17,6 +17,8 @@ use embassy_executor::Spawner;
 use embassy_time::{Duration, Instant, Timer};
 use panic_semihosting as _;
 
+#[cfg(not(feature = "fair-semaphore"))]
+mod adaptive;
 #[path = "../../tests/scenario/mod.rs"]
 mod scenario;
 mod systick;
@@ -65,9 +67,24 @@ async fn radio_user() {
     SCENARIO.radio_user().await;
 }
 
+#[cfg(not(feature = "fair-semaphore"))]
+#[embassy_executor::task(pool_size = 4)]
+async fn sensor_user() {
+    adaptive::sensor_user().await;
+}
+
 #[embassy_executor::task]
 async fn radio_probe() {
     SCENARIO.radio_probe().await;
+}
+
+/// Whether the adaptive compartment's callers are done (none in the
+/// `fair-semaphore` build).
+fn adaptive_finished() -> bool {
+    #[cfg(not(feature = "fair-semaphore"))]
+    return adaptive::finished();
+    #[cfg(feature = "fair-semaphore")]
+    return true;
 }
 
 /// Semihosting standard output as a `fmt::Write`.
@@ -94,18 +111,26 @@ async fn main(spawner: Spawner) {
         spawner.spawn(radio_user().unwrap());
     }
     spawner.spawn(radio_probe().unwrap());
+    #[cfg(not(feature = "fair-semaphore"))]
+    for _ in 0..adaptive::TASKS {
+        spawner.spawn(sensor_user().unwrap());
+    }
 
     // Every role is bounded (5 s per wait at most); this bound only keeps a
     // broken build from spinning until the outer `timeout`.
     for _ in 0..20_000 {
-        if SCENARIO.finished() == ROLES && SCENARIO.slot_empty() {
+        if SCENARIO.finished() == ROLES && SCENARIO.slot_empty() && adaptive_finished() {
             break;
         }
         Timer::after(Duration::from_millis(1)).await;
     }
 
     let mut host = Host;
-    let passed = SCENARIO.report(&mut host).unwrap_or(false);
+    let mut passed = SCENARIO.report(&mut host).unwrap_or(false);
+    #[cfg(not(feature = "fair-semaphore"))]
+    {
+        passed &= adaptive::report(&mut host).unwrap_or(false);
+    }
     let _ = fmt::Write::write_fmt(
         &mut host,
         format_args!("elapsed: {} ms (emulated)\n", started.elapsed().as_millis()),
