@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bulkhead_core::limit::{Adaptive, AdaptiveSeat, AnyLimit, CallOutcome, Clock, Limit, Windowed};
-use bulkhead_core::{Error, RawLock};
+use bulkhead_core::{Error, MaxWait, RawLock};
 
 use crate::blocking::BlockingAcquire;
 use crate::lock::StdLock;
@@ -38,7 +38,7 @@ impl Clock for StdClock {
 /// let limit = Gradient2::new(Gradient2Params { initial: 8, min: 2, max: 64, ..Gradient2Params::DEFAULT })?;
 /// let db: AdaptiveBulkhead =
 ///     AdaptiveBulkhead::new(Bulkhead::new("database", 8)?, Windowed::new(limit.into(), 10), StdClock);
-/// let rows = db.execute(Some(Duration::from_millis(50)), || Ok::<_, std::io::Error>(3))?;
+/// let rows = db.execute(Duration::from_millis(50), || Ok::<_, std::io::Error>(3))?;
 /// assert_eq!(rows.unwrap(), 3);
 /// assert!(db.limit() >= 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -89,7 +89,7 @@ pub trait ExecuteAdaptive {
     /// As [`Execute::execute`](crate::Execute::execute).
     fn execute<T: Classify>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         work: impl FnOnce() -> T,
     ) -> Result<T, Error>;
 
@@ -98,7 +98,7 @@ pub trait ExecuteAdaptive {
     ///
     /// ```
     /// use std::{io, time::Duration};
-    /// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, StdClock};
+    /// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, MaxWait, StdClock};
     /// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
     ///
     /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
@@ -109,7 +109,7 @@ pub trait ExecuteAdaptive {
     ///     Err(_) => CallOutcome::Dropped,
     ///     Ok(()) => CallOutcome::Success,
     /// };
-    /// let r = api.execute_classified(None, || Err(io::ErrorKind::TimedOut.into()), classify)?;
+    /// let r = api.execute_classified(MaxWait::FailFast, || Err(io::ErrorKind::TimedOut.into()), classify)?;
     /// assert!(r.is_err());
     /// assert_eq!(api.limit(), 3); // floor(0.9 × 4)
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -119,7 +119,7 @@ pub trait ExecuteAdaptive {
     /// As [`Execute::execute`](crate::Execute::execute).
     fn execute_classified<T>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         work: impl FnOnce() -> T,
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, Error>;
@@ -135,7 +135,7 @@ pub trait ExecuteAdaptive {
     /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
     fn run<F, T>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
     ) -> impl Future<Output = Result<F::Output, Error>>
@@ -148,7 +148,7 @@ pub trait ExecuteAdaptive {
 impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
     fn execute<T: Classify>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         work: impl FnOnce() -> T,
     ) -> Result<T, Error> {
         self.execute_classified(max_wait, work, T::outcome)
@@ -156,7 +156,7 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
 
     fn execute_classified<T>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         work: impl FnOnce() -> T,
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, Error> {
@@ -169,7 +169,7 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
 
     async fn run<F, T>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
     ) -> Result<F::Output, Error>
@@ -249,13 +249,13 @@ mod tests {
         let held: Vec<_> = (0..5)
             .map(|_| db.bulkhead().try_acquire().unwrap())
             .collect();
-        assert_eq!(db.execute(None, || Ok::<_, ()>(1)).unwrap(), Ok(1));
+        assert_eq!(db.execute(MaxWait::FailFast, || Ok::<_, ()>(1)).unwrap(), Ok(1));
         assert_eq!(db.limit(), 11);
         drop(held);
-        assert!(db.execute(None, || Err::<(), _>("boom")).unwrap().is_err());
+        assert!(db.execute(MaxWait::FailFast, || Err::<(), _>("boom")).unwrap().is_err());
         assert_eq!(db.limit(), 9, "floor(0.9 x 11)");
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = db.execute(None, || -> Result<(), ()> { panic!("work panicked") });
+            let _ = db.execute(MaxWait::FailFast, || -> Result<(), ()> { panic!("work panicked") });
         }));
         assert!(panicked.is_err());
         assert_eq!(db.limit(), 8, "a panic is a drop: floor(0.9 x 9)");
@@ -265,12 +265,12 @@ mod tests {
     #[test]
     fn classifier_marks_timeouts_and_rejections_record_nothing() {
         let db = aimd_db(2);
-        let r = db.execute_classified(None, || "slow", |_| CallOutcome::Timeout);
+        let r = db.execute_classified(MaxWait::FailFast, || "slow", |_| CallOutcome::Timeout);
         assert_eq!(r, Ok("slow"));
         assert_eq!(db.limit(), 1);
         let _hog = db.bulkhead().try_acquire().unwrap();
         let changes = db.controller().changes();
-        assert!(db.execute(None, || ()).is_err(), "full");
+        assert!(db.execute(MaxWait::FailFast, || ()).is_err(), "full");
         assert_eq!(
             db.controller().changes(),
             changes,
@@ -285,13 +285,13 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let r = rt.block_on(db.run(None, tokio::time::sleep, async {
+        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async {
             tokio::time::sleep(Duration::from_millis(2)).await;
             Err::<(), _>("dependency said 503")
         }));
         assert!(r.unwrap().is_err());
         assert_eq!(db.limit(), 1, "min 1");
-        let r = rt.block_on(db.run(None, tokio::time::sleep, async { Ok::<_, ()>(5) }));
+        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async { Ok::<_, ()>(5) }));
         assert_eq!(r.unwrap(), Ok(5));
         assert_eq!(db.limit(), 2, "success with 1 of 1 in use: + 1");
     }
