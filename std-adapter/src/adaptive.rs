@@ -223,6 +223,44 @@ impl<L: RawLock, A: Limit, C: Clock> Drop for OnPanic<'_, L, A, C> {
     }
 }
 
+/// The adaptive limit's series, published by [`publish_adaptive`].
+#[cfg(feature = "metrics")]
+pub mod adaptive_metrics {
+    /// Gauge: the compartment's current (adaptive) limit. The same series
+    /// the registry publishes for every compartment, so a registered
+    /// adaptive compartment shows one limit, not two.
+    pub const LIMIT: &str = crate::metrics::MAX_CONCURRENT;
+    /// Counter: how many times a sample changed the limit.
+    pub const LIMIT_CHANGES: &str = "bulkhead_limit_changes_total";
+    /// Counter: samples that arrived while another was being processed
+    /// (successes skipped, drops kept for the next update).
+    pub const SAMPLES_SKIPPED: &str = "bulkhead_limit_samples_skipped_total";
+}
+
+/// Publishes `adaptive`'s limit (gauge) and its limit changes and skipped
+/// samples (counters, absolute), labelled with the compartment's name.
+/// Call it from the same place that publishes the registry, or on a timer.
+#[cfg(feature = "metrics")]
+pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A, C>) {
+    use adaptive_metrics::{LIMIT, LIMIT_CHANGES, SAMPLES_SKIPPED};
+    let name = adaptive.bulkhead().name();
+    metrics::describe_counter!(
+        LIMIT_CHANGES,
+        metrics::Unit::Count,
+        "Times a sample changed the adaptive limit."
+    );
+    metrics::describe_counter!(
+        SAMPLES_SKIPPED,
+        metrics::Unit::Count,
+        "Adaptive-limit samples that arrived while another was being processed."
+    );
+    metrics::gauge!(LIMIT, "name" => name).set(adaptive.limit() as f64);
+    metrics::counter!(LIMIT_CHANGES, "name" => name)
+        .absolute(adaptive.controller().changes() as u64);
+    metrics::counter!(SAMPLES_SKIPPED, "name" => name)
+        .absolute(adaptive.controller().skipped() as u64);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,13 +287,22 @@ mod tests {
         let held: Vec<_> = (0..5)
             .map(|_| db.bulkhead().try_acquire().unwrap())
             .collect();
-        assert_eq!(db.execute(MaxWait::FailFast, || Ok::<_, ()>(1)).unwrap(), Ok(1));
+        assert_eq!(
+            db.execute(MaxWait::FailFast, || Ok::<_, ()>(1)).unwrap(),
+            Ok(1)
+        );
         assert_eq!(db.limit(), 11);
         drop(held);
-        assert!(db.execute(MaxWait::FailFast, || Err::<(), _>("boom")).unwrap().is_err());
+        assert!(
+            db.execute(MaxWait::FailFast, || Err::<(), _>("boom"))
+                .unwrap()
+                .is_err()
+        );
         assert_eq!(db.limit(), 9, "floor(0.9 x 11)");
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = db.execute(MaxWait::FailFast, || -> Result<(), ()> { panic!("work panicked") });
+            let _ = db.execute(MaxWait::FailFast, || -> Result<(), ()> {
+                panic!("work panicked")
+            });
         }));
         assert!(panicked.is_err());
         assert_eq!(db.limit(), 8, "a panic is a drop: floor(0.9 x 9)");
@@ -291,8 +338,44 @@ mod tests {
         }));
         assert!(r.unwrap().is_err());
         assert_eq!(db.limit(), 1, "min 1");
-        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async { Ok::<_, ()>(5) }));
+        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async {
+            Ok::<_, ()>(5)
+        }));
         assert_eq!(r.unwrap(), Ok(5));
         assert_eq!(db.limit(), 2, "success with 1 of 1 in use: + 1");
+    }
+
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn publishes_the_limit_and_its_changes() {
+        use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let db = aimd_db(10);
+            for _ in 0..3 {
+                let _ = db.execute(MaxWait::FailFast, || Err::<(), _>("503"));
+            }
+            publish_adaptive(&db);
+        });
+        let all = snapshotter.snapshot().into_vec();
+        let value = |metric: &str| {
+            all.iter()
+                .find(|(k, ..)| k.key().name() == metric)
+                .map(|(.., v)| v)
+        };
+        // 10 -> 9 -> 8 -> 7
+        assert_eq!(
+            value(adaptive_metrics::LIMIT),
+            Some(&DebugValue::Gauge(7.0.into()))
+        );
+        assert_eq!(
+            value(adaptive_metrics::LIMIT_CHANGES),
+            Some(&DebugValue::Counter(3))
+        );
+        assert_eq!(
+            value(adaptive_metrics::SAMPLES_SKIPPED),
+            Some(&DebugValue::Counter(0))
+        );
     }
 }
