@@ -602,3 +602,108 @@ pub fn best_static(scenario: &Scenario) -> Report {
 fn _uses(l: &AnyLimit) -> usize {
     l.limit()
 }
+
+/// The demo's adaptive variant: a `database` of 16 servers whose
+/// compartment starts with a wrong static guess of 64 seats. Capacity
+/// halves from 10 s to 20 s of a 30 s run (simulated time).
+pub fn demo_scenario() -> Scenario {
+    Scenario {
+        duration: 30 * SEC,
+        drop_at: 10 * SEC,
+        recover_at: 20 * SEC,
+        capacity: 16,
+        service: 10 * MS,
+        rate: 2000,
+        timeout: 100 * MS,
+        seed: 7,
+    }
+}
+
+/// The guess the demo's compartment starts with.
+pub const DEMO_GUESS: usize = 64;
+
+/// Runs the demo: the wrong guess kept (static), and the same guess as
+/// the starting point of a windowed Vegas limit.
+pub fn run_demo(scenario: &Scenario) -> (Report, Report) {
+    let fixed = run_static(scenario, DEMO_GUESS);
+    let vegas = Vegas::new(VegasParams {
+        initial: DEMO_GUESS,
+        min: MIN,
+        max: MAX,
+        ..VegasParams::DEFAULT
+    })
+    .expect("valid Vegas parameters");
+    let adaptive = run_ours("adaptive (vegas)", scenario, vegas.into(), DEMO_GUESS);
+    (fixed, adaptive)
+}
+
+/// An SVG chart of the adaptive limit over time against the dependency's
+/// capacity (no dependency: hand-written SVG).
+pub fn limit_chart(report: &Report, scenario: &Scenario) -> String {
+    use std::fmt::Write;
+    let (w, h, left, top) = (640.0, 300.0, 50.0, 30.0);
+    let x_max = scenario.duration as f64 / SEC as f64;
+    let y_max = report
+        .limit_trace
+        .iter()
+        .map(|&(_, l)| l as f64)
+        .fold(scenario.capacity as f64 * 1.5, f64::max);
+    let x = |t: f64| left + t / x_max * w;
+    let y = |v: f64| top + h - v / y_max * h;
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">"#,
+        left + w + 20.0,
+        top + h + 40.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{left}" y="18">database compartment: adaptive limit (blue) and capacity (grey), from a guess of {DEMO_GUESS}</text>"#
+    );
+    let _ = writeln!(
+        svg,
+        r##"<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="none" stroke="#999"/>"##
+    );
+    // Capacity as a step line.
+    let mut capacity = String::new();
+    let mut t = 0;
+    while t <= scenario.duration {
+        let c = scenario.capacity_at(t.min(scenario.duration - 1)) as f64;
+        let _ = write!(capacity, "{:.1},{:.1} ", x(t as f64 / SEC as f64), y(c));
+        t += 10 * MS;
+    }
+    let _ = writeln!(
+        svg,
+        r##"<polyline points="{capacity}" fill="none" stroke="#bbb" stroke-width="3"/>"##
+    );
+    let points: String = report
+        .limit_trace
+        .iter()
+        .map(|&(t, l)| format!("{:.1},{:.1} ", x(t as f64 / SEC as f64), y(l as f64)))
+        .collect();
+    let _ = writeln!(
+        svg,
+        r##"<polyline points="{points}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>"##
+    );
+    for tick in 0..=(x_max as u64) / 5 {
+        let s = (tick * 5) as f64;
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{s} s</text>"#,
+            x(s),
+            top + h + 16.0
+        );
+    }
+    let _ = writeln!(
+        svg,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{:.0}</text><text x="{:.1}" y="{:.1}" text-anchor="end">0</text>"#,
+        left - 4.0,
+        top + 10.0,
+        y_max,
+        left - 4.0,
+        top + h
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
