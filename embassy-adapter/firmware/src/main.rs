@@ -5,7 +5,8 @@
 //! passed.
 //!
 //! With `--features fair-semaphore` the same program uses embassy-sync's
-//! `FairSemaphore`, for the footprint comparison.
+//! `FairSemaphore`, for the footprint comparison. With `--features
+//! adaptive` it also runs an adaptive compartment (`src/adaptive.rs`).
 
 #![no_std]
 #![no_main]
@@ -17,7 +18,7 @@ use embassy_executor::Spawner;
 use embassy_time::{Duration, Instant, Timer};
 use panic_semihosting as _;
 
-#[cfg(not(feature = "fair-semaphore"))]
+#[cfg(feature = "adaptive")]
 mod adaptive;
 #[path = "../../tests/scenario/mod.rs"]
 mod scenario;
@@ -67,7 +68,7 @@ async fn radio_user() {
     SCENARIO.radio_user().await;
 }
 
-#[cfg(not(feature = "fair-semaphore"))]
+#[cfg(feature = "adaptive")]
 #[embassy_executor::task(pool_size = 4)]
 async fn sensor_user() {
     adaptive::sensor_user().await;
@@ -78,12 +79,12 @@ async fn radio_probe() {
     SCENARIO.radio_probe().await;
 }
 
-/// Whether the adaptive compartment's callers are done (none in the
-/// `fair-semaphore` build).
+/// Whether the adaptive compartment's callers are done (there are none
+/// without the `adaptive` feature).
 fn adaptive_finished() -> bool {
-    #[cfg(not(feature = "fair-semaphore"))]
+    #[cfg(feature = "adaptive")]
     return adaptive::finished();
-    #[cfg(feature = "fair-semaphore")]
+    #[cfg(not(feature = "adaptive"))]
     return true;
 }
 
@@ -111,7 +112,7 @@ async fn main(spawner: Spawner) {
         spawner.spawn(radio_user().unwrap());
     }
     spawner.spawn(radio_probe().unwrap());
-    #[cfg(not(feature = "fair-semaphore"))]
+    #[cfg(feature = "adaptive")]
     for _ in 0..adaptive::TASKS {
         spawner.spawn(sensor_user().unwrap());
     }
@@ -126,11 +127,9 @@ async fn main(spawner: Spawner) {
     }
 
     let mut host = Host;
-    let mut passed = SCENARIO.report(&mut host).unwrap_or(false);
-    #[cfg(not(feature = "fair-semaphore"))]
-    {
-        passed &= adaptive::report(&mut host).unwrap_or(false);
-    }
+    let passed = SCENARIO.report(&mut host).unwrap_or(false);
+    #[cfg(feature = "adaptive")]
+    let passed = adaptive::report(&mut host).unwrap_or(false) && passed;
     let _ = fmt::Write::write_fmt(
         &mut host,
         format_args!("elapsed: {} ms (emulated)\n", started.elapsed().as_millis()),
