@@ -472,6 +472,11 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The lock that guards the waiter list. Adapters whose lock also
     /// records rejections ([`RawLock::record_rejection`]) read them here.
+    ///
+    /// Reading the lock's own state is safe; locking it is not
+    /// ([`RawLock::with_lock`] is `unsafe`): only the compartment locks its
+    /// lock, because a seat given back while someone else held it would
+    /// strand the oldest waiter.
     pub fn raw_lock(&self) -> &L {
         &self.lock
     }

@@ -210,7 +210,7 @@ thread_local! {
     static THREAD_WAKER: RefCell<Option<Waker>> = const { RefCell::new(None) };
 }
 
-fn thread_waker() -> Waker {
+pub(crate) fn thread_waker() -> Waker {
     THREAD_WAKER.with(|cell| {
         cell.borrow_mut()
             .get_or_insert_with(|| Waker::from(Arc::new(ThreadWaker(thread::current()))))

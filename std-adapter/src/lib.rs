@@ -13,6 +13,7 @@ mod policy;
 mod pool;
 pub mod registry;
 mod run;
+pub mod scoped;
 mod snapshot;
 mod wait_timer;
 

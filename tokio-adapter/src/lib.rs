@@ -4,6 +4,7 @@
 mod clock;
 mod pool;
 mod registry;
+mod scoped;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -33,6 +34,7 @@ pub use clock::TokioClock;
 #[allow(deprecated)]
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
+pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
     AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BulkheadLayer,
@@ -50,6 +52,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{BulkheadExt, RegistryExt};
+    pub use crate::{BulkheadExt, RegistryExt, ScopedExt};
     pub use bulkhead_std::prelude::*;
 }

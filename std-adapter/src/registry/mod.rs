@@ -14,11 +14,12 @@ mod helpers;
 mod names;
 mod parse;
 mod pool;
+mod scoped;
 mod settings;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use bulkhead_core::Config;
@@ -199,6 +200,8 @@ pub struct Registry {
     idle_after: Option<Duration>,
     epoch: Instant,
     unknown: Vec<UnknownVariable>,
+    /// Scoped compartments (also registered as semaphores), for shutdown.
+    scoped: Mutex<Vec<Arc<dyn scoped::AnyScoped>>>,
 }
 
 impl Registry {
@@ -250,6 +253,7 @@ impl Registry {
             idle_after: b.idle_after,
             epoch: Instant::now(),
             unknown,
+            scoped: Mutex::new(Vec::new()),
         };
         let mut template = registry.template;
         template.apply(&registry.file.default);
