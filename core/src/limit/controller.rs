@@ -55,7 +55,7 @@ pub enum Recorded {
 ///
 /// # Memory ordering
 ///
-/// Taking the flag is an `Acquire` swap and giving it back a `Release`
+/// Taking the flag is an `Acquire` compare-exchange and giving it back a `Release`
 /// store, so each update of the algorithm happens-before the next one.
 /// The flag orders nothing else: seats keep the ordering of
 /// [`Bulkhead`](crate::Bulkhead#memory-ordering).
@@ -84,7 +84,7 @@ pub struct Controller<A> {
 }
 
 // SAFETY: `algorithm` is only touched by the one caller that holds the
-// `busy` flag (taken with an Acquire swap, given back with a Release
+// `busy` flag (taken with an Acquire compare-exchange, given back with a Release
 // store), so sharing the controller never shares `&mut A`; `A: Send`
 // because successive holders may be different threads.
 unsafe impl<A: Send> Sync for Controller<A> {}
