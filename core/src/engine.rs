@@ -162,6 +162,19 @@ impl<L: RawLock> Bulkhead<L> {
         // `batch` drops here, after the unlock: wake, then re-check.
     }
 
+    /// As [`with_list`](Self::with_list) if the lock is free right now;
+    /// `None`, without running `f`, if another caller holds it.
+    pub(crate) fn try_with_list<R>(
+        &self,
+        f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
+    ) -> Option<R> {
+        let mut batch = Batch::new(self);
+        // SAFETY: core is the only caller of its compartment's lock, and
+        // `section` runs inside it.
+        unsafe { self.lock.try_with_lock(|| self.section(&mut batch, f)) }
+        // As in `with_list`, `batch` wakes and re-checks after the unlock.
+    }
+
     /// Runs a section that only drains, if the lock is free right now;
     /// returns whether it ran. If it did not, the holder re-checks after
     /// unlocking (rule 1).
@@ -191,7 +204,8 @@ impl<L: RawLock> Bulkhead<L> {
     /// The body of every lock section: `f`, then the drain (rule 6).
     ///
     /// # Safety
-    /// The lock is held (only `with_list` and `try_section` call it).
+    /// The lock is held (only `with_list`, `try_with_list` and
+    /// `try_section` call it).
     unsafe fn section<R>(
         &self,
         batch: &mut Batch<'_, L>,

@@ -3,6 +3,8 @@
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "time")]
+mod clock;
 mod lock;
 #[cfg(feature = "time")]
 mod time;
@@ -18,6 +20,8 @@ pub use bulkhead_core::*;
 /// `Bulkhead<raw::CriticalSectionRawMutex>`.
 pub use embassy_sync::blocking_mutex::raw;
 
+#[cfg(feature = "time")]
+pub use clock::EmbassyClock;
 pub use lock::EmbassyLock;
 #[cfg(feature = "time")]
 pub use time::{AcquireWithin, BulkheadExt, acquire_until, acquire_within, to_core_duration};
