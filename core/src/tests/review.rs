@@ -1,0 +1,228 @@
+//! Findings of an independent review of the engine after issues 12 and 13.
+//! Each test demonstrates one defect (and passes once it is fixed), or
+//! covers a path no other test reached. They run under miri too.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::Poll;
+
+use super::{Task, TestLock, boxed};
+use crate::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
+
+/// A lock whose admission hook panics while armed (the hook is an
+/// adapter's code; `Seat::new` documents that a panicking hook gives the
+/// seat back as it unwinds).
+#[derive(Default)]
+struct PanickyHookLock {
+    inner: TestLock,
+    panic_on_admission: AtomicBool,
+}
+
+// SAFETY: delegates the lock to `TestLock`; the hook is not part of the
+// lock's safety promises.
+unsafe impl RawLock for PanickyHookLock {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+    fn record_admission(&self) {
+        if self.panic_on_admission.swap(false, Ordering::SeqCst) {
+            panic!("admission hook panicked");
+        }
+    }
+}
+
+/// Free seats, counted by taking them all (and giving them back).
+fn free_seats<L: RawLock>(b: &Bulkhead<L>) -> usize {
+    let mut seats = std::vec::Vec::new();
+    while let Ok(seat) = b.try_acquire() {
+        seats.push(seat);
+        if seats.len() > 16 {
+            break;
+        }
+    }
+    seats.len()
+}
+
+/// A seat handed over to a queued future (FIFO grant, or a barging re-poll
+/// that takes a free seat) whose admission hook panics as the future
+/// resolves. The unwinding `Seat` gives the seat back; the future must then
+/// not give it back a second time when it is dropped. Before the fix the
+/// future stayed `Queued` with a `Granted` node, so its `Drop` released the
+/// seat again: two free seats in a compartment of one (a debug assertion
+/// in debug builds, over-admission in release builds).
+#[test]
+fn review_a_panicking_admission_hook_after_a_hand_off_gives_the_seat_back_once() {
+    for admission in [Admission::Fifo, Admission::Barging] {
+        let b = Bulkhead::with_lock(
+            Config::new("hook", 1).admission(admission),
+            PanickyHookLock::default(),
+        )
+        .unwrap();
+        let held = b.try_acquire().unwrap();
+        let t = Task::new();
+        let mut waiter = boxed(b.acquire());
+        assert!(t.poll(waiter.as_mut()).is_pending());
+        drop(held); // FIFO: granted; barging: notified
+        b.raw_lock()
+            .panic_on_admission
+            .store(true, Ordering::SeqCst);
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let _ = t.poll(waiter.as_mut());
+        }));
+        assert!(
+            polled.is_err(),
+            "{admission:?}: the hook's panic propagates"
+        );
+        assert_eq!(b.state().active, 0, "{admission:?}: the seat went back");
+        let dropped = catch_unwind(AssertUnwindSafe(|| drop(waiter)));
+        assert!(
+            dropped.is_ok(),
+            "{admission:?}: dropping the future panicked"
+        );
+        assert_eq!(
+            free_seats(&b),
+            1,
+            "{admission:?}: the seat was given back twice"
+        );
+    }
+}
+
+/// The same through the owned wait: its inner `Acquire` resolves, and the
+/// hook panics before `AcquireOwned` can take the seat.
+#[test]
+fn review_a_panicking_admission_hook_in_an_owned_wait_gives_the_seat_back_once() {
+    let b = std::sync::Arc::new(
+        Bulkhead::with_lock(Config::new("hook", 1), PanickyHookLock::default()).unwrap(),
+    );
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut waiter = boxed(OwnedSeat::acquire(b.clone()));
+    assert!(t.poll(waiter.as_mut()).is_pending());
+    drop(held);
+    b.raw_lock()
+        .panic_on_admission
+        .store(true, Ordering::SeqCst);
+    assert!(
+        catch_unwind(AssertUnwindSafe(|| {
+            let _ = t.poll(waiter.as_mut());
+        }))
+        .is_err()
+    );
+    let dropped = catch_unwind(AssertUnwindSafe(|| drop(waiter)));
+    assert!(dropped.is_ok(), "dropping the owned wait panicked");
+    assert_eq!(free_seats(&*b), 1, "the seat was given back twice");
+}
+
+/// Rule 7 with notified waiters: a barging grow notifies every waiter
+/// (taking their wakers out), and a close before they re-poll hands each a
+/// `Closed` verdict. Those verdicts wake nobody (the wakers are gone), so a
+/// drain loop that stops only when the batch of wakers is full walks the
+/// whole notified prefix in one section: O(n) under the lock (with
+/// `CsLock`, with interrupts masked).
+#[test]
+fn review_closing_with_many_notified_waiters_stays_within_the_section_bound() {
+    let n = 30;
+    let b = super::with_config(Config::new("bound", 1).admission(Admission::Barging));
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut waiters: std::vec::Vec<_> = (0..n).map(|_| boxed(b.acquire())).collect();
+    for w in &mut waiters {
+        assert!(t.poll(w.as_mut()).is_pending());
+    }
+    b.set_max_concurrent(n + 1).unwrap(); // every waiter is notified
+    assert_eq!(t.wakes(), n);
+    b.close();
+    let visits = b.inspect_list(|list| list.max_visits);
+    assert!(
+        visits <= crate::engine::SECTION_BATCH + 2,
+        "a close reached {visits} nodes in one section"
+    );
+    for w in &mut waiters {
+        assert!(matches!(
+            t.poll(w.as_mut()),
+            Poll::Ready(Err(Error::Closed { .. }))
+        ));
+    }
+    assert_eq!(b.state().waiting, 0);
+    drop(held);
+}
+
+/// A lock that refuses (panics before `f`, `RawLock` promise 4) every call
+/// made while the thread is not unwinding, as embassy's
+/// `ThreadModeRawMutex` does on every call from the wrong context. A call
+/// made while unwinding would, with such a lock, be a second panic and
+/// abort the process; this lock only counts it (and runs `f`), so the test
+/// can see it.
+#[derive(Default)]
+struct AlwaysRefusingLock {
+    inner: TestLock,
+    refusing: AtomicBool,
+    calls_while_unwinding: AtomicUsize,
+}
+
+impl AlwaysRefusingLock {
+    fn check(&self) {
+        if !self.refusing.load(Ordering::SeqCst) {
+            return;
+        }
+        if std::thread::panicking() {
+            self.calls_while_unwinding.fetch_add(1, Ordering::SeqCst);
+        } else {
+            panic!("AlwaysRefusingLock: refused");
+        }
+    }
+}
+
+// SAFETY: delegates to `TestLock`; the panic comes before `f`, without
+// the lock held (promise 4).
+unsafe impl RawLock for AlwaysRefusingLock {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.check();
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        self.check();
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+}
+
+/// `RawLock`'s docs: "A refused release keeps its seat counted as free but
+/// may leave a waiter asleep." Before the fix, the release's `Batch` ran
+/// rule 1's re-check while the refusal unwound, found a drain owed (a
+/// waiter and a free seat) and tried the lock again: with a lock that
+/// refuses that context every time, a second panic while unwinding, which
+/// aborts. A batch whose section never ran owes no re-check (it never held
+/// the lock, so no failed try relies on it).
+#[test]
+fn review_a_refused_release_does_not_lock_again_while_unwinding() {
+    for admission in [Admission::Fifo, Admission::Barging] {
+        let b = Bulkhead::with_lock(
+            Config::new("refused", 1).admission(admission),
+            AlwaysRefusingLock::default(),
+        )
+        .unwrap();
+        let held = b.try_acquire().unwrap();
+        let t = Task::new();
+        let mut waiter = boxed(b.acquire());
+        assert!(t.poll(waiter.as_mut()).is_pending());
+        b.raw_lock().refusing.store(true, Ordering::SeqCst);
+        assert!(catch_unwind(AssertUnwindSafe(|| drop(held))).is_err());
+        b.raw_lock().refusing.store(false, Ordering::SeqCst);
+        assert_eq!(
+            b.raw_lock().calls_while_unwinding.load(Ordering::SeqCst),
+            0,
+            "{admission:?}: the lock was taken again while the refusal unwound"
+        );
+        // As documented: the seat is free, and the waiter gets it at its
+        // next poll (whose section drains).
+        assert_eq!(b.state().active, 0);
+        assert!(matches!(t.poll(waiter.as_mut()), Poll::Ready(Ok(_))));
+    }
+}
