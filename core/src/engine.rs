@@ -348,7 +348,11 @@ impl<L: RawLock> Bulkhead<L> {
             // `Closed` verdict instead. Left standing, they would make
             // `drain_owed` ask for another drain forever.
             self.owed.store(0, Relaxed);
-            while !batch.wake.is_full() {
+            // Counted in nodes, not in wakers: a notified node's waker was
+            // taken when it was notified, so its verdict wakes nobody and
+            // would never fill the batch. `finish` drains again while
+            // `WAITERS` is set (rule 7).
+            for _ in 0..BATCH {
                 let Some(node) = list.front() else { return };
                 self.hand_verdict(list, node, Verdict::Closed, batch);
             }
