@@ -69,6 +69,13 @@ pub(crate) struct Batch<'a, L: RawLock> {
     /// Wakers replaced or removed under the lock; dropped after it, since
     /// dropping a waker runs foreign code. A section discards at most two.
     stale: Deque<Waker, 2>,
+    /// Whether one of this batch's sections ran. A batch whose lock call
+    /// panicked before its first section (`RawLock` promise 4) never held
+    /// the lock, so no failed try relies on its re-check (rule 1); it skips
+    /// it, rather than lock again while that panic unwinds, which with a
+    /// lock that refuses the context every time would be a second panic
+    /// and abort.
+    ran: bool,
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
@@ -77,6 +84,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
             bulkhead,
             wake: Deque::new(),
             stale: Deque::new(),
+            ran: false,
         }
     }
 
@@ -117,7 +125,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.bulkhead.drain_owed() {
+            if !self.ran || !self.bulkhead.drain_owed() {
                 return;
             }
             if !self.bulkhead.try_section(self) {
@@ -198,6 +206,7 @@ impl<L: RawLock> Bulkhead<L> {
         batch: &mut Batch<'_, L>,
         f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
     ) -> R {
+        batch.ran = true;
         self.list.with_mut(|list| {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
