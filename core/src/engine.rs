@@ -362,6 +362,9 @@ impl<L: RawLock> Bulkhead<L> {
             // would never fill the batch. `finish` drains again while
             // `WAITERS` is set (rule 7).
             for _ in 0..BATCH {
+                if batch.wake.is_full() {
+                    return;
+                }
                 let Some(node) = list.front() else { return };
                 self.hand_verdict(list, node, Verdict::Closed, batch);
             }
