@@ -226,3 +226,116 @@ fn review_a_refused_release_does_not_lock_again_while_unwinding() {
         assert!(matches!(t.poll(waiter.as_mut()), Poll::Ready(Ok(_))));
     }
 }
+
+/// The owned wait's lifetime erasure with a handle that owns its
+/// compartment (`Box<Bulkhead>`): the `'static` borrow is made through the
+/// box, and resolving moves the box into the seat. Under miri this checks
+/// that no borrow made through the box is used after the box moved.
+#[test]
+fn review_an_owned_wait_on_a_boxed_compartment_moves_the_box_into_the_seat() {
+    let t = Task::new();
+    let mut wait = boxed(OwnedSeat::acquire(std::boxed::Box::new(super::fifo(1))));
+    // The only seat is taken (and leaked) through the future's own handle.
+    core::mem::forget(wait.handle().unwrap().try_acquire().unwrap());
+    assert!(t.poll(wait.as_mut()).is_pending());
+    wait.handle().unwrap().set_max_concurrent(2).unwrap(); // granted
+    let Poll::Ready(Ok(seat)) = t.poll(wait.as_mut()) else {
+        panic!("the grow hands the new seat to the owned wait")
+    };
+    assert!(wait.handle().is_none(), "the box moved into the seat");
+    drop(wait);
+    assert_eq!(seat.handle().state().active, 2);
+    drop(seat); // gives the seat back, then frees the box
+}
+
+/// A handle that holds its compartment inline: the compartment lives inside
+/// the pinned owned wait, and moves with the handle into the seat. Another
+/// waiter, leaked while queued on it, stays linked across that move, and
+/// the seat's release hands it the seat in the compartment's new place.
+#[test]
+fn review_an_inline_handle_moves_its_compartment_with_a_leaked_waiter_linked() {
+    struct Inline(super::TestBulkhead);
+    impl core::ops::Deref for Inline {
+        type Target = super::TestBulkhead;
+        fn deref(&self) -> &super::TestBulkhead {
+            &self.0
+        }
+    }
+    let t = Task::new();
+    let mut wait = boxed(OwnedSeat::acquire(Inline(super::fifo(1))));
+    core::mem::forget(wait.handle().unwrap().try_acquire().unwrap());
+    assert!(t.poll(wait.as_mut()).is_pending());
+    let mut leaked = boxed(wait.handle().unwrap().acquire());
+    assert!(t.poll(leaked.as_mut()).is_pending());
+    keep_leaked(leaked);
+    assert_eq!(wait.handle().unwrap().state().waiting, 2);
+    wait.handle().unwrap().set_max_concurrent(2).unwrap(); // to `wait`
+    let Poll::Ready(Ok(seat)) = t.poll(wait.as_mut()) else {
+        panic!("the grow hands the new seat to the owned wait")
+    };
+    drop(wait);
+    let s = seat.handle().state();
+    assert_eq!(
+        (s.active, s.waiting),
+        (2, 1),
+        "the leaked waiter moved along"
+    );
+    drop(seat); // handed to the leaked waiter, in the moved list; then freed
+}
+
+/// Leaks a pinned future that borrows something (which `super::leak`, for
+/// `'static` values, cannot take), keeping it reachable from a static so
+/// that miri's leak check ignores it. It is never touched again.
+fn keep_leaked<T>(pinned: std::pin::Pin<std::boxed::Box<T>>) {
+    struct Anchor {
+        _ptr: *mut (),
+    }
+    // SAFETY: never dereferenced.
+    unsafe impl Send for Anchor {}
+    static KEPT: std::sync::Mutex<std::vec::Vec<Anchor>> =
+        std::sync::Mutex::new(std::vec::Vec::new());
+    // SAFETY: the box is never moved out of, nor freed, so the pinning
+    // promise holds.
+    let raw = std::boxed::Box::into_raw(unsafe { std::pin::Pin::into_inner_unchecked(pinned) });
+    KEPT.lock().unwrap().push(Anchor { _ptr: raw.cast() });
+}
+
+/// A handle that holds its compartment inline (a safe `Deref`).
+struct InlineHandle(super::TestBulkhead);
+
+impl core::ops::Deref for InlineHandle {
+    type Target = super::TestBulkhead;
+    fn deref(&self) -> &super::TestBulkhead {
+        &self.0
+    }
+}
+
+/// The smallest case of the owned wait's unsound lifetime erasure, from
+/// safe code: with a handle that holds its compartment inline, resolving
+/// moves the handle out of the future while a `Seat<'static>` borrowing
+/// that compartment is still a live (protected) function argument of
+/// `settle`. miri (Stacked and Tree Borrows) reports undefined behaviour.
+#[test]
+fn review_an_owned_wait_on_an_inline_handle_resolves_soundly() {
+    let t = Task::new();
+    let mut wait = boxed(OwnedSeat::acquire(InlineHandle(super::fifo(1))));
+    let Poll::Ready(Ok(seat)) = t.poll(wait.as_mut()) else {
+        panic!("a free seat")
+    };
+    assert_eq!(seat.handle().state().active, 1);
+    drop(seat);
+    // The same through `abandon` after a hand-off, and `time_out`.
+    let mut wait = boxed(OwnedSeat::acquire(InlineHandle(super::fifo(1))));
+    core::mem::forget(wait.handle().unwrap().try_acquire().unwrap());
+    assert!(t.poll(wait.as_mut()).is_pending());
+    wait.handle().unwrap().set_max_concurrent(2).unwrap();
+    let seat = wait.as_mut().abandon().expect("handed over");
+    assert_eq!(seat.handle().state().active, 2);
+    drop(seat);
+    let mut wait = boxed(OwnedSeat::acquire(InlineHandle(super::fifo(1))));
+    core::mem::forget(wait.handle().unwrap().try_acquire().unwrap());
+    assert!(t.poll(wait.as_mut()).is_pending());
+    wait.handle().unwrap().set_max_concurrent(2).unwrap();
+    let seat = wait.as_mut().time_out(core::time::Duration::ZERO).unwrap();
+    assert_eq!(seat.handle().state().active, 2);
+}
