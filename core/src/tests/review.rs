@@ -338,4 +338,12 @@ fn review_an_owned_wait_on_an_inline_handle_resolves_soundly() {
     wait.handle().unwrap().set_max_concurrent(2).unwrap();
     let seat = wait.as_mut().time_out(core::time::Duration::ZERO).unwrap();
     assert_eq!(seat.handle().state().active, 2);
+    drop(seat);
+    // Dropped while queued: the inner wait unlinks its node from the
+    // inline compartment before the handle (and the compartment) go.
+    let mut wait = boxed(OwnedSeat::acquire(InlineHandle(super::fifo(1))));
+    core::mem::forget(wait.handle().unwrap().try_acquire().unwrap());
+    assert!(t.poll(wait.as_mut()).is_pending());
+    assert_eq!(wait.handle().unwrap().state().waiting, 1);
+    drop(wait);
 }
