@@ -6,7 +6,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use bulkhead_core::{Error, OwnedSeat};
-use bulkhead_loom_tests::{assert_quiescent, barging, queued};
+use bulkhead_loom_tests::{LoomBulkhead, assert_quiescent, barging, queued};
 use loom::thread;
 
 /// Barging: more notified waiters than a batch (loom's `BATCH` is 2), whose
@@ -19,21 +19,12 @@ fn barging_close_of_notified_waiters_beyond_a_batch_races_a_release() {
     loom::model(|| {
         let b = barging(1);
         let held = OwnedSeat::try_acquire(b.clone()).unwrap();
-        let mut waiters: Vec<_> = (0..3).map(|_| queued(&b)).collect();
+        let waiters: Vec<_> = (0..3).map(|_| queued(&b)).collect();
         b.set_max_concurrent(4).unwrap(); // notifies all three
         let releaser = thread::spawn(move || drop(held));
         b.close();
         releaser.join().unwrap();
-        for w in &mut waiters {
-            let polled = Pin::as_mut(w).poll(&mut Context::from_waker(Waker::noop()));
-            assert!(
-                matches!(polled, Poll::Ready(Err(Error::Closed { .. }))),
-                "a notified waiter was not closed: {:?}",
-                b.state()
-            );
-        }
-        drop(waiters);
-        assert_quiescent(&b);
+        all_closed(&b, waiters);
     });
 }
 
@@ -66,15 +57,23 @@ fn barging_close_of_notified_owned_waiters_races_a_re_poll_and_a_release() {
         b.close();
         releaser.join().unwrap();
         re_poll.join().unwrap();
-        for w in &mut waiters {
-            let polled = w.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-            assert!(
-                matches!(polled, Poll::Ready(Err(Error::Closed { .. }))),
-                "a notified waiter was not closed: {:?}",
-                b.state()
-            );
-        }
-        drop(waiters);
-        assert_quiescent(&b);
+        all_closed(&b, waiters);
     });
+}
+
+/// Polls each waiter, which must end `Closed`, then checks that the
+/// compartment is quiescent.
+fn all_closed<F: Future<Output = Result<S, Error>>, S>(
+    b: &LoomBulkhead,
+    waiters: Vec<Pin<Box<F>>>,
+) {
+    for mut w in waiters {
+        let polled = w.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        assert!(
+            matches!(polled, Poll::Ready(Err(Error::Closed { .. }))),
+            "a notified waiter was not closed: {:?}",
+            b.state()
+        );
+    }
+    assert_quiescent(b);
 }

@@ -9,23 +9,46 @@ use std::task::Poll;
 use super::{Task, TestLock, boxed};
 use crate::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
 
-/// A lock whose admission hook panics while armed (the hook is an
-/// adapter's code; `Seat::new` documents that a panicking hook gives the
-/// seat back as it unwinds).
+/// The review's test lock: a `TestLock` whose admission hook can be made
+/// to panic once (the hook is an adapter's code; `Seat::new` documents
+/// that a panicking hook gives the seat back as it unwinds), and which can
+/// refuse (panic before `f`, `RawLock` promise 4) every call made while
+/// the thread is not unwinding, as embassy's `ThreadModeRawMutex` does on
+/// every call from the wrong context. A call made while unwinding would,
+/// with such a lock, be a second panic and abort the process; this lock
+/// only counts it (and runs `f`), so that a test can see it.
 #[derive(Default)]
-struct PanickyHookLock {
+struct ReviewLock {
     inner: TestLock,
     panic_on_admission: AtomicBool,
+    refusing: AtomicBool,
+    calls_while_unwinding: AtomicUsize,
 }
 
-// SAFETY: delegates the lock to `TestLock`; the hook is not part of the
-// lock's safety promises.
-unsafe impl RawLock for PanickyHookLock {
+impl ReviewLock {
+    fn check(&self) {
+        if !self.refusing.load(Ordering::SeqCst) {
+            return;
+        }
+        if std::thread::panicking() {
+            self.calls_while_unwinding.fetch_add(1, Ordering::SeqCst);
+        } else {
+            panic!("ReviewLock: refused");
+        }
+    }
+}
+
+// SAFETY: delegates to `TestLock`, which keeps promises 1 to 3; a refusal
+// panics before `f`, without the lock held (promise 4). The hook is not
+// part of the lock's safety promises.
+unsafe impl RawLock for ReviewLock {
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.check();
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.with_lock(f) }
     }
     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        self.check();
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.try_with_lock(f) }
     }
@@ -34,6 +57,10 @@ unsafe impl RawLock for PanickyHookLock {
             panic!("admission hook panicked");
         }
     }
+}
+
+fn review_lock(config: Config) -> Bulkhead<ReviewLock> {
+    Bulkhead::with_lock(config, ReviewLock::default()).unwrap()
 }
 
 /// Free seats, counted by taking them all (and giving them back).
@@ -58,11 +85,7 @@ fn free_seats<L: RawLock>(b: &Bulkhead<L>) -> usize {
 #[test]
 fn review_a_panicking_admission_hook_after_a_hand_off_gives_the_seat_back_once() {
     for admission in [Admission::Fifo, Admission::Barging] {
-        let b = Bulkhead::with_lock(
-            Config::new("hook", 1).admission(admission),
-            PanickyHookLock::default(),
-        )
-        .unwrap();
+        let b = review_lock(Config::new("hook", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();
         let mut waiter = boxed(b.acquire());
@@ -96,9 +119,7 @@ fn review_a_panicking_admission_hook_after_a_hand_off_gives_the_seat_back_once()
 /// hook panics before `AcquireOwned` can take the seat.
 #[test]
 fn review_a_panicking_admission_hook_in_an_owned_wait_gives_the_seat_back_once() {
-    let b = std::sync::Arc::new(
-        Bulkhead::with_lock(Config::new("hook", 1), PanickyHookLock::default()).unwrap(),
-    );
+    let b = std::sync::Arc::new(review_lock(Config::new("hook", 1)));
     let held = b.try_acquire().unwrap();
     let t = Task::new();
     let mut waiter = boxed(OwnedSeat::acquire(b.clone()));
@@ -152,47 +173,6 @@ fn review_closing_with_many_notified_waiters_stays_within_the_section_bound() {
     drop(held);
 }
 
-/// A lock that refuses (panics before `f`, `RawLock` promise 4) every call
-/// made while the thread is not unwinding, as embassy's
-/// `ThreadModeRawMutex` does on every call from the wrong context. A call
-/// made while unwinding would, with such a lock, be a second panic and
-/// abort the process; this lock only counts it (and runs `f`), so the test
-/// can see it.
-#[derive(Default)]
-struct AlwaysRefusingLock {
-    inner: TestLock,
-    refusing: AtomicBool,
-    calls_while_unwinding: AtomicUsize,
-}
-
-impl AlwaysRefusingLock {
-    fn check(&self) {
-        if !self.refusing.load(Ordering::SeqCst) {
-            return;
-        }
-        if std::thread::panicking() {
-            self.calls_while_unwinding.fetch_add(1, Ordering::SeqCst);
-        } else {
-            panic!("AlwaysRefusingLock: refused");
-        }
-    }
-}
-
-// SAFETY: delegates to `TestLock`; the panic comes before `f`, without
-// the lock held (promise 4).
-unsafe impl RawLock for AlwaysRefusingLock {
-    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.check();
-        // SAFETY: forwarded from our own caller.
-        unsafe { self.inner.with_lock(f) }
-    }
-    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-        self.check();
-        // SAFETY: forwarded from our own caller.
-        unsafe { self.inner.try_with_lock(f) }
-    }
-}
-
 /// `RawLock`'s docs: "A refused release keeps its seat counted as free but
 /// may leave a waiter asleep." Before the fix, the release's `Batch` ran
 /// rule 1's re-check while the refusal unwound, found a drain owed (a
@@ -203,11 +183,7 @@ unsafe impl RawLock for AlwaysRefusingLock {
 #[test]
 fn review_a_refused_release_does_not_lock_again_while_unwinding() {
     for admission in [Admission::Fifo, Admission::Barging] {
-        let b = Bulkhead::with_lock(
-            Config::new("refused", 1).admission(admission),
-            AlwaysRefusingLock::default(),
-        )
-        .unwrap();
+        let b = review_lock(Config::new("refused", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();
         let mut waiter = boxed(b.acquire());
