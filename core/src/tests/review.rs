@@ -21,6 +21,7 @@ use crate::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
 struct ReviewLock {
     inner: TestLock,
     panic_on_admission: AtomicBool,
+    panic_on_rejection: AtomicBool,
     refusing: AtomicBool,
     calls_while_unwinding: AtomicUsize,
 }
@@ -51,6 +52,11 @@ unsafe impl RawLock for ReviewLock {
         self.check();
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.try_with_lock(f) }
+    }
+    fn record_rejection(&self) {
+        if self.panic_on_rejection.swap(false, Ordering::SeqCst) {
+            panic!("rejection hook panicked");
+        }
     }
     fn record_admission(&self) {
         if self.panic_on_admission.swap(false, Ordering::SeqCst) {
@@ -322,4 +328,34 @@ fn review_an_owned_wait_on_an_inline_handle_resolves_soundly() {
     assert!(t.poll(wait.as_mut()).is_pending());
     assert_eq!(wait.handle().unwrap().state().waiting, 1);
     drop(wait);
+}
+
+/// The rejection hook panics as a wait is turned away (`QueueFull`). The
+/// rejection was already counted, so the future must be finished: before
+/// the fix it stayed `Queued` with an `Idle` node, and its next poll ran
+/// the attempt again and counted the same caller's rejection twice.
+#[test]
+fn review_a_panicking_rejection_hook_counts_a_queue_full_rejection_once() {
+    let b = review_lock(Config::new("q", 1).max_waiting(0));
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut waiter = boxed(b.acquire());
+    b.raw_lock()
+        .panic_on_rejection
+        .store(true, Ordering::SeqCst);
+    assert!(
+        catch_unwind(AssertUnwindSafe(|| {
+            let _ = t.poll(waiter.as_mut());
+        }))
+        .is_err()
+    );
+    assert_eq!(b.state().rejected, 1);
+    let again = catch_unwind(AssertUnwindSafe(|| {
+        let _ = t.poll(waiter.as_mut());
+    }));
+    assert!(again.is_err(), "a finished future panics when polled again");
+    assert_eq!(b.state().rejected, 1, "one caller, one rejection");
+    drop(waiter);
+    drop(held);
+    assert_eq!(free_seats(&b), 1);
 }
