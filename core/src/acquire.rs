@@ -239,10 +239,15 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             // the node already.
             Ok(Enqueued::Linked) => self.poll_verdict(),
             Err(e) => {
-                if let Error::QueueFull { .. } = e {
+                // Finished before the rejection hook (foreign code) runs:
+                // if it panics, the rejection is counted once, not again
+                // by a re-poll that starts over.
+                let queue_full = matches!(e, Error::QueueFull { .. });
+                let done = self.finish(Err(e));
+                if queue_full {
                     bulkhead.count_rejection();
                 }
-                self.finish(Err(e))
+                done
             }
         }
     }
