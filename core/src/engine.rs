@@ -68,6 +68,13 @@ pub(crate) struct Batch<'a, L: RawLock> {
     /// Wakers replaced or removed under the lock; dropped after it, since
     /// dropping a waker runs foreign code. A section discards at most two.
     stale: Deque<Waker, 2>,
+    /// Whether one of this batch's sections ran. A batch whose lock call
+    /// panicked before its first section (`RawLock` promise 4) never held
+    /// the lock, so no failed try relies on its re-check (rule 1); it skips
+    /// it, rather than lock again while that panic unwinds, which with a
+    /// lock that refuses the context every time would be a second panic
+    /// and abort.
+    ran: bool,
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
@@ -76,6 +83,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
             bulkhead,
             wake: Deque::new(),
             stale: Deque::new(),
+            ran: false,
         }
     }
 
@@ -116,7 +124,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.bulkhead.drain_owed() {
+            if !self.ran || !self.bulkhead.drain_owed() {
                 return;
             }
             if !self.bulkhead.try_section(self) {
@@ -211,6 +219,7 @@ impl<L: RawLock> Bulkhead<L> {
         batch: &mut Batch<'_, L>,
         f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
     ) -> R {
+        batch.ran = true;
         self.list.with_mut(|list| {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
@@ -364,7 +373,14 @@ impl<L: RawLock> Bulkhead<L> {
             // `Closed` verdict instead. Left standing, they would make
             // `drain_owed` ask for another drain forever.
             self.owed.store(0, Relaxed);
-            while !batch.wake.is_full() {
+            // Counted in nodes, not in wakers: a notified node's waker was
+            // taken when it was notified, so its verdict wakes nobody and
+            // would never fill the batch. `finish` drains again while
+            // `WAITERS` is set (rule 7).
+            for _ in 0..BATCH {
+                if batch.wake.is_full() {
+                    return;
+                }
                 let Some(node) = list.front() else { return };
                 self.hand_verdict(list, node, Verdict::Closed, batch);
             }

@@ -17,6 +17,7 @@ mod lifecycle;
 mod memory;
 mod model;
 mod owned;
+mod review;
 mod soundness;
 
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.
