@@ -120,17 +120,26 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     }
 
     /// Leaves the line if queued; `None` if the node was never queued.
+    /// Afterwards the future is `Done` and its node inert.
     ///
-    /// The phase only becomes `Done` once `abandon` has returned: if waking
-    /// other waiters panics inside it, `Drop` runs `give_up` again, and the
-    /// node's status tells it whether a seat still needs to go back.
+    /// If `abandon` unwinds (a panicking waker of another waiter, or a lock
+    /// that panics before running its closure), [`SettleOnUnwind`] runs it
+    /// once more while the panic unwinds: the node is unlinked before the
+    /// future's memory can be freed, or, if the lock refuses again, that
+    /// second panic aborts the process.
     fn give_up(&mut self) -> Option<Abandoned> {
         if self.phase != Phase::Queued {
             self.phase = Phase::Done;
             return None;
         }
         let node = self.node_ptr();
-        let outcome = self.bulkhead.abandon(node);
+        let guard = SettleOnUnwind {
+            bulkhead: self.bulkhead,
+            node,
+            phase: &mut self.phase,
+        };
+        let outcome = guard.bulkhead.abandon(node);
+        core::mem::forget(guard);
         self.phase = Phase::Done;
         Some(outcome)
     }
@@ -147,39 +156,22 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place
         // until `Drop` has unlinked it.
         let this = unsafe { self.get_unchecked_mut() };
-        let bulkhead = this.bulkhead;
         match this.phase {
-            Phase::Start => {
-                match bulkhead.try_take() {
-                    Ok(()) => return this.finish(Ok(Seat::new(bulkhead))),
-                    Err(Refusal::Closed) => return this.finish(Err(bulkhead.closed_error())),
-                    Err(Refusal::Full) => {}
-                }
-                let waker = cx.waker().clone();
-                // From here on the node may hold a seat or be linked, and a
-                // panicking waker may unwind out of `enqueue`: `Drop` must
-                // clean up whatever state the node is in.
-                this.phase = Phase::Queued;
-                let node = this.node_ptr();
-                match bulkhead.enqueue(node, waker) {
-                    Ok(Enqueued::Seated) => this.finish(Ok(Seat::new(bulkhead))),
-                    Ok(Enqueued::Linked) => {
-                        // A drain at the end of `enqueue`'s section may have
-                        // granted the node already.
-                        this.poll_verdict()
-                    }
-                    Err(e) => {
-                        if let Error::QueueFull { .. } = e {
-                            bulkhead.count_rejection();
-                        }
-                        this.finish(Err(e))
-                    }
-                }
-            }
+            Phase::Start => this.start(cx),
             Phase::Queued => {
                 if let ready @ Poll::Ready(_) = this.poll_verdict() {
                     return ready;
                 }
+                if this.node.status() == list::IDLE {
+                    // Queued but never linked: a panic (a stale waker's
+                    // drop, or the lock) cut `enqueue` short before it
+                    // linked the node or reported its outcome. IDLE only
+                    // changes through the owner, so this read is stable:
+                    // start over, which also counts a rejection that the
+                    // panic swallowed.
+                    return this.start(cx);
+                }
+                let bulkhead = this.bulkhead;
                 let node = this.node_ptr();
                 if bulkhead.repoll(node, cx.waker().clone()) {
                     return this.finish(Ok(Seat::new(bulkhead)));
@@ -192,6 +184,36 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
 }
 
 impl<'a, L: RawLock> Acquire<'a, L> {
+    /// The first poll (or a re-run after a cut-short one): the fast path,
+    /// then `enqueue`.
+    fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
+        let bulkhead = self.bulkhead;
+        match bulkhead.try_take() {
+            Ok(()) => return self.finish(Ok(Seat::new(bulkhead))),
+            Err(Refusal::Closed) => return self.finish(Err(bulkhead.closed_error())),
+            Err(Refusal::Full) => {}
+        }
+        let waker = cx.waker().clone();
+        // From here on the node may hold a seat or be linked, and a
+        // panicking waker may unwind out of `enqueue`: `Drop` must clean up
+        // whatever state the node is in, and a re-poll must carry on from
+        // it.
+        self.phase = Phase::Queued;
+        let node = self.node_ptr();
+        match bulkhead.enqueue(node, waker) {
+            Ok(Enqueued::Seated) => self.finish(Ok(Seat::new(bulkhead))),
+            // A drain at the end of `enqueue`'s section may have granted
+            // the node already.
+            Ok(Enqueued::Linked) => self.poll_verdict(),
+            Err(e) => {
+                if let Error::QueueFull { .. } = e {
+                    bulkhead.count_rejection();
+                }
+                self.finish(Err(e))
+            }
+        }
+    }
+
     fn finish(&mut self, result: Result<Seat<'a, L>, Error>) -> Poll<Result<Seat<'a, L>, Error>> {
         self.phase = Phase::Done;
         Poll::Ready(result)
@@ -212,6 +234,31 @@ impl<L: RawLock> Drop for Acquire<'_, L> {
     fn drop(&mut self) {
         if let Some(Abandoned::Granted) = self.give_up() {
             // The seat was ours; pass it on (bug class 1 in docs/bug-classes.md).
+            self.bulkhead.release();
+        }
+    }
+}
+
+/// Settles a node whose `abandon` unwound, while the panic unwinds.
+///
+/// A panic that escapes a destructor running during unwinding aborts the
+/// process, in `no_std` too. That is what this relies on: the future's
+/// memory may be freed as soon as the unwind leaves it, so its node must be
+/// unlinked first, and if the lock panics again (it cannot be unlinked),
+/// aborting is the only sound outcome (bug class 8 in
+/// docs/bug-classes.md). A seat found granted is given back: the caller
+/// that would have received it is unwinding.
+struct SettleOnUnwind<'p, 'a, L: RawLock> {
+    bulkhead: &'a Bulkhead<L>,
+    node: NonNull<Node>,
+    phase: &'p mut Phase,
+}
+
+impl<L: RawLock> Drop for SettleOnUnwind<'_, '_, L> {
+    fn drop(&mut self) {
+        let outcome = self.bulkhead.abandon(self.node);
+        *self.phase = Phase::Done;
+        if let Abandoned::Granted = outcome {
             self.bulkhead.release();
         }
     }

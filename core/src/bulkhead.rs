@@ -315,9 +315,9 @@ impl<L: RawLock> Bulkhead<L> {
         Ok(self.with_list(|_, _| {
             let old = self.max.load(Ordering::Relaxed);
             self.max.store(max_concurrent, Ordering::Relaxed);
-            if max_concurrent >= old {
+            if max_concurrent > old {
                 self.add_seats(max_concurrent - old);
-            } else {
+            } else if max_concurrent < old {
                 // A debt that later releases pay before anyone is admitted.
                 self.word
                     .fetch_sub(word::seats(old - max_concurrent), Ordering::AcqRel);

@@ -45,7 +45,9 @@ use crate::word::{self, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
-const BATCH: usize = 8;
+/// loom builds use 2, so that its models, which have at most three
+/// threads, reach a full batch and `finish`'s re-drain.
+const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
 
 /// Wakers collected under the lock, woken after it, followed by the
 /// re-check of rule 1. Everything happens in `Drop`, so a panicking waker
@@ -107,15 +109,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
             if !self.bulkhead.drain_owed() {
                 return;
             }
-            let bulkhead = self.bulkhead;
-            let drained = bulkhead.lock.try_with_lock(|| {
-                bulkhead.list.with_mut(|list| {
-                    // SAFETY: the lock is held, so this is the only access
-                    // to the list.
-                    bulkhead.drain_locked(unsafe { &mut *list }, self)
-                })
-            });
-            if drained.is_none() {
+            if !self.bulkhead.try_section(self) {
                 return;
             }
         }
@@ -152,17 +146,55 @@ impl<L: RawLock> Bulkhead<L> {
     /// code and must not panic.
     pub(crate) fn with_list<R>(&self, f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R) -> R {
         let mut batch = Batch::new(self);
-        self.lock.with_lock(|| {
-            self.list.with_mut(|list| {
-                // SAFETY: the lock is held, so this is the only access to
-                // the list.
-                let list = unsafe { &mut *list };
-                let r = f(list, &mut batch);
-                self.drain_locked(list, &mut batch);
-                r
-            })
-        })
+        // SAFETY: core is the only caller of its compartment's lock, and
+        // `section` runs inside it.
+        unsafe { self.lock.with_lock(|| self.section(&mut batch, f)) }
         // `batch` drops here, after the unlock: wake, then re-check.
+    }
+
+    /// Runs a section that only drains, if the lock is free right now;
+    /// returns whether it ran. If it did not, the holder re-checks after
+    /// unlocking (rule 1).
+    fn try_section(&self, batch: &mut Batch<'_, L>) -> bool {
+        // SAFETY: core is the only caller of its compartment's lock, and
+        // `section` runs inside it.
+        unsafe {
+            self.lock
+                .try_with_lock(|| self.section(batch, |_, _| ()))
+                .is_some()
+        }
+    }
+
+    /// Reads the list under the lock, without draining; for tests that
+    /// check internal invariants.
+    #[cfg(test)]
+    pub(crate) fn inspect_list<R>(&self, f: impl FnOnce(&List) -> R) -> R {
+        // SAFETY: core's own test is the caller; the list is only read.
+        unsafe {
+            self.lock.with_lock(|| {
+                // SAFETY: the lock is held.
+                self.list.with_mut(|list| f(&*list))
+            })
+        }
+    }
+
+    /// The body of every lock section: `f`, then the drain (rule 6).
+    ///
+    /// # Safety
+    /// The lock is held (only `with_list` and `try_section` call it).
+    unsafe fn section<R>(
+        &self,
+        batch: &mut Batch<'_, L>,
+        f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
+    ) -> R {
+        self.list.with_mut(|list| {
+            // SAFETY: the lock is held (the caller's contract), so this is
+            // the only access to the list.
+            let list = unsafe { &mut *list };
+            let r = f(list, batch);
+            self.drain_locked(list, batch);
+            r
+        })
     }
 
     /// The fast path: one CAS when a seat is free and, in FIFO mode, nobody
@@ -205,10 +237,18 @@ impl<L: RawLock> Bulkhead<L> {
     /// seat if anyone waits. Returns whether anyone waited. `AcqRel`: the
     /// release half publishes the holder's work to the next holder; the
     /// acquire half is rule 1's.
+    ///
+    /// `n >= 1`: adding nothing needs no RMW, and rule 1's argument is about
+    /// a release that really frees a seat.
     pub(crate) fn add_seats(&self, n: usize) -> bool {
+        debug_assert!(n >= 1, "add_seats(0) is a wasted RMW");
         let prev = self.word.fetch_add(word::seats(n), AcqRel);
+        // Free seats never exceed the limit: each one was held before, or
+        // added by a grow that stays within `MAX_CONCURRENT_LIMIT`. More
+        // means a seat was given back twice (the field would overflow
+        // eventually).
         debug_assert!(
-            word::available(prev) < word::MAX_CONCURRENT_LIMIT as isize,
+            word::available(prev) + n as isize <= word::MAX_CONCURRENT_LIMIT as isize,
             "inconsistent state: more seats released than the compartment has"
         );
         let waiters = prev & WAITERS != 0;
@@ -221,12 +261,8 @@ impl<L: RawLock> Bulkhead<L> {
     /// Hands free seats on if the lock is free; otherwise the holder will.
     fn try_drain(&self) {
         let mut batch = Batch::new(self);
-        let _ = self.lock.try_with_lock(|| {
-            self.list.with_mut(|list| {
-                // SAFETY: the lock is held.
-                self.drain_locked(unsafe { &mut *list }, &mut batch)
-            })
-        });
+        self.try_section(&mut batch);
+        // `batch` drops here: wake, then re-check.
     }
 
     /// Rule 1's re-check: whether a drain may be owed. The RMWs are what
@@ -465,10 +501,16 @@ impl<L: RawLock> Bulkhead<L> {
     /// (bug class 2 in docs/bug-classes.md).
     pub(crate) fn abandon(&self, node: NonNull<Node>) -> Abandoned {
         // SAFETY: the owner keeps `node` valid. A final verdict is only ever
-        // stored once, so seeing it without the lock is conclusive.
+        // stored once, so seeing it without the lock is conclusive; and only
+        // the owner moves a node out of IDLE, so IDLE is conclusive too.
         match unsafe { node.as_ref() }.status() {
             list::GRANTED => return Abandoned::Granted,
             list::CLOSED => return Abandoned::Closed,
+            // Never linked (a panic cut `enqueue` short before it), or
+            // already unlinked by an earlier `abandon` that then unwound.
+            // No lock needed, so a lock that refuses to lock here cannot
+            // turn this into an abort.
+            list::IDLE => return Abandoned::Unlinked,
             _ => {}
         }
         self.with_list(|list, batch| {
@@ -477,9 +519,6 @@ impl<L: RawLock> Bulkhead<L> {
             match status {
                 list::GRANTED => return Abandoned::Granted,
                 list::CLOSED => return Abandoned::Closed,
-                // Never linked (a panic cut `enqueue` short before it), or
-                // already unlinked by an earlier, interrupted `abandon`.
-                list::IDLE => return Abandoned::Unlinked,
                 _ => {}
             }
             // SAFETY: WAITING or NOTIFIED nodes are linked in `list`.

@@ -13,6 +13,21 @@
 /// Core never holds it while running foreign code: wakers are cloned before
 /// locking and woken after unlocking.
 ///
+/// Only core locks a compartment's lock: [`with_lock`] and
+/// [`try_with_lock`] are `unsafe` to call, so safe code that reaches the
+/// lock through [`Bulkhead::raw_lock`](crate::Bulkhead::raw_lock) can read
+/// an adapter's own state on it but cannot lock it. A release made while
+/// someone else held the lock would find its try refused and leave its seat
+/// to a "holder" that never hands it on:
+///
+/// ```compile_fail,E0133
+/// use bulkhead_core::{Bulkhead, RawLock, Seat};
+///
+/// fn release_under_the_lock<L: RawLock>(b: &Bulkhead<L>, seat: Seat<'_, L>) {
+///     b.raw_lock().with_lock(|| drop(seat)); // error: call to unsafe function
+/// }
+/// ```
+///
 /// # Safety
 ///
 /// Core's unsafe code relies on every promise below. An implementation that
@@ -22,37 +37,59 @@
 ///    [`try_with_lock`] runs, no other closure passed to either method of the
 ///    same lock value runs, on any thread or interrupt priority. The end of
 ///    one closure happens-before the start of the next (release/acquire).
-/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if
-///    another closure is running at that moment. Core's lost-wake-up
-///    argument depends on it: a failed try means the current holder will
-///    re-check after it unlocks. A lock with no real "try" (a critical
-///    section, an embassy raw mutex) may simply run the closure.
+/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if a
+///    closure passed to this same lock value is running at that moment.
+///    Core's lost-wake-up argument depends on it: a failed try means that
+///    core's own section for *this* compartment is running, and that it
+///    will re-check after it unlocks. Hence one lock value serves exactly
+///    one compartment, and distinct values never contend with each other
+///    (a lock made of a handle to a shared mutex breaks this; a lock whose
+///    try never fails, such as a critical section, satisfies it even when
+///    its state is shared). A lock with no real "try" (a critical section,
+///    an embassy raw mutex) may simply run the closure.
 /// 3. **Unlock on unwind.** If the closure panics, the lock is released
 ///    before the panic continues.
+/// 4. **Panics only before the closure.** A method either runs `f` to
+///    completion and returns its result, or propagates a panic of `f`, or
+///    panics before `f` has started, without holding the lock. It never
+///    panics after `f` has returned.
+///
+/// A panic before `f` (promise 4) is allowed: a lock may refuse a context
+/// it does not support, as embassy's `ThreadModeRawMutex` does outside
+/// thread mode. It is not a safety matter, but it can be fatal. A waiting
+/// future that is dropped must unlink its node under the lock before its
+/// memory is freed; if the lock refuses, core tries once more while the
+/// panic unwinds, and a second refusal is a panic during unwinding, which
+/// aborts the process instead of leaving a dangling node in the list. A
+/// refused release keeps its seat counted as free but may leave a waiter
+/// asleep. Use a lock that supports every context a seat or a waiting
+/// future may be dropped in.
 ///
 /// Re-entrancy: core never calls `with_lock` or `try_with_lock` from inside
 /// one of its own closures. An implementation may therefore deadlock or
 /// panic on re-entry (a `std::sync::Mutex`) or allow it (a critical
 /// section); either is sound.
 ///
-/// Panics (not a safety matter): a lock may panic when used from a context
-/// it does not support, as embassy's `ThreadModeRawMutex` does outside
-/// thread mode. Core hands seats on from `Drop` and re-checks for owed
-/// hand-offs while unwinding, so such a panic there becomes an abort: use
-/// a lock that supports every context a seat may be dropped in.
-///
-/// Time spent inside the closure is bounded: core only relinks pointers and
-/// moves at most a small, fixed batch of wakers there.
-///
 /// [`with_lock`]: RawLock::with_lock
 /// [`try_with_lock`]: RawLock::try_with_lock
 pub unsafe trait RawLock {
     /// Runs `f` with the lock held, waiting for the lock if needed.
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R;
+    ///
+    /// # Safety
+    ///
+    /// Only the compartment that owns this lock value calls it (core does,
+    /// under the contract above). Anyone else locking a lock that belongs
+    /// to a compartment can make a release hand its seat to nobody. A lock
+    /// value that belongs to no compartment may be locked freely.
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R;
 
     /// Runs `f` with the lock held if it is free right now; returns `None`
     /// without running `f` if another closure holds it.
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
+    ///
+    /// # Safety
+    ///
+    /// As [`with_lock`](RawLock::with_lock).
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
 
     /// Called, never under the lock, each time the compartment turns a
     /// caller away: full, queue full, or a wait budget ran out.
@@ -127,15 +164,18 @@ mod cs {
     // (the `critical-section` crate's contract). `critical_section::with`
     // releases the section through a drop guard, so it unlocks on unwind.
     // Re-entry is allowed by `critical-section`, which nests sections.
+    // Entering a section cannot fail, so nothing panics before `f`. Every
+    // `CsLock` is the same section, but its try never fails, so sharing it
+    // between compartments is sound (promise 2).
     unsafe impl RawLock for CsLock {
         #[inline]
-        fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
             critical_section::with(|_| f())
         }
 
         #[inline]
-        fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-            Some(self.with_lock(f))
+        unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+            Some(critical_section::with(|_| f()))
         }
     }
 }
@@ -145,35 +185,123 @@ pub use loom_lock::LoomLock;
 
 #[cfg(bulkhead_loom)]
 mod loom_lock {
+    // loom needs std anyway; the model build is never no_std.
+    extern crate std;
+
+    use std::sync::{Mutex, MutexGuard};
+    use std::vec::Vec;
+
+    use loom::sync::atomic::AtomicBool;
+    use loom::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    use loom::thread::Thread;
+
     use super::RawLock;
 
-    /// A waiter-list lock made of loom's model-checked mutex.
+    /// A waiter-list lock made of loom atomics: a test-and-set lock whose
+    /// blocked callers park.
     ///
     /// Only exists under `--cfg bulkhead_loom`, so that users' own loom
     /// suites can model-check code that uses a compartment.
-    #[derive(Debug, Default)]
-    pub struct LoomLock(loom::sync::Mutex<()>);
+    ///
+    /// The lock is an atomic flag, not loom's `Mutex`, so that its own
+    /// orderings are part of the model. loom's mutex is sequentially
+    /// consistent: a failed `try_lock` there always sees the latest state,
+    /// which hides every bug in how core orders its lock-free release
+    /// against the lock (rule 1 in `core/src/engine.rs`). This lock is as
+    /// weak as [`RawLock`]'s contract allows:
+    ///
+    /// - taking the flag is a `compare_exchange(false, true, Acquire,
+    ///   Relaxed)`; giving it back is a `Release` store made by a drop
+    ///   guard, so it also unlocks when the closure unwinds;
+    /// - a try starts with a `Relaxed` load and gives up if that reads
+    ///   "held". loom gives a read-modify-write the newest value, but a
+    ///   load any value coherence allows, so a try may still see a holder
+    ///   that has already unlocked, unless that unlock happens-before the
+    ///   try. The contract promises no more, and core must not assume more;
+    /// - a `with_lock` that finds the flag held parks, and the unlock
+    ///   unparks every parked caller, which then tries again.
+    ///
+    /// Parking rather than spinning keeps loom's executions finite: loom
+    /// treats a switch away from a yielding thread as free, so two spinners
+    /// could hand the processor to each other forever. loom switches
+    /// threads only at its own operations, so "the CAS failed, note this
+    /// thread, park" cannot interleave with "unlock, unpark the noted
+    /// threads", and no unpark is lost. The list of parked threads is a
+    /// plain `std` mutex, invisible to the model; loom's unpark orders the
+    /// unlock before the parked thread's next try, which the flag's
+    /// `Acquire` would give it anyway.
+    #[derive(Debug)]
+    pub struct LoomLock {
+        locked: AtomicBool,
+        parked: Mutex<Vec<Thread>>,
+    }
 
     impl LoomLock {
-        /// A new, unlocked loom mutex.
+        /// A new, unlocked lock.
         pub fn new() -> Self {
-            Self(loom::sync::Mutex::new(()))
+            Self {
+                locked: AtomicBool::new(false),
+                parked: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn take_if_free(&self) -> Option<Unlock<'_>> {
+            self.locked
+                .compare_exchange(false, true, Acquire, Relaxed)
+                .ok()
+                .map(|_| Unlock(self))
+        }
+
+        fn parked(&self) -> MutexGuard<'_, Vec<Thread>> {
+            // A panic never happens while the list is locked; ignore the
+            // poison flag that loom's panicking threads may still set.
+            self.parked.lock().unwrap_or_else(|e| e.into_inner())
         }
     }
 
-    // SAFETY: loom's mutex gives mutual exclusion with acquire/release
-    // ordering, its `try_lock` fails only when the mutex is held, and its
-    // guard unlocks on drop, also when unwinding.
+    impl Default for LoomLock {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Gives the flag back on drop, also while unwinding.
+    struct Unlock<'a>(&'a LoomLock);
+
+    impl Drop for Unlock<'_> {
+        fn drop(&mut self) {
+            self.0.locked.store(false, Release);
+            let parked = core::mem::take(&mut *self.0.parked());
+            for thread in parked {
+                thread.unpark();
+            }
+        }
+    }
+
+    // SAFETY: the flag's CAS admits one holder at a time, and its `Acquire`
+    // pairs with the previous unlock's `Release` store, so one closure's
+    // end happens-before the next one's start. A try fails only after
+    // reading `true`, written by a holder whose unlock does not
+    // happen-before the try (coherence forbids reading an older value
+    // otherwise). The drop guard unlocks on unwind. Nothing here panics
+    // before `f` runs or after it returns (a loom panic ends the model).
     unsafe impl RawLock for LoomLock {
-        fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
-            let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+            let _unlock = loop {
+                if let Some(unlock) = self.take_if_free() {
+                    break unlock;
+                }
+                self.parked().push(loom::thread::current());
+                loom::thread::park();
+            };
             f()
         }
 
-        fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-            // loom's mutex never reports poisoning, so an error here always
-            // means "held".
-            let _guard = self.0.try_lock().ok()?;
+        unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+            if self.locked.load(Relaxed) {
+                return None;
+            }
+            let _unlock = self.take_if_free()?;
             Some(f())
         }
     }

@@ -26,12 +26,12 @@ impl ShuttleLock {
 // it, and its guard unlocks on drop, also when unwinding. A poisoned mutex
 // is still locked by us, so poisoning is ignored.
 unsafe impl RawLock for ShuttleLock {
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
         f()
     }
 
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _guard = match self.0.try_lock() {
             Ok(guard) => guard,
             Err(shuttle::sync::TryLockError::Poisoned(e)) => e.into_inner(),

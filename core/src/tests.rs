@@ -15,6 +15,7 @@ mod fifo;
 mod lifecycle;
 mod memory;
 mod model;
+mod soundness;
 
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.
 #[derive(Default)]
@@ -23,12 +24,12 @@ pub(crate) struct TestLock(Mutex<()>);
 // SAFETY: std's mutex excludes, orders with acquire/release, fails `try_lock`
 // only when held, and unlocks when its guard drops during unwinding.
 unsafe impl RawLock for TestLock {
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
         f()
     }
 
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _guard = match self.0.try_lock() {
             Ok(g) => g,
             Err(TryLockError::Poisoned(e)) => e.into_inner(),

@@ -24,11 +24,11 @@ struct TestLock(Mutex<()>);
 // SAFETY: std's mutex excludes, orders, never fails `try_lock` spuriously,
 // and unlocks on unwind.
 unsafe impl RawLock for TestLock {
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _g = self.0.lock().unwrap_or_else(|e| e.into_inner());
         f()
     }
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _g = match self.0.try_lock() {
             Ok(g) => g,
             Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),

@@ -28,8 +28,11 @@ use embassy_sync::blocking_mutex::raw::RawMutex;
 ///   thread-mode executor): `ThreadModeRawMutex` never masks interrupts.
 ///   Its lock **panics outside thread mode**, and a release that finds
 ///   waiters takes the lock, so dropping a seat in an interrupt handler
-///   panics whenever someone waits. (Where panics unwind, on a host, core's
-///   cleanup retries the lock while unwinding and the process aborts.) On
+///   panics whenever someone waits, and dropping a *waiting* future
+///   outside thread mode cannot unlink it: core then aborts the process
+///   rather than free a node that is still linked. (Where panics unwind,
+///   on a host, core retries the lock while unwinding, and the second
+///   refusal aborts.) On
 ///   `std`, "thread mode" is the thread named `main`. The type only exists
 ///   on Cortex-M targets and with embassy-sync's `std` feature.
 /// - **One executor, nothing else**: [`NoopRawMutex`] costs nothing; the
@@ -107,7 +110,7 @@ impl<M: RawMutex> fmt::Debug for EmbassyLock<M> {
     }
 }
 
-// SAFETY: core's three promises, one by one.
+// SAFETY: core's four promises, one by one.
 // 1. Mutual exclusion: `RawMutex` is an `unsafe trait` whose contract is
 //    that no other thread can lock the mutex while a closure holds it. The
 //    only gap it allows is re-entry on the same thread, and core never
@@ -117,21 +120,26 @@ impl<M: RawMutex> fmt::Debug for EmbassyLock<M> {
 //    `NoopRawMutex` compartment is `!Sync`, so no other context can reach
 //    it. A critical section and an executor hand-off both give the
 //    release/acquire ordering between closures.
-// 2. No spurious failure: `try_with_lock` always runs the closure.
+// 2. No spurious failure: `try_with_lock` always runs the closure, so it
+//    holds even though `raw()` lets safe code lock the same raw mutex.
 // 3. Unlock on unwind: `CriticalSectionRawMutex` locks with
 //    `critical_section::with`, which restores the section through a drop
 //    guard; `ThreadModeRawMutex` and `NoopRawMutex` hold no lock state at
 //    all. `RawMutex`'s contract does not bind a third-party mutex to this,
 //    but the bare-metal targets embassy runs on abort on panic, so no
 //    closure unwinds through one there.
+// 4. Panics only before the closure: `ThreadModeRawMutex` panics outside
+//    thread mode before it runs `f` and holds nothing; the others do not
+//    panic. Core then aborts rather than free a linked waiter
+//    (`tests/thread_mode_drop.rs`).
 unsafe impl<M: RawMutex> RawLock for EmbassyLock<M> {
     #[inline]
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         self.0.lock(f)
     }
 
     #[inline]
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         Some(self.0.lock(f))
     }
 }

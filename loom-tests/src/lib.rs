@@ -8,11 +8,11 @@
 
 #![cfg(bulkhead_loom)]
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, Seat};
+use bulkhead_core::{Acquire, Admission, Bulkhead, Config, Error, LoomLock, Seat};
 use loom::sync::Arc;
 use loom::sync::Notify;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -60,13 +60,26 @@ impl Wake for Unparker {
 /// The blocking waiter: polls the same future from a plain thread and
 /// blocks between polls, as a thread parked in `bulkhead-std` does.
 pub fn acquire_blocking(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    poll_until_ready(b, false)
+}
+
+/// A blocking waiter that polls once more right after it queued, without
+/// waiting for a wake-up (as after a spurious wake-up, or a `select!` that
+/// polls every branch): its re-poll races whatever hands it a seat.
+pub fn acquire_re_polling(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    poll_until_ready(b, true)
+}
+
+fn poll_until_ready(b: &LoomBulkhead, re_poll_at_once: bool) -> Result<Seat<'_, LoomLock>, Error> {
     let unparker = StdArc::new(Unparker(Notify::new()));
     let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(b.acquire());
+    let mut re_poll = re_poll_at_once;
     loop {
         match fut.as_mut().poll(&mut cx) {
             Poll::Ready(result) => return result,
+            Poll::Pending if re_poll => re_poll = false,
             Poll::Pending => unparker.0.wait(),
         }
     }
@@ -201,4 +214,24 @@ pub fn two_quick_releases(b: Arc<LoomBulkhead>) {
         w.join().unwrap();
     }
     assert_quiescent(&b);
+}
+
+/// An `acquire()` future polled once, on the calling thread, with a waker
+/// that does nothing: a waiter that is queued without a thread of its own,
+/// so that a model can have more waiters than threads. Panics if it was
+/// not queued.
+pub fn queued(b: &LoomBulkhead) -> Pin<Box<Acquire<'_, LoomLock>>> {
+    let mut fut = Box::pin(b.acquire());
+    let poll = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    assert!(poll.is_pending(), "expected to queue: {:?}", b.state());
+    fut
+}
+
+/// Polls a [`queued`] waiter again and returns its seat; panics if it has
+/// not been granted one.
+pub fn granted<'a>(mut fut: Pin<Box<Acquire<'a, LoomLock>>>) -> Seat<'a, LoomLock> {
+    match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result.unwrap(),
+        Poll::Pending => panic!("a queued waiter was never granted"),
+    }
 }

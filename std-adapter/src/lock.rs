@@ -44,6 +44,22 @@ use bulkhead_core::{ConstInit, RawLock};
 /// assert!(CACHE.raw_lock().last_rejection().is_some());
 /// ```
 ///
+/// # Only core locks it
+///
+/// A compartment's lock is reachable through `raw_lock()`, for
+/// [`last_rejection`](Self::last_rejection), but locking it is `unsafe`
+/// ([`RawLock::with_lock`]): a seat dropped while someone else held the
+/// mutex would leave its hand-off to a holder that never makes it, and the
+/// oldest waiter would sleep next to a free seat.
+///
+/// ```compile_fail,E0133
+/// use bulkhead_std::{Bulkhead, core::RawLock};
+///
+/// let b = Bulkhead::new("db", 1).unwrap();
+/// let seat = b.try_acquire().unwrap();
+/// b.raw_lock().with_lock(|| drop(seat)); // error: call to unsafe function
+/// ```
+///
 /// [`Error::Full`]: bulkhead_core::Error::Full
 /// [`Error::QueueFull`]: bulkhead_core::Error::QueueFull
 /// [`Error::Timeout`]: bulkhead_core::Error::Timeout
@@ -111,11 +127,14 @@ impl ConstInit for StdLock {
 // SAFETY: std's mutex gives mutual exclusion with acquire/release ordering;
 // `try_lock` fails only while another thread holds it (`WouldBlock`), never
 // spuriously; its guard unlocks on drop, also while unwinding. Core never
-// re-enters the lock, so std's "re-entry may deadlock" is never triggered.
-// `record_rejection` touches only its own atomic.
+// re-enters the lock, so std's "re-entry may deadlock" is never triggered;
+// nobody else can lock it (locking is `unsafe`, and the mutex is private),
+// so `lock` never panics and a failed `try_lock` means core's own section
+// for this compartment runs (promises 2 and 4). `record_rejection` touches
+// only its own atomic.
 unsafe impl RawLock for StdLock {
     #[inline]
-    fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _guard = self
             .mutex
             .lock()
@@ -124,7 +143,7 @@ unsafe impl RawLock for StdLock {
     }
 
     #[inline]
-    fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         let _guard = match self.mutex.try_lock() {
             Ok(guard) => guard,
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),

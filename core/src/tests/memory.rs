@@ -11,7 +11,6 @@ use std::thread;
 use std::vec::Vec;
 
 use super::{Task, TestBulkhead, boxed, fifo, leak};
-use crate::RawLock;
 
 #[test]
 fn moving_an_unpolled_future_is_fine() {
@@ -52,12 +51,7 @@ fn dropping_a_middle_waiter_keeps_the_list_intact() {
         assert!(t.poll(f.as_mut().unwrap().as_mut()).is_pending());
     }
     futs[1] = None;
-    b.lock.with_lock(|| {
-        b.list.with_mut(|l| {
-            // SAFETY: the lock is held, so nothing else touches the list.
-            unsafe { &*l }.assert_valid()
-        })
-    });
+    b.inspect_list(|list| list.assert_valid());
     drop(held);
     assert_eq!(tasks[0].wakes(), 1);
     let Poll::Ready(Ok(seat)) = tasks[0].poll(futs[0].as_mut().unwrap().as_mut()) else {
@@ -92,7 +86,7 @@ fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
 }
 
 /// A waker whose `wake` panics.
-struct PanickingWaker;
+pub(super) struct PanickingWaker;
 impl Wake for PanickingWaker {
     fn wake(self: Arc<Self>) {
         panic!("waker panicked");
@@ -200,7 +194,7 @@ impl Wake for Parker {
 }
 
 /// A waker whose next drop panics once armed.
-fn drop_panicking_waker(armed: &'static AtomicBool) -> Waker {
+pub(super) fn drop_panicking_waker(armed: &'static AtomicBool) -> Waker {
     use std::task::{RawWaker, RawWakerVTable};
     fn clone(data: *const ()) -> RawWaker {
         RawWaker::new(data, &VTABLE)

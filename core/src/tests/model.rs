@@ -36,7 +36,7 @@ use std::sync::atomic::AtomicUsize;
 
 use crate::sync::Ordering::SeqCst;
 use crate::word::{self, WAITERS};
-use crate::{Acquire, Admission, Config, Error, RawLock, Seat, State};
+use crate::{Acquire, Admission, Config, Error, Seat, State};
 
 const NAME: &str = "model";
 const BUDGET: Duration = Duration::from_millis(7);
@@ -658,13 +658,9 @@ fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
     check_eq!(w & WAITERS != 0, !m.line.is_empty(), "WAITERS flag");
     check_eq!(word::available(w), m.available(), "available seats");
     check_eq!(b.owed.load(SeqCst), 0, "owed wake-ups at rest");
-    let linked = b.lock.with_lock(|| {
-        b.list.with_mut(|list| {
-            // SAFETY: the lock is held, so nothing else touches the list.
-            let list = unsafe { &*list };
-            list.assert_valid();
-            list.len()
-        })
+    let linked = b.inspect_list(|list| {
+        list.assert_valid();
+        list.len()
     });
     check_eq!(linked, m.line.len(), "linked nodes");
     Ok(())

@@ -1,0 +1,188 @@
+//! Models of issue 12's soundness fixes: a waiting future whose lock
+//! refuses (panics before running the closure) while a release races it,
+//! and a poll cut short by a panic on `enqueue`'s rejection path, re-polled
+//! while a release races it.
+//!
+//! Each model fails if its fix is removed: without the settle-on-unwind
+//! guard in `Acquire::give_up`, the dropped future leaves its node linked
+//! (`waiting` stays 1) or loses a seat granted to it at that moment; without
+//! the re-run of a cut-short `enqueue`, the second poll stays `Pending`.
+#![cfg(bulkhead_loom)]
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+
+use bulkhead_core::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
+use loom::sync::Arc;
+use loom::thread;
+
+/// A spin lock made of loom atomics, whose `with_lock` refuses (panics
+/// before running the closure) once when armed, as embassy's
+/// `ThreadModeRawMutex` does off thread mode. `try_with_lock`, the
+/// release's path, never refuses.
+///
+/// Not `LoomLock`: loom's mutex keeps its state in a std mutex, which a
+/// guard dropped while the (single, shared) OS thread is panicking
+/// poisons, and these models lock while unwinding.
+#[derive(Default)]
+struct RefusingLock {
+    locked: loom::sync::atomic::AtomicBool,
+    armed: AtomicBool,
+}
+
+/// Unlocks on drop, also while unwinding (promise 3).
+struct Unlock<'a>(&'a loom::sync::atomic::AtomicBool);
+impl Drop for Unlock<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+impl RefusingLock {
+    fn try_lock(&self) -> Option<Unlock<'_>> {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| Unlock(&self.locked))
+    }
+}
+
+// SAFETY: a CAS spin lock: mutual exclusion with acquire/release, a try
+// that fails only while the flag is held, unlock on unwind by the guard;
+// the refusal comes before the closure, without the lock held (promise 4).
+unsafe impl RawLock for RefusingLock {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            panic!("RefusingLock: refused");
+        }
+        let _unlock = loop {
+            match self.try_lock() {
+                Some(unlock) => break unlock,
+                None => thread::yield_now(),
+            }
+        };
+        f()
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        let _unlock = self.try_lock()?;
+        Some(f())
+    }
+}
+
+fn refusing(admission: Admission) -> Arc<Bulkhead<RefusingLock>> {
+    Arc::new(
+        Bulkhead::with_lock(
+            Config::new("loom", 1).admission(admission),
+            RefusingLock::default(),
+        )
+        .unwrap(),
+    )
+}
+
+/// The main thread drops a queued waiter while its lock refuses once; a
+/// release races the drop (it may grant the node before, between or after
+/// the refusal and the retry). The node must end unlinked, and the seat
+/// either with nobody or given back: quiescent.
+fn dropped_waiter_with_a_refusing_lock_races_a_release(admission: Admission) {
+    loom::model(move || {
+        let b = refusing(admission);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let mut waiter = Box::pin(b.acquire());
+        assert!(
+            waiter
+                .as_mut()
+                .poll(&mut Context::from_waker(Waker::noop()))
+                .is_pending()
+        );
+        b.raw_lock().armed.store(true, Ordering::SeqCst);
+        let releaser = thread::spawn(move || drop(seat));
+        // Refused unless the release granted the node first (FIFO), in
+        // which case the drop needs no lock and passes the seat on.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(waiter)));
+        releaser.join().unwrap();
+        b.raw_lock().armed.store(false, Ordering::SeqCst);
+        let s = b.state();
+        assert_eq!((s.active, s.waiting), (0, 0), "not quiescent: {s:?}");
+        assert!(b.try_acquire().is_ok());
+    });
+}
+
+#[test]
+fn a_fifo_waiter_dropped_while_its_lock_refuses_races_a_release() {
+    dropped_waiter_with_a_refusing_lock_races_a_release(Admission::Fifo);
+}
+
+#[test]
+fn a_barging_waiter_dropped_while_its_lock_refuses_races_a_release() {
+    dropped_waiter_with_a_refusing_lock_races_a_release(Admission::Barging);
+}
+
+/// A waker whose drop panics once armed (`data` is a `&'static AtomicBool`).
+fn drop_panicking_waker(armed: &'static AtomicBool) -> Waker {
+    fn clone(data: *const ()) -> RawWaker {
+        RawWaker::new(data, &VTABLE)
+    }
+    fn noop(_: *const ()) {}
+    fn drop(data: *const ()) {
+        // SAFETY: `data` is the `&'static AtomicBool` the waker was made of.
+        let armed = unsafe { &*data.cast::<AtomicBool>() };
+        if armed.swap(false, Ordering::SeqCst) {
+            panic!("waker panicked on drop");
+        }
+    }
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, drop);
+    // SAFETY: the data pointer is `'static` and never freed; clone copies
+    // it, wake does nothing, drop only reads the flag.
+    unsafe { Waker::from_raw(RawWaker::new((armed as *const AtomicBool).cast(), &VTABLE)) }
+}
+
+/// A poll on a compartment with no queue (`max_waiting(0)`) whose stale
+/// waker panics when `enqueue` drops it, racing the release of the only
+/// seat: `enqueue` either takes the seat or reports `QueueFull`, and the
+/// panic cuts the poll short either way. The next poll must finish (a seat,
+/// or `QueueFull` counted once), never stay `Pending`.
+#[test]
+fn a_poll_cut_short_by_a_panic_is_finished_by_the_next_one_while_a_release_races() {
+    loom::model(|| {
+        // Leaked per execution: the waker's data must be `'static`.
+        let armed: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(true)));
+        let b = Arc::new(
+            Bulkhead::with_lock(
+                Config::new("loom", 1).max_waiting(0),
+                RefusingLock::default(),
+            )
+            .unwrap(),
+        );
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let releaser = thread::spawn(move || drop(seat));
+        let waker = drop_panicking_waker(armed);
+        let mut waiter = Box::pin(b.acquire());
+        let first = catch_unwind(AssertUnwindSafe(|| {
+            waiter.as_mut().poll(&mut Context::from_waker(&waker))
+        }));
+        let outcome = match first {
+            Ok(Poll::Ready(r)) => r.map(drop),
+            Ok(Poll::Pending) => unreachable!("no queue: never Pending"),
+            Err(_) => match waiter
+                .as_mut()
+                .poll(&mut Context::from_waker(Waker::noop()))
+            {
+                Poll::Ready(r) => r.map(drop),
+                Poll::Pending => panic!("re-polled after a panic: stuck in Pending"),
+            },
+        };
+        match outcome {
+            Ok(()) => assert_eq!(b.state().rejected, 0),
+            Err(Error::QueueFull { .. }) => assert_eq!(b.state().rejected, 1),
+            Err(e) => panic!("{e:?}"),
+        }
+        drop(waiter);
+        // If the fast path won, the waker was never cloned or dropped.
+        armed.store(false, Ordering::SeqCst);
+        drop(waker);
+        releaser.join().unwrap();
+        let s = b.state();
+        assert_eq!((s.active, s.waiting), (0, 0), "not quiescent: {s:?}");
+    });
+}
