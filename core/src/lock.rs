@@ -28,6 +28,17 @@
 /// }
 /// ```
 ///
+/// # Bounded sections
+///
+/// Each closure core passes runs for a time bounded by a constant,
+/// whatever the number of waiters: it reaches at most `BATCH + 2` nodes
+/// through the list (`BATCH` = 8: a drain hands on at most a batch of seats,
+/// `Closed` verdicts or wake-ups; plus the caller's own node, and one look
+/// at an empty list), and relinks a fixed number of pointers per node. A
+/// larger hand-off is split over several sections, each one after
+/// unlocking. With [`CsLock`](crate::CsLock) this bounds how long
+/// interrupts stay masked.
+///
 /// # Safety
 ///
 /// Core's unsafe code relies on every promise below. An implementation that
@@ -37,11 +48,14 @@
 ///    [`try_with_lock`] runs, no other closure passed to either method of the
 ///    same lock value runs, on any thread or interrupt priority. The end of
 ///    one closure happens-before the start of the next (release/acquire).
-/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if a
-///    closure passed to this same lock value is running at that moment.
+/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only
+///    because of a closure passed to this same lock value that has not
+///    finished as far as the try can tell: if the end of every earlier
+///    closure of this lock value happens-before the try, the try succeeds.
 ///    Core's lost-wake-up argument depends on it: a failed try means that
-///    core's own section for *this* compartment is running, and that it
-///    will re-check after it unlocks. Hence one lock value serves exactly
+///    core's own section for *this* compartment is running (or has just
+///    ended without being ordered before the try), and that section
+///    re-checks after it unlocks. Hence one lock value serves exactly
 ///    one compartment, and distinct values never contend with each other
 ///    (a lock made of a handle to a shared mutex breaks this; a lock whose
 ///    try never fails, such as a critical section, satisfies it even when
@@ -100,6 +114,18 @@ pub unsafe trait RawLock {
     /// and compiles away.
     #[inline(always)]
     fn record_rejection(&self) {}
+
+    /// Called, never under the lock, each time a caller gets a seat: on the
+    /// fast path, after a wait, or as a hand-off, through any API (core's
+    /// own methods and every adapter's). Not called for a seat that is
+    /// passed on without reaching a caller (a cancelled waiter's).
+    ///
+    /// Core keeps no admission count itself, so that its fast path stays
+    /// one CAS on targets that need no metrics. An adapter that exports
+    /// metrics counts here (bulkhead-std keeps an admission counter). The
+    /// default does nothing and compiles away.
+    #[inline(always)]
+    fn record_admission(&self) {}
 }
 
 /// A lock that can be built in a `const` context, so that a compartment

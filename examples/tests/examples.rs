@@ -28,3 +28,8 @@ fn blocking_threads() {
 fn async_std() {
     run(env!("CARGO_BIN_EXE_async_std"));
 }
+
+#[test]
+fn scoped_resources() {
+    run(env!("CARGO_BIN_EXE_scoped_resources"));
+}

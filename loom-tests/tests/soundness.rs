@@ -13,60 +13,33 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use bulkhead_core::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
+use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, RawLock};
 use loom::sync::Arc;
 use loom::thread;
 
-/// A spin lock made of loom atomics, whose `with_lock` refuses (panics
-/// before running the closure) once when armed, as embassy's
-/// `ThreadModeRawMutex` does off thread mode. `try_with_lock`, the
-/// release's path, never refuses.
-///
-/// Not `LoomLock`: loom's mutex keeps its state in a std mutex, which a
-/// guard dropped while the (single, shared) OS thread is panicking
-/// poisons, and these models lock while unwinding.
+/// `LoomLock`, whose `with_lock` refuses (panics before running the
+/// closure) once when armed, as embassy's `ThreadModeRawMutex` does off
+/// thread mode. `try_with_lock`, the release's path, never refuses.
 #[derive(Default)]
 struct RefusingLock {
-    locked: loom::sync::atomic::AtomicBool,
+    inner: LoomLock,
     armed: AtomicBool,
 }
 
-/// Unlocks on drop, also while unwinding (promise 3).
-struct Unlock<'a>(&'a loom::sync::atomic::AtomicBool);
-impl Drop for Unlock<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-impl RefusingLock {
-    fn try_lock(&self) -> Option<Unlock<'_>> {
-        self.locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-            .map(|_| Unlock(&self.locked))
-    }
-}
-
-// SAFETY: a CAS spin lock: mutual exclusion with acquire/release, a try
-// that fails only while the flag is held, unlock on unwind by the guard;
-// the refusal comes before the closure, without the lock held (promise 4).
+// SAFETY: delegates to `LoomLock`, which keeps promises 1 to 3 (it unlocks
+// through a drop guard, also while unwinding); the refusal comes before
+// the closure, without the lock held (promise 4).
 unsafe impl RawLock for RefusingLock {
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         if self.armed.swap(false, Ordering::SeqCst) {
             panic!("RefusingLock: refused");
         }
-        let _unlock = loop {
-            match self.try_lock() {
-                Some(unlock) => break unlock,
-                None => thread::yield_now(),
-            }
-        };
-        f()
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
     }
     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-        let _unlock = self.try_lock()?;
-        Some(f())
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
     }
 }
 
@@ -184,5 +157,68 @@ fn a_poll_cut_short_by_a_panic_is_finished_by_the_next_one_while_a_release_races
         releaser.join().unwrap();
         let s = b.state();
         assert_eq!((s.active, s.waiting), (0, 0), "not quiescent: {s:?}");
+    });
+}
+
+/// Counts its wake-ups.
+#[derive(Default)]
+struct Wakes(std::sync::atomic::AtomicUsize);
+impl std::task::Wake for Wakes {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Barging, the partitioned list: two waiters are woken, both lose their
+/// races to the main thread, which took both seats back, so both go back to
+/// waiting (the first to lose moves behind the other, the second stays at
+/// the boundary). Then two releases race, one on another thread: each must
+/// wake a different waiter. A boundary left pointing at the wrong node
+/// wakes one twice and strands the other.
+#[test]
+fn two_woken_barging_waiters_that_lose_are_each_woken_again() {
+    loom::model(|| {
+        let b = bulkhead_loom_tests::barging(2);
+        let s1 = b.try_acquire().unwrap();
+        let s2 = b.try_acquire().unwrap();
+        let wakes = [
+            std::sync::Arc::new(Wakes::default()),
+            std::sync::Arc::new(Wakes::default()),
+        ];
+        let wakers = wakes.clone().map(Waker::from);
+        let mut waiters = [Box::pin(b.acquire()), Box::pin(b.acquire())];
+        for (w, waker) in waiters.iter_mut().zip(&wakers) {
+            assert!(
+                w.as_mut()
+                    .poll(&mut Context::from_waker(waker))
+                    .is_pending()
+            );
+        }
+        drop((s1, s2)); // both woken
+        let s1 = b.try_acquire().unwrap(); // barge in
+        let s2 = OwnedSeat::try_acquire(b.clone()).unwrap();
+        for (w, waker) in waiters.iter_mut().zip(&wakers) {
+            assert!(
+                w.as_mut()
+                    .poll(&mut Context::from_waker(waker))
+                    .is_pending()
+            );
+        }
+        let before = wakes.each_ref().map(|w| w.0.load(Ordering::SeqCst));
+        assert_eq!(before, [1, 1]);
+        let releaser = thread::spawn(move || drop(s2));
+        drop(s1);
+        releaser.join().unwrap();
+        let after = wakes.each_ref().map(|w| w.0.load(Ordering::SeqCst));
+        assert_eq!(after, [2, 2], "each loser woken once more");
+        for w in &mut waiters {
+            let Poll::Ready(Ok(seat)) = w.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+            else {
+                panic!("a woken waiter found no seat")
+            };
+            drop(seat);
+        }
+        drop(waiters);
+        bulkhead_loom_tests::assert_quiescent(&b);
     });
 }
