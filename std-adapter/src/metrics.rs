@@ -48,6 +48,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::thread::{self, JoinHandle};
@@ -79,13 +80,28 @@ pub const RESOURCE_OPENS: &str = "bulkhead_resource_opens_total";
 /// Counter: a scoped compartment's failed openings (absolute).
 pub const RESOURCE_OPEN_FAILURES: &str = "bulkhead_resource_open_failures_total";
 
-/// Describes every series (kind, unit, meaning) to the current recorder.
+/// Whether waits are timed for the histogram: off until [`describe`] runs
+/// (directly, or through [`publish_registry`] or a [`MetricsUpdater`]), so
+/// a program built with the feature but exporting nothing pays no clock
+/// reads on its waits.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`describe`] has run, i.e. whether waits are timed.
+#[inline]
+pub(crate) fn recording() -> bool {
+    RECORDING.load(AtomicOrdering::Relaxed)
+}
+
+/// Describes every series (kind, unit, meaning) to the current recorder,
+/// and turns on the timing of waits for `bulkhead_wait_seconds`.
 ///
 /// [`publish_registry`] and [`MetricsUpdater::start`] call it, so a
 /// program that uses either needs nothing more; describing again is
 /// harmless. Call it yourself after installing the recorder if you only
-/// record waits.
+/// want the wait histogram: until it runs, waits are not timed (which
+/// keeps the clock off the wait path of programs that export nothing).
 pub fn describe() {
+    RECORDING.store(true, AtomicOrdering::Relaxed);
     metrics::describe_gauge!(ACTIVE, Unit::Count, "Seats held in the compartment.");
     metrics::describe_gauge!(
         WAITING,

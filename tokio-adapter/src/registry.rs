@@ -19,8 +19,8 @@ use bulkhead_std::scoped::ShutdownReport;
 /// by the compartment itself and the wait is recorded for the metrics
 /// histogram, so the registry's metrics see them like any other path.
 ///
-/// For a tower service, [`BulkheadLayer::from_registry`](crate::BulkheadLayer::from_registry)
-/// (feature `tower`) takes the same budget.
+/// For a tower service, `BulkheadLayer::from_registry` (feature `tower`)
+/// takes the same budget.
 ///
 /// Sealed: implemented for [`Registry`] only.
 ///

@@ -132,8 +132,15 @@ struct Entry {
 /// - [`list_names`](Self::list_names), [`all_states`](Self::all_states).
 ///
 /// The returned `Arc<Bulkhead>` is also the **async view**: async callers
-/// use core's `acquire()` (or bulkhead-tokio's extension trait) on the same
-/// compartment, so they share its seats and its state with threads.
+/// share its seats and its state with threads. To take a seat by name with
+/// the compartment's configured `max_wait`, threads call
+/// [`acquire`](Self::acquire) / [`execute`](Self::execute) (blocking), async
+/// code on any runtime [`acquire_with_timer`](Self::acquire_with_timer) /
+/// [`run_with_timer`](Self::run_with_timer), and tokio tasks bulkhead-tokio's
+/// `RegistryExt::acquire_async` / `run_async`. Every path that takes a
+/// seat, these and a bare `try_acquire` on the returned compartment
+/// alike, is counted in the [`metrics`](crate::metrics) (feature
+/// `metrics`).
 ///
 /// # Built-ins
 ///
