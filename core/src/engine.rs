@@ -45,7 +45,9 @@ use crate::word::{self, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
-const BATCH: usize = 8;
+/// loom builds use 2, so that its models, which have at most three
+/// threads, reach a full batch and `finish`'s re-drain.
+const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
 
 /// Wakers collected under the lock, woken after it, followed by the
 /// re-check of rule 1. Everything happens in `Drop`, so a panicking waker

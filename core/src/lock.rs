@@ -185,35 +185,122 @@ pub use loom_lock::LoomLock;
 
 #[cfg(bulkhead_loom)]
 mod loom_lock {
+    // loom needs std anyway; the model build is never no_std.
+    extern crate std;
+
+    use std::sync::{Mutex, MutexGuard};
+    use std::vec::Vec;
+
+    use loom::sync::atomic::AtomicBool;
+    use loom::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    use loom::thread::Thread;
+
     use super::RawLock;
 
-    /// A waiter-list lock made of loom's model-checked mutex.
+    /// A waiter-list lock made of loom atomics: a test-and-set lock whose
+    /// blocked callers park.
     ///
     /// Only exists under `--cfg bulkhead_loom`, so that users' own loom
     /// suites can model-check code that uses a compartment.
-    #[derive(Debug, Default)]
-    pub struct LoomLock(loom::sync::Mutex<()>);
+    ///
+    /// The lock is an atomic flag, not loom's `Mutex`, so that its own
+    /// orderings are part of the model. loom's mutex is sequentially
+    /// consistent: a failed `try_lock` there always sees the latest state,
+    /// which hides every bug in how core orders its lock-free release
+    /// against the lock (rule 1 in `core/src/engine.rs`). This lock is as
+    /// weak as [`RawLock`]'s contract allows:
+    ///
+    /// - taking the flag is a `compare_exchange(false, true, Acquire,
+    ///   Relaxed)`; giving it back is a `Release` store made by a drop
+    ///   guard, so it also unlocks when the closure unwinds;
+    /// - a try starts with a `Relaxed` load and gives up if that reads
+    ///   "held". loom gives a read-modify-write the newest value, but a
+    ///   load any value coherence allows, so a try may still see a holder
+    ///   that has already unlocked, unless that unlock happens-before the
+    ///   try. The contract promises no more, and core must not assume more;
+    /// - a `with_lock` that finds the flag held parks, and the unlock
+    ///   unparks every parked caller, which then tries again.
+    ///
+    /// Parking rather than spinning keeps loom's executions finite: loom
+    /// treats a switch away from a yielding thread as free, so two spinners
+    /// could hand the processor to each other forever. loom switches
+    /// threads only at its own operations, so "the CAS failed, note this
+    /// thread, park" cannot interleave with "unlock, unpark the noted
+    /// threads", and no unpark is lost. The list of parked threads is a
+    /// plain `std` mutex, invisible to the model; loom's unpark orders the
+    /// unlock before the parked thread's next try, which the flag's
+    /// `Acquire` would give it anyway.
+    #[derive(Debug)]
+    pub struct LoomLock {
+        locked: AtomicBool,
+        parked: Mutex<Vec<Thread>>,
+    }
 
     impl LoomLock {
-        /// A new, unlocked loom mutex.
+        /// A new, unlocked lock.
         pub fn new() -> Self {
-            Self(loom::sync::Mutex::new(()))
+            Self {
+                locked: AtomicBool::new(false),
+                parked: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn take_if_free(&self) -> Option<Unlock<'_>> {
+            self.locked
+                .compare_exchange(false, true, Acquire, Relaxed)
+                .ok()
+                .map(|_| Unlock(self))
+        }
+
+        fn parked(&self) -> MutexGuard<'_, Vec<Thread>> {
+            // A panic never happens while the list is locked; ignore the
+            // poison flag that loom's panicking threads may still set.
+            self.parked.lock().unwrap_or_else(|e| e.into_inner())
         }
     }
 
-    // SAFETY: loom's mutex gives mutual exclusion with acquire/release
-    // ordering, its `try_lock` fails only when the mutex is held, and its
-    // guard unlocks on drop, also when unwinding.
+    impl Default for LoomLock {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Gives the flag back on drop, also while unwinding.
+    struct Unlock<'a>(&'a LoomLock);
+
+    impl Drop for Unlock<'_> {
+        fn drop(&mut self) {
+            self.0.locked.store(false, Release);
+            let parked = core::mem::take(&mut *self.0.parked());
+            for thread in parked {
+                thread.unpark();
+            }
+        }
+    }
+
+    // SAFETY: the flag's CAS admits one holder at a time, and its `Acquire`
+    // pairs with the previous unlock's `Release` store, so one closure's
+    // end happens-before the next one's start. A try fails only after
+    // reading `true`, written by a holder whose unlock does not
+    // happen-before the try (coherence forbids reading an older value
+    // otherwise). The drop guard unlocks on unwind.
     unsafe impl RawLock for LoomLock {
         unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
-            let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let _unlock = loop {
+                if let Some(unlock) = self.take_if_free() {
+                    break unlock;
+                }
+                self.parked().push(loom::thread::current());
+                loom::thread::park();
+            };
             f()
         }
 
         unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-            // loom's mutex never reports poisoning, so an error here always
-            // means "held".
-            let _guard = self.0.try_lock().ok()?;
+            if self.locked.load(Relaxed) {
+                return None;
+            }
+            let _unlock = self.take_if_free()?;
             Some(f())
         }
     }

@@ -8,11 +8,11 @@
 
 #![cfg(bulkhead_loom)]
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, Seat};
+use bulkhead_core::{Acquire, Admission, Bulkhead, Config, Error, LoomLock, Seat};
 use loom::sync::Arc;
 use loom::sync::Notify;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -201,4 +201,24 @@ pub fn two_quick_releases(b: Arc<LoomBulkhead>) {
         w.join().unwrap();
     }
     assert_quiescent(&b);
+}
+
+/// An `acquire()` future polled once, on the calling thread, with a waker
+/// that does nothing: a waiter that is queued without a thread of its own,
+/// so that a model can have more waiters than threads. Panics if it was
+/// not queued.
+pub fn queued(b: &LoomBulkhead) -> Pin<Box<Acquire<'_, LoomLock>>> {
+    let mut fut = Box::pin(b.acquire());
+    let poll = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    assert!(poll.is_pending(), "expected to queue: {:?}", b.state());
+    fut
+}
+
+/// Polls a [`queued`] waiter again and returns its seat; panics if it has
+/// not been granted one.
+pub fn granted<'a>(mut fut: Pin<Box<Acquire<'a, LoomLock>>>) -> Seat<'a, LoomLock> {
+    match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result.unwrap(),
+        Poll::Pending => panic!("a queued waiter was never granted"),
+    }
 }

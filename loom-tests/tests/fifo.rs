@@ -3,7 +3,8 @@
 
 use bulkhead_core::OwnedSeat;
 use bulkhead_loom_tests::{
-    Inside, acquire_async, acquire_blocking, assert_quiescent, fifo, two_quick_releases,
+    Inside, acquire_async, acquire_blocking, assert_quiescent, fifo, granted, queued,
+    two_quick_releases,
 };
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
@@ -124,6 +125,66 @@ fn one_drain_granting_two_waiters_publishes_both_holders_work() {
         for w in waiters {
             w.join().unwrap();
         }
+        assert_quiescent(&b);
+    });
+}
+
+/// The drain that grants a waiter runs on a third thread: the releaser's
+/// try fails because a second waiter holds the lock to link itself, so
+/// that waiter's section hands the released seat on. The grant CAS must
+/// acquire the releaser's work to pass it on (bug class 15 in
+/// docs/bug-classes.md): with a `Relaxed` CAS, the granted waiter's
+/// access races the releaser's write, and loom reports it.
+#[test]
+fn a_drain_on_a_third_thread_publishes_the_releasers_work() {
+    loom::model(|| {
+        let b = fifo(1);
+        let data = Arc::new(UnsafeCell::new(0usize));
+        let held = b.try_acquire().unwrap();
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let (b, data) = (b.clone(), data.clone());
+                thread::spawn(move || {
+                    let _seat = acquire_async(&b).unwrap();
+                    // SAFETY: the seat excludes every other access.
+                    data.with_mut(|d| unsafe { *d += 1 });
+                })
+            })
+            .collect();
+        // SAFETY: `held` excludes everyone else.
+        data.with_mut(|d| unsafe { *d = 1 });
+        drop(held);
+        for w in waiters {
+            w.join().unwrap();
+        }
+        // SAFETY: every writer has finished.
+        assert_eq!(data.with(|d| unsafe { *d }), 3);
+        assert_quiescent(&b);
+    });
+}
+
+/// One grow hands on more seats than a batch holds (loom builds use a
+/// batch of 2), while a release races the re-drain that `finish` runs
+/// after waking the full batch. Every waiter must be granted and woken:
+/// the one beyond the batch is granted by the re-drain, on whichever
+/// thread wins the lock (bug class 4 in docs/bug-classes.md).
+#[test]
+fn more_grants_than_a_batch_while_a_release_races_the_re_drain() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let first = queued(&b);
+        let second = queued(&b);
+        let third = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_async(&b).unwrap()))
+        };
+        let releaser = thread::spawn(move || drop(seat));
+        b.set_max_concurrent(4).unwrap();
+        releaser.join().unwrap();
+        third.join().unwrap();
+        drop(granted(first));
+        drop(granted(second));
         assert_quiescent(&b);
     });
 }
