@@ -14,6 +14,8 @@ mod error;
 mod list;
 mod lock;
 mod seat;
+#[cfg(bulkhead_shuttle)]
+mod shuttle_lock;
 mod sync;
 mod word;
 
@@ -31,4 +33,6 @@ pub use lock::CsLock;
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
 pub use seat::{Handle, OwnedSeat, Seat};
+#[cfg(bulkhead_shuttle)]
+pub use shuttle_lock::ShuttleLock;
 pub use word::MAX_CONCURRENT_LIMIT;

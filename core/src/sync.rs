@@ -6,16 +6,24 @@
 //!   them, and CAS emulated with critical sections on targets without it
 //!   (thumbv6m) when the `critical-section` feature is on;
 //! - `loom` (under `--cfg bulkhead_loom`): loom's model-checked atomics and
-//!   its causality-tracking `UnsafeCell`.
+//!   its causality-tracking `UnsafeCell`;
+//! - `shuttle` (under `--cfg bulkhead_shuttle`): shuttle's atomics, each
+//!   access a point where its randomized scheduler may switch threads
+//!   (shuttle-tests/ runs larger schedules than loom can enumerate).
 //!
 //! The cfg has a crate-specific name so that a global
 //! `RUSTFLAGS="--cfg bulkhead_loom"` never flips another crate's `cfg(loom)`
 //! code paths (event-listener breaks under a global `--cfg loom`).
 
+#[cfg(all(bulkhead_loom, bulkhead_shuttle))]
+compile_error!("`--cfg bulkhead_loom` and `--cfg bulkhead_shuttle` exclude each other");
+
 #[cfg(bulkhead_loom)]
 pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize};
-#[cfg(not(bulkhead_loom))]
+#[cfg(not(any(bulkhead_loom, bulkhead_shuttle)))]
 pub(crate) use portable_atomic::{AtomicU8, AtomicUsize};
+#[cfg(bulkhead_shuttle)]
+pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicUsize};
 
 pub(crate) use core::sync::atomic::Ordering;
 
