@@ -319,8 +319,11 @@ impl<L: RawLock> Bulkhead<L> {
                 self.add_seats(max_concurrent - old);
             } else if max_concurrent < old {
                 // A debt that later releases pay before anyone is admitted.
+                // `Relaxed`: it frees no seat and publishes nothing; as an
+                // RMW it continues the release sequences of the seats in
+                // the word.
                 self.word
-                    .fetch_sub(word::seats(old - max_concurrent), Ordering::AcqRel);
+                    .fetch_sub(word::seats(old - max_concurrent), Ordering::Relaxed);
             }
             old
         }))
@@ -348,16 +351,33 @@ impl<L: RawLock> Bulkhead<L> {
     /// ```
     pub fn close(&self) {
         self.with_list(|_, _| {
-            self.word.fetch_or(CLOSED, Ordering::AcqRel);
+            // `Release`: pairs with `is_closed`'s `Acquire`. The closer
+            // reads nothing it needs, so no `Acquire`.
+            self.word.fetch_or(CLOSED, Ordering::Release);
         });
     }
 
     /// Whether [`close`](Self::close) was called.
+    ///
+    /// # Memory ordering
+    ///
+    /// A `close` happens-before every `is_closed` that returns `true`
+    /// (`Release` and `Acquire` on the seat word), so it can serve as a
+    /// shutdown flag: what the closer wrote before closing is visible to a
+    /// thread that saw the compartment closed.
     pub fn is_closed(&self) -> bool {
         self.word.load(Ordering::Acquire) & CLOSED != 0
     }
 
     /// A snapshot of the compartment's counters.
+    ///
+    /// # Memory ordering
+    ///
+    /// `active` and `closed` come from one `Acquire` load of the seat word:
+    /// every seat given back and every `close` that the snapshot reflects
+    /// happens-before it. A snapshot with `active == 0` therefore sees
+    /// everything the holders did before they gave their seats back. The
+    /// other fields are plain counters with no ordering.
     pub fn state(&self) -> State {
         let w = self.word.load(Ordering::Acquire);
         let max = self.max.load(Ordering::Relaxed);

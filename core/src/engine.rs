@@ -5,14 +5,16 @@
 //!
 //! 1. **No lost wake-up between "a release fails to take the lock" and "the
 //!    holder unlocks".** A release that finds waiters adds its seat with an
-//!    `AcqRel` RMW and then *tries* the lock. If the try fails, the holder
-//!    will re-check after unlocking, and that re-check is itself an `AcqRel`
-//!    RMW on the same word (`fetch_add(0)`). Two RMWs on one word are
-//!    totally ordered, so either the holder's re-check sees the seat, or the
-//!    release's RMW reads the re-check's write, which makes the holder's
-//!    unlock happen-before the release's try, and that try then succeeds
-//!    (the lock contract forbids spurious failure). Plain loads would allow
-//!    the store-buffer outcome where both sides miss.
+//!    RMW that acquires, and then *tries* the lock. If the try fails, the
+//!    holder will re-check after unlocking, and that re-check is itself an
+//!    RMW on the same atomic (`fetch_add(0)`) that releases. Two RMWs on one
+//!    atomic are totally ordered, so either the holder's re-check sees the
+//!    seat, or the release's RMW reads the re-check's write, which makes the
+//!    holder's unlock happen-before the release's try, and that try then
+//!    succeeds (the lock contract forbids spurious failure). Plain loads
+//!    would allow the store-buffer outcome where both sides miss. In barging
+//!    mode the same pair of RMWs runs on the owed count. Every ordering in
+//!    this file is argued in docs/design.md ("Memory orderings").
 //! 2. **A verdict is the last touch of a node.** The drainer unlinks a node
 //!    and takes its waker *before* storing `GRANTED`/`CLOSED` with
 //!    `Release`, because the owner may see that store without the lock and
@@ -40,7 +42,7 @@ use crate::config::Admission;
 use crate::error::Error;
 use crate::list::{self, List, Node};
 use crate::lock::RawLock;
-use crate::sync::Ordering::{AcqRel, Acquire, Relaxed};
+use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::word::{self, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
@@ -234,9 +236,10 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     /// Adds `n` seats to the word; in barging mode also owes one wake-up per
-    /// seat if anyone waits. Returns whether anyone waited. `AcqRel`: the
-    /// release half publishes the holder's work to the next holder; the
-    /// acquire half is rule 1's.
+    /// seat if anyone waits. Returns whether anyone waited. Both RMWs are
+    /// `AcqRel`: the release half publishes the holder's work (to the next
+    /// holder through the word, to the drainer that notifies a barging
+    /// waiter through the owed count); the acquire half is rule 1's.
     ///
     /// `n >= 1`: adding nothing needs no RMW, and rule 1's argument is about
     /// a release that really frees a seat.
@@ -267,18 +270,23 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// Rule 1's re-check: whether a drain may be owed. The RMWs are what
     /// order this check against a release that failed to take the lock.
+    /// `Release`: a release whose RMW reads this one's write must see this
+    /// thread's unlock. No `Acquire`: this thread takes no seat on the
+    /// strength of what it reads here (every taker's CAS acquires), and if
+    /// its own try then fails, the section it sees running began after its
+    /// own ended and drains what it saw (docs/design.md).
     fn drain_owed(&self) -> bool {
-        let w = self.word.fetch_add(0, AcqRel);
+        let w = self.word.fetch_add(0, Release);
         if w & WAITERS == 0 {
             // Nobody waits; in barging mode a drain still clears stale owed
             // wake-ups so that they are not handed to a later waiter.
-            return !self.fifo() && self.owed.fetch_add(0, AcqRel) != 0;
+            return !self.fifo() && self.owed.fetch_add(0, Release) != 0;
         }
         w & CLOSED != 0
             || if self.fifo() {
                 word::available(w) > 0
             } else {
-                self.owed.fetch_add(0, AcqRel) != 0
+                self.owed.fetch_add(0, Release) != 0
             }
     }
 
@@ -306,10 +314,11 @@ impl<L: RawLock> Bulkhead<L> {
                     return;
                 }
                 // Reserve the seat for `node`, and clear WAITERS in the same
-                // CAS if it is the last waiter (rule 5). `AcqRel`: acquire
-                // the releaser's work, and release it on to the owner.
+                // CAS if it is the last waiter (rule 5). `Acquire`: the
+                // releaser's work; the verdict's `Release` store passes it
+                // on to the owner, so the CAS itself releases nothing.
                 let new = if last { (w - ONE) & !WAITERS } else { w - ONE };
-                match self.word.compare_exchange_weak(w, new, AcqRel, Relaxed) {
+                match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
                     Ok(_) => break list::GRANTED,
                     Err(actual) => w = actual,
                 }
@@ -319,7 +328,9 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
-        if self.word.load(Acquire) & CLOSED != 0 {
+        // `CLOSED` is only set under the lock, so this load is exact and
+        // needs no ordering of its own.
+        if self.word.load(Relaxed) & CLOSED != 0 {
             // Owed wake-ups die with the compartment: every waiter gets a
             // `Closed` verdict instead. Left standing, they would make
             // `drain_owed` ask for another drain forever.
@@ -330,7 +341,10 @@ impl<L: RawLock> Bulkhead<L> {
             }
             return;
         }
-        let mut owed = self.owed.swap(0, AcqRel);
+        // `Acquire`: pairs with the release's owed `fetch_add`, so the seat
+        // it freed happens-before the notified waiter's re-poll, whose
+        // `take_locked` must not read a word from before that seat.
+        let mut owed = self.owed.swap(0, Acquire);
         let mut cursor = list.front();
         while owed > 0 {
             let Some(node) = cursor else { break };
@@ -343,7 +357,8 @@ impl<L: RawLock> Bulkhead<L> {
             }
             if batch.wake.is_full() {
                 // Put the rest back; `finish` drains again after waking.
-                self.owed.fetch_add(owed, AcqRel);
+                // Under the lock; the next section takes them back.
+                self.owed.fetch_add(owed, Relaxed);
                 return;
             }
             // SAFETY: `node` is linked in `list`; it stays linked, so its
@@ -371,7 +386,9 @@ impl<L: RawLock> Bulkhead<L> {
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
         if list.is_empty() && verdict == list::CLOSED {
-            self.word.fetch_and(!WAITERS, AcqRel);
+            // Under the lock; an RMW, so it continues the release sequences
+            // of the seats in the word and needs no ordering of its own.
+            self.word.fetch_and(!WAITERS, Relaxed);
         }
         if let Some(waker) = waker {
             // Cannot fail: callers stop while the batch is full.
@@ -388,7 +405,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// leaves a seat that this loop sees (bug class 3 in docs/bug-classes.md).
     pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
         self.with_list(|list, batch| {
-            let mut w = self.word.load(Acquire);
+            // `Relaxed`: a seat is only taken by the CAS below, which
+            // acquires; `CLOSED` and `WAITERS` are exact under the lock.
+            let mut w = self.word.load(Relaxed);
             loop {
                 if w & CLOSED != 0 {
                     batch.discard(Some(waker));
@@ -396,6 +415,8 @@ impl<L: RawLock> Bulkhead<L> {
                 }
                 let may_take = !self.fifo() || w & WAITERS == 0;
                 if may_take && word::available(w) > 0 {
+                    // `Acquire`, as on the fast path: the only ordering on
+                    // this path that relates the releaser's work to ours.
                     match self
                         .word
                         .compare_exchange_weak(w, w - ONE, Acquire, Relaxed)
@@ -425,11 +446,14 @@ impl<L: RawLock> Bulkhead<L> {
                     });
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
-                // release freed a seat since `w` was read.
+                // release freed a seat since `w` was read. `Relaxed`: it
+                // takes no seat (a retry that does acquires in its own CAS),
+                // and a release that reads the flag needs nothing from this
+                // thread but the re-check of rule 1.
                 if w & WAITERS == 0
                     && let Err(actual) =
                         self.word
-                            .compare_exchange_weak(w, w | WAITERS, AcqRel, Acquire)
+                            .compare_exchange_weak(w, w | WAITERS, Relaxed, Relaxed)
                 {
                     w = actual;
                     continue;
@@ -481,6 +505,9 @@ impl<L: RawLock> Bulkhead<L> {
             } else {
                 w - ONE
             };
+            // `Acquire`: the seat's releaser may have failed its try while
+            // this section held the lock, so nothing else orders its work
+            // before this waiter's.
             match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
                 Ok(_) => break,
                 Err(actual) => w = actual,
@@ -524,12 +551,14 @@ impl<L: RawLock> Bulkhead<L> {
             // SAFETY: WAITING or NOTIFIED nodes are linked in `list`.
             batch.discard(unsafe { list.remove(node) });
             if list.is_empty() {
-                self.word.fetch_and(!WAITERS, AcqRel);
+                // As in `hand_verdict`: under the lock, no ordering needed.
+                self.word.fetch_and(!WAITERS, Relaxed);
             }
             if status == list::NOTIFIED {
                 // Pass the notification on (embassy #6964): this section's
-                // drain gives it to the next waiter.
-                self.owed.fetch_add(1, AcqRel);
+                // drain gives it to the next waiter. Under the lock: the
+                // seat it stands for already happens-before this section.
+                self.owed.fetch_add(1, Relaxed);
             }
             // SAFETY: the caller owns `node`.
             unsafe { list::set_status(node, list::IDLE) };
