@@ -9,15 +9,36 @@ use core::time::Duration;
 use crate::bulkhead::Bulkhead;
 use crate::engine::{Abandoned, Enqueued, Refusal};
 use crate::error::Error;
-use crate::list::{self, Node};
+use crate::list::Node;
 use crate::lock::RawLock;
 use crate::seat::Seat;
+use crate::status::Status;
 
+/// Where the future is; together with the node's [`Status`] it says what a
+/// poll or a drop must do. Every combination, and why the others cannot
+/// happen:
+///
+/// | phase | status | meaning | poll | drop |
+/// |---|---|---|---|---|
+/// | `Start` | `Idle` | not polled yet | fast path, then `enqueue` | nothing |
+/// | `Queued` | `Idle` | a panic cut `enqueue` short before it linked the node or reported | start over | nothing (no lock) |
+/// | `Queued` | `Waiting`, `Notified` | linked | `repoll` | `abandon` (unlink) |
+/// | `Queued` | `Granted` | a seat is ours, not read yet | `Ok(seat)` | give the seat back |
+/// | `Queued` | `Closed` | closed, not read yet | `Err(Closed)` | nothing |
+/// | `Done` | any but linked | finished; the node is inert | panic | nothing |
+///
+/// `Start` with any other status is impossible: only `start` changes the
+/// status, and it moves to `Queued` first. `Done` with a linked status is
+/// impossible: `Done` is set after reading a verdict (the node is not
+/// linked), after `enqueue` returned without linking, or by `give_up` once
+/// `abandon` has unlinked the node (`SettleOnUnwind` unlinks it or aborts
+/// if `abandon` unwinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Not polled yet; the node is not linked.
     Start,
-    /// The node is linked, or has a verdict the future has not read yet.
+    /// The node is linked, or has a verdict the future has not read yet,
+    /// or a panic cut `enqueue` short (`Idle`).
     Queued,
     /// The future returned its result, or gave up; the node is inert.
     Done,
@@ -41,6 +62,18 @@ enum Phase {
 /// whether the seat was free or handed over. An `Err` promises no
 /// ordering. The precise orderings are in
 /// [`Bulkhead`](Bulkhead#memory-ordering).
+///
+/// # Leaking
+///
+/// Leaking a future (`mem::forget` of a pinned box) is memory-safe: its node
+/// is never freed, so the list's pointer to it stays valid. But whatever
+/// was handed to it is leaked with it. In FIFO mode the waiter keeps its
+/// place, and the seat handed to it when it reaches the head is gone for
+/// good (the compartment has one seat fewer). In barging mode a leaked
+/// waiter that was woken keeps its wake-up: the seat stays free, so an
+/// arrival or a re-polled waiter takes it, but the next waiter is not woken
+/// for it until another seat is released. A leaked waiter is
+/// indistinguishable from a slow one, so neither can be taken back.
 ///
 /// # Pinning
 ///
@@ -162,7 +195,7 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
                 if let ready @ Poll::Ready(_) = this.poll_verdict() {
                     return ready;
                 }
-                if this.node.status() == list::IDLE {
+                if this.node.status.get() == Status::Idle {
                     // Queued but never linked: a panic (a stale waker's
                     // drop, or the lock) cut `enqueue` short before it
                     // linked the node or reported its outcome. IDLE only
@@ -222,9 +255,9 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
     /// was reserved by the drainer, so it is not counted again.
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
-        match self.node.status() {
-            list::GRANTED => self.finish(Ok(Seat::new(self.bulkhead))),
-            list::CLOSED => self.finish(Err(self.bulkhead.closed_error())),
+        match self.node.status.get() {
+            Status::Granted => self.finish(Ok(Seat::new(self.bulkhead))),
+            Status::Closed => self.finish(Err(self.bulkhead.closed_error())),
             _ => Poll::Pending,
         }
     }

@@ -133,6 +133,66 @@ impl<L: RawLock + ConstInit> Bulkhead<L> {
             Self::with_lock(config, L::INIT)
         }
     }
+
+    loom_const_fn! {
+        /// A FIFO compartment called `name` with `max_concurrent` seats, for
+        /// a `static` or `const`, in one line:
+        ///
+        /// ```
+        /// use bulkhead_core::{Bulkhead, CsLock};
+        ///
+        /// static DATABASE: Bulkhead<CsLock> = Bulkhead::new_static("database", 8);
+        /// assert_eq!(DATABASE.state().max_concurrent, 8);
+        /// ```
+        ///
+        /// Bad settings are a compile-time error in a `static` or `const`:
+        ///
+        /// ```compile_fail
+        /// use bulkhead_core::{Bulkhead, CsLock};
+        ///
+        /// static NOBODY: Bulkhead<CsLock> = Bulkhead::new_static("nobody", 0);
+        /// # let _ = &NOBODY;
+        /// ```
+        ///
+        /// # Panics
+        /// If `max_concurrent` is 0 or above [`MAX_CONCURRENT_LIMIT`]; at
+        /// compile time when evaluated in a `static` or `const`. Outside
+        /// one, use [`new`](Self::new), which returns the error instead.
+        pub fn new_static(name: &'static str, max_concurrent: usize) -> Self {
+            Self::from_config_static(Config::new(name, max_concurrent))
+        }
+    }
+
+    loom_const_fn! {
+        /// A compartment built from `config`, for a `static` or `const`:
+        /// as [`new_static`](Self::new_static), with every setting of a
+        /// [`Config`].
+        ///
+        /// ```
+        /// use bulkhead_core::{Admission, Bulkhead, Config, CsLock};
+        ///
+        /// static SPI: Bulkhead<CsLock> =
+        ///     Bulkhead::from_config_static(Config::new("spi", 2).max_waiting(4).admission(Admission::Barging));
+        /// assert_eq!(SPI.admission(), Admission::Barging);
+        /// ```
+        ///
+        /// # Panics
+        /// If [`Config::validate`] refuses `config`; at compile time in a
+        /// `static` or `const`.
+        pub fn from_config_static(config: Config) -> Self {
+            match config.validate() {
+                Ok(config) => Self::build(config, L::INIT),
+                // `const` panics take a literal: one message per error.
+                Err(ConfigError::ZeroCapacity { .. }) => panic!(
+                    "bulkhead: max_concurrent = 0 would admit nobody; give it at least 1 seat"
+                ),
+                Err(ConfigError::CapacityOverflow { .. }) => panic!(
+                    "bulkhead: max_concurrent is above MAX_CONCURRENT_LIMIT for this target; \
+                     choose a smaller value"
+                ),
+            }
+        }
+    }
 }
 
 impl<L: RawLock> Bulkhead<L> {
@@ -143,16 +203,22 @@ impl<L: RawLock> Bulkhead<L> {
         /// # Errors
         /// As [`Config::validate`].
         pub fn with_lock(config: Config, lock: L) -> Result<Self, ConfigError> {
-            let config = match config.validate() {
-                Ok(config) => config,
+            match config.validate() {
+                Ok(config) => Ok(Self::build(config, lock)),
                 Err(e) => {
                     // A `const fn` cannot run `L`'s destructor. Locks hold
                     // no resources before first use, so forgetting is free.
                     core::mem::forget(lock);
-                    return Err(e);
+                    Err(e)
                 }
-            };
-            Ok(Self {
+            }
+        }
+    }
+
+    loom_const_fn! {
+        /// The compartment of a validated `config`.
+        fn build(config: Config, lock: L) -> Self {
+            Self {
                 word: AtomicUsize::new(word::initial(config.max_concurrent)),
                 owed: AtomicUsize::new(0),
                 max: AtomicUsize::new(config.max_concurrent),
@@ -167,7 +233,7 @@ impl<L: RawLock> Bulkhead<L> {
                 admission: config.admission,
                 list: UnsafeCell::new(List::new()),
                 lock,
-            })
+            }
         }
     }
 

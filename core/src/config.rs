@@ -19,6 +19,8 @@ use crate::word::MAX_CONCURRENT_LIMIT;
 ///   contention, but a waiter can lose repeatedly and time out while others
 ///   keep getting in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Admission {
     /// First come, first served, by direct hand-off.
     #[default]
@@ -40,7 +42,18 @@ pub enum Admission {
 /// assert_eq!(DB.max_concurrent, 16);
 /// assert!(DB.validate().is_ok());
 /// ```
+///
+/// With the `serde` feature, `Config` is `Serialize` and `Deserialize`.
+/// Its `name` is `&'static str` (a compartment name lives as long as the
+/// program, and core never allocates), so deserializing borrows it from
+/// `'static` input (a string literal, `include_str!`, text leaked once)
+/// through a deserializer that lends strings (serde_json, postcard). TOML's
+/// deserializer never lends strings, so it reports "expected a borrowed
+/// string"; for settings read at run time, deserialize bulkhead-std's
+/// `DomainConfig` (no name; the registry keys it by name) instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct Config {
     /// The compartment's name: its domain, as it appears in errors and
     /// snapshots.
@@ -49,8 +62,10 @@ pub struct Config {
     /// [`MAX_CONCURRENT_LIMIT`].
     pub max_concurrent: usize,
     /// How many callers may wait at once; `None` for no limit.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_waiting: Option<usize>,
     /// Who gets a freed seat.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
 }
 

@@ -5,20 +5,21 @@
 //!
 //! 1. **No lost wake-up between "a release fails to take the lock" and "the
 //!    holder unlocks".** A release that finds waiters adds its seat with an
-//!    RMW that acquires, and then *tries* the lock. If the try fails, the
-//!    holder will re-check after unlocking, and that re-check is itself an
-//!    RMW on the same atomic (`fetch_add(0)`) that releases. Two RMWs on one
-//!    atomic are totally ordered, so either the holder's re-check sees the
-//!    seat, or the release's RMW reads the re-check's write, which makes the
-//!    holder's unlock happen-before the release's try, and that try then
-//!    succeeds (the lock contract forbids spurious failure). Plain loads
-//!    would allow the store-buffer outcome where both sides miss. In barging
-//!    mode the same pair of RMWs runs on the owed count. Every ordering in
-//!    this file is argued in docs/design.md ("Memory orderings").
-//! 2. **A verdict is the last touch of a node.** The drainer unlinks a node
-//!    and takes its waker *before* storing `GRANTED`/`CLOSED` with
-//!    `Release`, because the owner may see that store without the lock and
-//!    free the node at once.
+//!    `AcqRel` RMW and then *tries* the lock. If the try fails, the holder
+//!    will re-check after unlocking, and that re-check is itself an `AcqRel`
+//!    RMW on the same word (`fetch_add(0)`). Two RMWs on one word are
+//!    totally ordered, so either the holder's re-check sees the seat, or the
+//!    release's RMW reads the re-check's write, which makes the holder's
+//!    unlock happen-before the release's try, and that try then succeeds
+//!    (`RawLock` promise 2 forbids spurious failure, and only core locks a
+//!    compartment's lock, so a failed try means one of *these* sections
+//!    runs). Plain loads would allow the store-buffer outcome where both
+//!    sides miss.
+//! 2. **A verdict is the last touch of a node.** `unlink`, the one exit
+//!    from the list, removes a node and takes its waker *before* storing
+//!    its new status (`Granted`/`Closed` with `Release`), because the owner
+//!    may see that store without the lock and free the node at once. The
+//!    statuses and their transitions live in `status.rs`.
 //! 3. **No foreign code under the lock.** Wakers are cloned before locking;
 //!    replaced wakers are dropped and taken wakers are woken after
 //!    unlocking, by [`Batch`]'s `Drop`, which also runs while unwinding.
@@ -27,10 +28,13 @@
 //! 5. **`WAITERS` is exact under the lock.** It is set in the same CAS that
 //!    fails to take a free seat, before the node is linked (so a release
 //!    that races it either sees the flag or leaves a seat the CAS sees),
-//!    and cleared in the same CAS that grants the last node, or when the
-//!    last node leaves.
+//!    and cleared in the same CAS that grants the last node (`take_seat`),
+//!    or by `unlink` when the last node leaves without a seat.
 //! 6. **Every section ends with a drain and a re-check**, so no section can
 //!    swallow a release that failed to take the lock while it ran.
+//! 7. **Every section is bounded.** It reaches at most `BATCH + 2` nodes
+//!    through the list, whatever the queue length (the barging list is
+//!    partitioned so that notifying is O(1); see `list.rs`).
 
 use core::ptr::NonNull;
 use core::task::Waker;
@@ -40,9 +44,10 @@ use heapless::Deque;
 use crate::bulkhead::Bulkhead;
 use crate::config::Admission;
 use crate::error::Error;
-use crate::list::{self, List, Node};
+use crate::list::{List, Node};
 use crate::lock::RawLock;
-use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use crate::status::Status;
+use crate::sync::Ordering::{self, AcqRel, Acquire, Relaxed};
 use crate::word::{self, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
@@ -50,6 +55,10 @@ use crate::word::{self, CLOSED, ONE, WAITERS};
 /// loom builds use 2, so that its models, which have at most three
 /// threads, reach a full batch and `finish`'s re-drain.
 const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
+
+/// `BATCH`, for the test that bounds a section's work.
+#[cfg(test)]
+pub(crate) const SECTION_BATCH: usize = BATCH;
 
 /// Wakers collected under the lock, woken after it, followed by the
 /// re-check of rule 1. Everything happens in `Drop`, so a panicking waker
@@ -193,8 +202,10 @@ impl<L: RawLock> Bulkhead<L> {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
             let list = unsafe { &mut *list };
+            list.begin_section();
             let r = f(list, batch);
             self.drain_locked(list, batch);
+            list.end_section();
             r
         })
     }
@@ -205,17 +216,36 @@ impl<L: RawLock> Bulkhead<L> {
     /// docs/bug-classes.md).
     #[inline]
     pub(crate) fn try_take(&self) -> Result<(), Refusal> {
-        let mut w = self.word.load(Relaxed);
+        let w = self.word.load(Relaxed);
+        self.take_seat(w, Take::newcomer(self.fifo()))
+            .map_err(|(refusal, _)| refusal)
+    }
+
+    /// The one take-a-seat CAS loop: from the word `w`, takes one seat if
+    /// the compartment is open, a seat is free and (if `take.yield_to_waiters`)
+    /// nobody waits; with `take.clear_waiters` it also clears `WAITERS` in
+    /// the same CAS (rule 5: the taker is the last linked node). On refusal,
+    /// returns why and the word it last read, so that `enqueue` can go on
+    /// from it. `#[inline(always)]` with a constant `take`: each caller
+    /// compiles to its own loop with its own orderings, so the fast path
+    /// stays one load and one CAS.
+    #[inline(always)]
+    fn take_seat(&self, mut w: usize, take: Take) -> Result<(), (Refusal, usize)> {
         loop {
             if w & CLOSED != 0 {
-                return Err(Refusal::Closed);
+                return Err((Refusal::Closed, w));
             }
-            if word::available(w) <= 0 || (self.fifo() && w & WAITERS != 0) {
-                return Err(Refusal::Full);
+            if word::available(w) <= 0 || (take.yield_to_waiters && w & WAITERS != 0) {
+                return Err((Refusal::Full, w));
             }
+            let new = if take.clear_waiters {
+                (w - ONE) & !WAITERS
+            } else {
+                w - ONE
+            };
             match self
                 .word
-                .compare_exchange_weak(w, w - ONE, Acquire, Relaxed)
+                .compare_exchange_weak(w, new, take.success, Relaxed)
             {
                 Ok(_) => return Ok(()),
                 Err(actual) => w = actual,
@@ -236,10 +266,9 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     /// Adds `n` seats to the word; in barging mode also owes one wake-up per
-    /// seat if anyone waits. Returns whether anyone waited. Both RMWs are
-    /// `AcqRel`: the release half publishes the holder's work (to the next
-    /// holder through the word, to the drainer that notifies a barging
-    /// waiter through the owed count); the acquire half is rule 1's.
+    /// seat if anyone waits. Returns whether anyone waited. `AcqRel`: the
+    /// release half publishes the holder's work to the next holder; the
+    /// acquire half is rule 1's.
     ///
     /// `n >= 1`: adding nothing needs no RMW, and rule 1's argument is about
     /// a release that really frees a seat.
@@ -270,23 +299,18 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// Rule 1's re-check: whether a drain may be owed. The RMWs are what
     /// order this check against a release that failed to take the lock.
-    /// `Release`: a release whose RMW reads this one's write must see this
-    /// thread's unlock. No `Acquire`: this thread takes no seat on the
-    /// strength of what it reads here (every taker's CAS acquires), and if
-    /// its own try then fails, the section it sees running began after its
-    /// own ended and drains what it saw (docs/design.md).
     fn drain_owed(&self) -> bool {
-        let w = self.word.fetch_add(0, Release);
+        let w = self.word.fetch_add(0, AcqRel);
         if w & WAITERS == 0 {
             // Nobody waits; in barging mode a drain still clears stale owed
             // wake-ups so that they are not handed to a later waiter.
-            return !self.fifo() && self.owed.fetch_add(0, Release) != 0;
+            return !self.fifo() && self.owed.fetch_add(0, AcqRel) != 0;
         }
         w & CLOSED != 0
             || if self.fifo() {
                 word::available(w) > 0
             } else {
-                self.owed.fetch_add(0, Release) != 0
+                self.owed.fetch_add(0, AcqRel) != 0
             }
     }
 
@@ -304,99 +328,104 @@ impl<L: RawLock> Bulkhead<L> {
     fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
         while !batch.wake.is_full() {
             let Some(node) = list.front() else { return };
-            let last = list.len() == 1;
-            let mut w = self.word.load(Relaxed);
-            let verdict = loop {
-                if w & CLOSED != 0 {
-                    break list::CLOSED;
-                }
-                if word::available(w) <= 0 {
-                    return;
-                }
-                // Reserve the seat for `node`, and clear WAITERS in the same
-                // CAS if it is the last waiter (rule 5). `Acquire`: the
-                // releaser's work; the verdict's `Release` store passes it
-                // on to the owner, so the CAS itself releases nothing.
-                let new = if last { (w - ONE) & !WAITERS } else { w - ONE };
-                match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
-                    Ok(_) => break list::GRANTED,
-                    Err(actual) => w = actual,
-                }
-            };
-            self.hand_verdict(list, node, verdict, batch);
+            // Reserve the seat for `node`, clearing WAITERS in the same CAS
+            // if it is the last waiter (rule 5). `AcqRel`, unlike the other
+            // takers' `Acquire`: the drainer does not use the seat itself,
+            // it acquires the releaser's work and passes it on to the owner
+            // (with the verdict's `Release` store).
+            let take = Take::drain(list.len() == 1);
+            match self.take_seat(self.word.load(Relaxed), take) {
+                Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
+                Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
+                Err((Refusal::Full, _)) => return,
+            }
         }
     }
 
     fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
-        // `CLOSED` is only set under the lock, so this load is exact and
-        // needs no ordering of its own.
-        if self.word.load(Relaxed) & CLOSED != 0 {
+        if self.word.load(Acquire) & CLOSED != 0 {
             // Owed wake-ups die with the compartment: every waiter gets a
             // `Closed` verdict instead. Left standing, they would make
             // `drain_owed` ask for another drain forever.
             self.owed.store(0, Relaxed);
             while !batch.wake.is_full() {
                 let Some(node) = list.front() else { return };
-                self.hand_verdict(list, node, list::CLOSED, batch);
+                self.hand_verdict(list, node, Verdict::Closed, batch);
             }
             return;
         }
-        // `Acquire`: pairs with the release's owed `fetch_add`, so the seat
-        // it freed happens-before the notified waiter's re-poll, whose
-        // `take_locked` must not read a word from before that seat.
-        let mut owed = self.owed.swap(0, Acquire);
-        let mut cursor = list.front();
+        let mut owed = self.owed.swap(0, AcqRel);
         while owed > 0 {
-            let Some(node) = cursor else { break };
-            // SAFETY: `node` is linked in `list`.
-            cursor = unsafe { list.next(node) };
-            // SAFETY: linked nodes are valid; status only changes under the
-            // lock, which we hold.
-            if unsafe { node.as_ref() }.status() != list::WAITING {
-                continue;
-            }
             if batch.wake.is_full() {
                 // Put the rest back; `finish` drains again after waking.
-                // Under the lock; the next section takes them back.
-                self.owed.fetch_add(owed, Relaxed);
+                self.owed.fetch_add(owed, AcqRel);
                 return;
             }
-            // SAFETY: `node` is linked in `list`; it stays linked, so its
-            // owner cannot free it until it takes the lock itself.
-            if let Some(waker) = unsafe { list.take_waker(node) } {
+            // O(1): the list keeps notified nodes first and remembers the
+            // first waiting one.
+            let Some(waker) = list.notify_next() else {
+                // Wake-ups owed beyond the un-notified waiters are dropped:
+                // every waiter is then notified and will compete for the
+                // free seats.
+                break;
+            };
+            if let Some(waker) = waker {
                 let _ = batch.wake.push_back(waker);
             }
-            // SAFETY: valid, linked node; not a final verdict.
-            unsafe { list::set_status(node, list::NOTIFIED) };
             owed -= 1;
         }
-        // Wake-ups owed beyond the un-notified waiters are dropped: every
-        // waiter is then notified and will compete for the free seats.
     }
 
-    /// Unlinks `node`, queues its waker, and publishes `verdict` as the last
-    /// touch (rule 2).
-    fn hand_verdict(
+    /// Unlinks `node` and moves it out of the list's statuses, as its last
+    /// touch (rule 2): the one exit from the list. A removal without a seat
+    /// (`Closed`, `Left`) that empties the list clears `WAITERS` with its own
+    /// RMW; a grant has already cleared it in the CAS that took the seat,
+    /// for free (rule 5). The node's waker is queued to be woken (`wake`,
+    /// a verdict for someone else) or dropped after the unlock (the owner's
+    /// own exit, whose waker is stale).
+    fn unlink(
         &self,
         list: &mut List,
         node: NonNull<Node>,
-        verdict: u8,
+        verdict: Verdict,
+        wake: bool,
         batch: &mut Batch<'_, L>,
     ) {
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
-        if list.is_empty() && verdict == list::CLOSED {
-            // Under the lock; an RMW, so it continues the release sequences
-            // of the seats in the word and needs no ordering of its own.
-            self.word.fetch_and(!WAITERS, Relaxed);
+        if list.is_empty() && verdict != Verdict::Granted {
+            self.word.fetch_and(!WAITERS, AcqRel);
         }
-        if let Some(waker) = waker {
-            // Cannot fail: callers stop while the batch is full.
-            let _ = batch.wake.push_back(waker);
+        if wake {
+            if let Some(waker) = waker {
+                // Cannot fail: callers stop while the batch is full.
+                let _ = batch.wake.push_back(waker);
+            }
+        } else {
+            batch.discard(waker);
         }
         // SAFETY: `node` is still valid: its owner has not seen a final
         // verdict. Nothing touches it after this store.
-        unsafe { list::set_status(node, verdict) };
+        let status = unsafe { &node.as_ref().status };
+        // SAFETY: lock held; `node` was just unlinked.
+        unsafe {
+            match verdict {
+                Verdict::Granted => status.grant(),
+                Verdict::Closed => status.close(),
+                Verdict::Left => status.leave(),
+            }
+        }
+    }
+
+    /// A drainer's verdict for a waiter: unlink, wake, publish.
+    fn hand_verdict(
+        &self,
+        list: &mut List,
+        node: NonNull<Node>,
+        verdict: Verdict,
+        batch: &mut Batch<'_, L>,
+    ) {
+        self.unlink(list, node, verdict, true, batch);
     }
 
     /// The slow path of an acquire, for a node that is not linked: take a
@@ -405,37 +434,25 @@ impl<L: RawLock> Bulkhead<L> {
     /// leaves a seat that this loop sees (bug class 3 in docs/bug-classes.md).
     pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
         self.with_list(|list, batch| {
-            // `Relaxed`: a seat is only taken by the CAS below, which
-            // acquires; `CLOSED` and `WAITERS` are exact under the lock.
-            let mut w = self.word.load(Relaxed);
+            let mut w = self.word.load(Acquire);
             loop {
-                if w & CLOSED != 0 {
-                    batch.discard(Some(waker));
-                    return Err(self.closed_error());
-                }
-                let may_take = !self.fifo() || w & WAITERS == 0;
-                if may_take && word::available(w) > 0 {
-                    // `Acquire`, as on the fast path: the only ordering on
-                    // this path that relates the releaser's work to ours.
-                    match self
-                        .word
-                        .compare_exchange_weak(w, w - ONE, Acquire, Relaxed)
-                    {
-                        Ok(_) => {
-                            batch.discard(Some(waker));
-                            // Mark the seat as the node's before anything
-                            // can panic (the batch wakes foreign wakers), so
-                            // the owner's `Drop` gives it back.
-                            // SAFETY: the caller owns the unlinked node.
-                            unsafe { list::set_status(node, list::GRANTED) };
-                            return Ok(Enqueued::Seated);
-                        }
-                        Err(actual) => {
-                            w = actual;
-                            continue;
-                        }
+                w = match self.take_seat(w, Take::newcomer(self.fifo())) {
+                    Ok(()) => {
+                        batch.discard(Some(waker));
+                        // Mark the seat as the node's before anything can
+                        // panic (the batch wakes foreign wakers), so the
+                        // owner's `Drop` gives it back.
+                        // SAFETY: lock held; the caller owns the unlinked
+                        // node.
+                        unsafe { node.as_ref().status.seat() };
+                        return Ok(Enqueued::Seated);
                     }
-                }
+                    Err((Refusal::Closed, _)) => {
+                        batch.discard(Some(waker));
+                        return Err(self.closed_error());
+                    }
+                    Err((Refusal::Full, w)) => w,
+                };
                 if list.len() >= self.max_waiting.load(Relaxed) {
                     batch.discard(Some(waker));
                     // Counted by the caller, after the lock: the adapter's
@@ -446,14 +463,14 @@ impl<L: RawLock> Bulkhead<L> {
                     });
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
-                // release freed a seat since `w` was read. `Relaxed`: it
-                // takes no seat (a retry that does acquires in its own CAS),
-                // and a release that reads the flag needs nothing from this
-                // thread but the re-check of rule 1.
+                // release freed a seat since `w` was read. Not a take: it
+                // takes no seat, and its `AcqRel` success makes the flag
+                // and everything before it visible to the release that
+                // reads it.
                 if w & WAITERS == 0
                     && let Err(actual) =
                         self.word
-                            .compare_exchange_weak(w, w | WAITERS, Relaxed, Relaxed)
+                            .compare_exchange_weak(w, w | WAITERS, AcqRel, Acquire)
                 {
                     w = actual;
                     continue;
@@ -468,58 +485,41 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// A poll of a linked node that has no final verdict yet: refresh its
     /// waker and, in barging mode, compete for a free seat. Returns whether
-    /// the node took a seat (it is then unlinked and seated).
+    /// the node took a seat (it is then unlinked and granted).
     pub(crate) fn repoll(&self, node: NonNull<Node>, waker: Waker) -> bool {
         self.with_list(|list, batch| {
             // SAFETY: the owner keeps `node` valid; under the lock its
             // status is stable.
-            let status = unsafe { node.as_ref() }.status();
-            if status != list::WAITING && status != list::NOTIFIED {
+            let status = unsafe { node.as_ref() }.status.get();
+            if !status.is_linked() {
+                // A verdict arrived since the owner looked.
                 batch.discard(Some(waker));
                 return false;
             }
-            if !self.fifo() && self.take_locked(list, node, batch) {
-                batch.discard(Some(waker));
-                return true;
+            if !self.fifo() {
+                // Barging: take a free seat if there is one, whoever else
+                // waits.
+                let take = Take::barging_repoll(list.len() == 1);
+                if self.take_seat(self.word.load(Relaxed), take).is_ok() {
+                    batch.discard(Some(waker));
+                    // GRANTED, not IDLE: if waking the batch panics before
+                    // the owner learns it took a seat, its `Drop` still
+                    // gives the seat back.
+                    self.unlink(list, node, Verdict::Granted, false, batch);
+                    return true;
+                }
             }
             // SAFETY: `node` is linked (status WAITING or NOTIFIED).
             unsafe {
                 batch.discard(list.refresh_waker(node, waker));
-                // Lost the race for the seat it was woken for: wait again
-                // for the next notification.
-                list::set_status(node, list::WAITING);
+                if status == Status::Notified {
+                    // Lost the race for the seat it was woken for: wait
+                    // again, first in line for the next notification.
+                    list.requeue(node);
+                }
             }
             false
         })
-    }
-
-    /// Barging: takes a free seat for a linked `node` and unlinks it.
-    fn take_locked(&self, list: &mut List, node: NonNull<Node>, batch: &mut Batch<'_, L>) -> bool {
-        let mut w = self.word.load(Relaxed);
-        loop {
-            if word::available(w) <= 0 || w & CLOSED != 0 {
-                return false;
-            }
-            let new = if list.len() == 1 {
-                (w - ONE) & !WAITERS
-            } else {
-                w - ONE
-            };
-            // `Acquire`: the seat's releaser may have failed its try while
-            // this section held the lock, so nothing else orders its work
-            // before this waiter's.
-            match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
-                Ok(_) => break,
-                Err(actual) => w = actual,
-            }
-        }
-        // SAFETY: `node` is linked in `list`.
-        batch.discard(unsafe { list.remove(node) });
-        // GRANTED, not IDLE: if waking the batch panics before the owner
-        // learns it took a seat, its `Drop` still gives the seat back.
-        // SAFETY: the caller owns `node`.
-        unsafe { list::set_status(node, list::GRANTED) };
-        true
     }
 
     /// The owner of a linked node stops waiting (drop, timeout). Decided in
@@ -530,38 +530,31 @@ impl<L: RawLock> Bulkhead<L> {
         // SAFETY: the owner keeps `node` valid. A final verdict is only ever
         // stored once, so seeing it without the lock is conclusive; and only
         // the owner moves a node out of IDLE, so IDLE is conclusive too.
-        match unsafe { node.as_ref() }.status() {
-            list::GRANTED => return Abandoned::Granted,
-            list::CLOSED => return Abandoned::Closed,
+        match unsafe { node.as_ref() }.status.get() {
+            Status::Granted => return Abandoned::Granted,
+            Status::Closed => return Abandoned::Closed,
             // Never linked (a panic cut `enqueue` short before it), or
             // already unlinked by an earlier `abandon` that then unwound.
             // No lock needed, so a lock that refuses to lock here cannot
             // turn this into an abort.
-            list::IDLE => return Abandoned::Unlinked,
-            _ => {}
+            Status::Idle => return Abandoned::Unlinked,
+            Status::Waiting | Status::Notified => {}
         }
         self.with_list(|list, batch| {
             // SAFETY: as above; under the lock the status is stable.
-            let status = unsafe { node.as_ref() }.status();
+            let status = unsafe { node.as_ref() }.status.get();
             match status {
-                list::GRANTED => return Abandoned::Granted,
-                list::CLOSED => return Abandoned::Closed,
-                _ => {}
+                Status::Granted => return Abandoned::Granted,
+                Status::Closed => return Abandoned::Closed,
+                Status::Idle => unreachable!("only the owner unlinks to IDLE"),
+                Status::Waiting | Status::Notified => {}
             }
-            // SAFETY: WAITING or NOTIFIED nodes are linked in `list`.
-            batch.discard(unsafe { list.remove(node) });
-            if list.is_empty() {
-                // As in `hand_verdict`: under the lock, no ordering needed.
-                self.word.fetch_and(!WAITERS, Relaxed);
-            }
-            if status == list::NOTIFIED {
+            if status == Status::Notified {
                 // Pass the notification on (embassy #6964): this section's
-                // drain gives it to the next waiter. Under the lock: the
-                // seat it stands for already happens-before this section.
-                self.owed.fetch_add(1, Relaxed);
+                // drain gives it to the next waiter.
+                self.owed.fetch_add(1, AcqRel);
             }
-            // SAFETY: the caller owns `node`.
-            unsafe { list::set_status(node, list::IDLE) };
+            self.unlink(list, node, Verdict::Left, false, batch);
             Abandoned::Unlinked
         })
     }
@@ -581,4 +574,65 @@ impl<L: RawLock> Bulkhead<L> {
 pub(crate) enum Refusal {
     Full,
     Closed,
+}
+
+/// How a caller of [`Bulkhead::take_seat`] takes a seat.
+///
+/// | taker | `success` | yields to waiters | clears `WAITERS` |
+/// |---|---|---|---|
+/// | newcomer: fast path (`try_take`) and `enqueue` | `Acquire` | FIFO | no (its node is not linked) |
+/// | barging re-poll | `Acquire` | no | if its node is the last |
+/// | FIFO drain | `AcqRel` | no (it *is* the queue) | if the node is the last |
+#[derive(Clone, Copy)]
+struct Take {
+    /// The CAS's success ordering. `Acquire` when the taker uses the seat
+    /// itself (it acquires the releaser's work); `AcqRel` for the drain,
+    /// which takes the seat on behalf of a waiter.
+    success: Ordering,
+    /// Refuse while `WAITERS` is set (FIFO outside the queue).
+    yield_to_waiters: bool,
+    /// Clear `WAITERS` in the same CAS.
+    clear_waiters: bool,
+}
+
+impl Take {
+    /// A newcomer (the fast path, and `enqueue`): in FIFO mode it may not
+    /// pass anyone who waits; its node, if any, is not linked.
+    #[inline(always)]
+    const fn newcomer(fifo: bool) -> Self {
+        Self {
+            success: Acquire,
+            yield_to_waiters: fifo,
+            clear_waiters: false,
+        }
+    }
+
+    #[inline(always)]
+    const fn barging_repoll(last: bool) -> Self {
+        Self {
+            success: Acquire,
+            yield_to_waiters: false,
+            clear_waiters: last,
+        }
+    }
+
+    #[inline(always)]
+    const fn drain(last: bool) -> Self {
+        Self {
+            success: AcqRel,
+            yield_to_waiters: false,
+            clear_waiters: last,
+        }
+    }
+}
+
+/// How a node leaves the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// A seat is the node's (FIFO drain, or a barging re-poll that took one).
+    Granted,
+    /// The compartment closed.
+    Closed,
+    /// The owner gave up.
+    Left,
 }

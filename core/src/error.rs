@@ -102,6 +102,45 @@ impl fmt::Display for Error {
 
 impl core::error::Error for Error {}
 
+/// With the `std` feature (on in bulkhead-std): a rejection as an
+/// [`std::io::Error`], for I/O-shaped code (`?` in a function returning
+/// `io::Result`), with the [`ErrorKind`](std::io::ErrorKind) that fits:
+///
+/// | variant | kind |
+/// |---|---|
+/// | [`Error::Full`] | `WouldBlock`: no seat, and the caller chose not to wait |
+/// | [`Error::QueueFull`] | `ResourceBusy`: too many callers already wait |
+/// | [`Error::Timeout`] | `TimedOut` |
+/// | [`Error::Closed`] | `NotConnected`: the compartment admits nobody any more |
+///
+/// The `Error` stays inside: `io_error.get_ref()` downcasts back to it, and
+/// the message is the `Error`'s.
+///
+/// ```
+/// # #[cfg(feature = "std")] {
+/// use bulkhead_core::Error;
+/// use std::io::ErrorKind;
+///
+/// let io: std::io::Error = Error::Full { name: "db", max_concurrent: 2, active: 2 }.into();
+/// assert_eq!(io.kind(), ErrorKind::WouldBlock);
+/// assert!(io.get_ref().unwrap().downcast_ref::<Error>().is_some());
+/// # }
+/// ```
+#[cfg(feature = "std")]
+#[allow(clippy::std_instead_of_core)]
+impl From<Error> for std::io::Error {
+    fn from(error: Error) -> Self {
+        use std::io::ErrorKind;
+        let kind = match error {
+            Error::Full { .. } => ErrorKind::WouldBlock,
+            Error::QueueFull { .. } => ErrorKind::ResourceBusy,
+            Error::Timeout { .. } => ErrorKind::TimedOut,
+            Error::Closed { .. } => ErrorKind::NotConnected,
+        };
+        std::io::Error::new(kind, error)
+    }
+}
+
 /// Why a compartment's configuration was refused.
 ///
 /// ```

@@ -3,19 +3,22 @@
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(test)]
+#[cfg(any(test, feature = "std"))]
 extern crate std;
 
 mod acquire;
+mod acquire_owned;
 mod bulkhead;
 mod config;
 mod engine;
 mod error;
 mod list;
 mod lock;
+mod max_wait;
 mod seat;
 #[cfg(bulkhead_shuttle)]
 mod shuttle_lock;
+mod status;
 mod sync;
 mod word;
 
@@ -24,6 +27,7 @@ mod word;
 mod tests;
 
 pub use acquire::{Acquire, AcquireTimeout};
+pub use acquire_owned::AcquireOwned;
 pub use bulkhead::Bulkhead;
 pub use config::{Admission, Config, State};
 pub use error::{ConfigError, Error};
@@ -32,6 +36,7 @@ pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
+pub use max_wait::{MaxWait, ParseMaxWaitError};
 pub use seat::{Handle, OwnedSeat, Seat};
 #[cfg(bulkhead_shuttle)]
 pub use shuttle_lock::ShuttleLock;

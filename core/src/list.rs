@@ -7,27 +7,24 @@
 //! the compartment's lock is held, which the `&mut List` receiver witnesses.
 //!
 //! The node's `status` is the one field read without the lock: its owner
-//! polls it to learn the verdict. Status changes are made under the lock,
-//! and the change to a final verdict ([`GRANTED`] or [`CLOSED`]) is the
-//! last touch of a node by anyone but its owner, because the owner may free
-//! the node the moment it sees the verdict.
+//! polls it to learn the verdict. Its state machine lives in
+//! [`crate::status`]; the list performs the transitions that move a node
+//! in or within the list (link, notify, lose the race).
+//!
+//! In barging mode the list is kept partitioned: every `Notified` node
+//! comes before every `Waiting` one, and the list remembers the first
+//! `Waiting` node. Notifying the next waiter is then O(1) (the boundary
+//! moves one node on), and so is sending a notified node that lost its
+//! race back to `Waiting` (it moves to just before the boundary, which then
+//! points at it). In FIFO mode no node is ever notified, so the boundary is
+//! always the head.
 
 use core::marker::PhantomPinned;
 use core::ptr::NonNull;
 use core::task::Waker;
 
-use crate::sync::{AtomicU8, Ordering, UnsafeCell};
-
-/// Not in the list; no verdict.
-pub(crate) const IDLE: u8 = 0;
-/// Linked, waiting for a seat.
-pub(crate) const WAITING: u8 = 1;
-/// Barging mode only: linked, and woken to compete for a free seat.
-pub(crate) const NOTIFIED: u8 = 2;
-/// Unlinked; a seat was reserved for this node and now belongs to it.
-pub(crate) const GRANTED: u8 = 3;
-/// Unlinked; the compartment was closed while the node waited.
-pub(crate) const CLOSED: u8 = 4;
+use crate::status::NodeStatus;
+use crate::sync::UnsafeCell;
 
 #[derive(Debug)]
 struct Links {
@@ -49,7 +46,7 @@ pub(crate) struct Node {
     /// Read or written only with the lock held, while linked or by the
     /// owner before linking.
     waker: UnsafeCell<Option<Waker>>,
-    status: AtomicU8,
+    pub(crate) status: NodeStatus,
     _pinned: PhantomPinned,
 }
 
@@ -59,27 +56,27 @@ impl Node {
             Self {
                 links: UnsafeCell::new(Links { prev: None, next: None }),
                 waker: UnsafeCell::new(None),
-                status: AtomicU8::new(IDLE),
+                status: NodeStatus::new(),
                 _pinned: PhantomPinned,
             }
         }
     }
-
-    /// The verdict as seen by the owner, without the lock. `Acquire` pairs
-    /// with the `Release` store of the verdict, so that a granted seat's
-    /// previous holder's writes are visible to the owner.
-    #[inline]
-    pub(crate) fn status(&self) -> u8 {
-        self.status.load(Ordering::Acquire)
-    }
 }
 
-/// The waiter list: FIFO by link order.
+/// The waiter list: FIFO by link order, `Notified` nodes first.
 #[derive(Debug)]
 pub(crate) struct List {
     head: Option<NonNull<Node>>,
     tail: Option<NonNull<Node>>,
+    /// The first `Waiting` node; every node before it is `Notified`.
+    first_waiting: Option<NonNull<Node>>,
     len: usize,
+    /// Nodes reached through the list in the current lock section, and the
+    /// most in any section; for the test that bounds a section's work.
+    #[cfg(test)]
+    visits: usize,
+    #[cfg(test)]
+    pub(crate) max_visits: usize,
 }
 
 // SAFETY: the list only holds pointers to nodes whose owners are `Send`
@@ -91,7 +88,39 @@ impl List {
         Self {
             head: None,
             tail: None,
+            first_waiting: None,
             len: 0,
+            #[cfg(test)]
+            visits: 0,
+            #[cfg(test)]
+            max_visits: 0,
+        }
+    }
+
+    /// Counts one node reached through the list (tests only).
+    #[inline(always)]
+    fn visit(&mut self) {
+        #[cfg(test)]
+        {
+            self.visits += 1;
+        }
+    }
+
+    /// Starts counting a new lock section's visits (tests only).
+    #[inline(always)]
+    pub(crate) fn begin_section(&mut self) {
+        #[cfg(test)]
+        {
+            self.visits = 0;
+        }
+    }
+
+    /// Records the section's visits (tests only).
+    #[inline(always)]
+    pub(crate) fn end_section(&mut self) {
+        #[cfg(test)]
+        {
+            self.max_visits = self.max_visits.max(self.visits);
         }
     }
 
@@ -103,11 +132,11 @@ impl List {
         self.head.is_none()
     }
 
-    /// Links `node` at the tail with `waker`, and marks it `WAITING`.
+    /// Links `node` at the tail with `waker`: **link**, `Idle -> Waiting`.
     ///
     /// # Safety
     /// `node` is pinned, valid, not linked in any list, and stays valid until
-    /// it is unlinked (by [`List::remove`] or [`List::pop_front`]).
+    /// it is unlinked (by [`List::remove`]).
     pub(crate) unsafe fn push_back(&mut self, node: NonNull<Node>, waker: Waker) {
         // SAFETY: the caller guarantees `node` is valid; the list lock is
         // held (we have `&mut self`), so no one else touches its cells.
@@ -130,11 +159,16 @@ impl List {
         }
         self.tail = Some(node);
         self.len += 1;
-        node_ref.status.store(WAITING, Ordering::Relaxed);
+        if self.first_waiting.is_none() {
+            self.first_waiting = Some(node);
+        }
+        // SAFETY: the lock is held and the node is being linked.
+        unsafe { node_ref.status.link() };
     }
 
     /// The oldest node, still linked.
-    pub(crate) fn front(&self) -> Option<NonNull<Node>> {
+    pub(crate) fn front(&mut self) -> Option<NonNull<Node>> {
+        self.visit();
         self.head
     }
 
@@ -142,7 +176,7 @@ impl List {
     ///
     /// # Safety
     /// `node` is linked in this list.
-    pub(crate) unsafe fn next(&self, node: NonNull<Node>) -> Option<NonNull<Node>> {
+    unsafe fn next(&self, node: NonNull<Node>) -> Option<NonNull<Node>> {
         // SAFETY: linked nodes are valid; lock held through `&self` of a
         // list that is only reachable under the lock.
         unsafe { node.as_ref() }
@@ -152,14 +186,18 @@ impl List {
 
     /// Unlinks `node`, takes its waker out, and returns it.
     ///
-    /// The caller must then publish a verdict with [`set_status`] as its
-    /// last touch of the node.
+    /// The caller must then move the node out of its linked status (grant,
+    /// close or leave) as its last touch of the node.
     ///
     /// # Safety
     /// `node` is linked in this list.
     pub(crate) unsafe fn remove(&mut self, node: NonNull<Node>) -> Option<Waker> {
         // SAFETY: linked nodes are valid (push_back's contract).
         let node_ref = unsafe { node.as_ref() };
+        if self.first_waiting == Some(node) {
+            // SAFETY: `node` is linked.
+            self.first_waiting = unsafe { self.next(node) };
+        }
         let (prev, next) = node_ref.links.with_mut(|l| {
             // SAFETY: lock held; exclusive access to the links.
             unsafe { ((*l).prev.take(), (*l).next.take()) }
@@ -185,17 +223,73 @@ impl List {
         node_ref.waker.with_mut(|w| unsafe { (*w).take() })
     }
 
-    /// Takes a linked node's waker out, leaving the node linked (barging
-    /// mode wakes a node without unlinking it; the node registers a fresh
-    /// waker when it next polls).
+    /// Barging: **notifies** the oldest `Waiting` node (`Waiting ->
+    /// Notified`) and moves the boundary past it. Returns `None` if every
+    /// node is already notified, else the node's waker, taken out (it
+    /// registers a fresh one when it next polls). The node stays linked.
+    pub(crate) fn notify_next(&mut self) -> Option<Option<Waker>> {
+        let node = self.first_waiting?;
+        self.visit();
+        // SAFETY: `first_waiting` is linked, hence valid; lock held.
+        unsafe {
+            self.first_waiting = self.next(node);
+            node.as_ref().status.notify();
+            Some(node.as_ref().waker.with_mut(|w| (*w).take()))
+        }
+    }
+
+    /// Barging: a notified node that **lost the race** for a seat waits
+    /// again (`Notified -> Waiting`). It moves to the end of the notified
+    /// prefix, just before the boundary, and becomes the first `Waiting`
+    /// node: the next to be notified. O(1).
     ///
     /// # Safety
-    /// `node` is linked in this list.
-    pub(crate) unsafe fn take_waker(&mut self, node: NonNull<Node>) -> Option<Waker> {
-        // SAFETY: linked nodes are valid; lock held; exclusive access.
-        unsafe { node.as_ref() }
-            .waker
-            .with_mut(|w| unsafe { (*w).take() })
+    /// `node` is linked in this list and `Notified`.
+    pub(crate) unsafe fn requeue(&mut self, node: NonNull<Node>) {
+        // SAFETY: `node` is linked (the caller's contract), hence valid.
+        unsafe {
+            if self.next(node) != self.first_waiting {
+                let waker = self.remove(node);
+                self.insert_before_first_waiting(node, waker);
+            }
+            self.first_waiting = Some(node);
+            node.as_ref().status.requeue();
+        }
+    }
+
+    /// Links a node that was just unlinked again, just before the boundary
+    /// (or at the tail if every node is notified). Keeps its status.
+    ///
+    /// # Safety
+    /// `node` is valid, pinned, not linked, and was linked a moment ago.
+    unsafe fn insert_before_first_waiting(&mut self, node: NonNull<Node>, waker: Option<Waker>) {
+        let next = self.first_waiting;
+        let prev = match next {
+            // SAFETY: a linked node is valid.
+            Some(next) => unsafe { next.as_ref() }
+                .links
+                .with_mut(|l| unsafe { (*l).prev }),
+            None => self.tail,
+        };
+        // SAFETY: `node` is valid and unlinked: its cells are ours.
+        unsafe {
+            node.as_ref().waker.with_mut(|w| *w = waker);
+            node.as_ref().links.with_mut(|l| {
+                (*l).prev = prev;
+                (*l).next = next;
+            });
+        }
+        match prev {
+            // SAFETY: `prev` is linked.
+            Some(prev) => unsafe { set_next(prev, Some(node)) },
+            None => self.head = Some(node),
+        }
+        match next {
+            // SAFETY: `next` is linked.
+            Some(next) => unsafe { set_prev(next, Some(node)) },
+            None => self.tail = Some(node),
+        }
+        self.len += 1;
     }
 
     /// Replaces a linked node's waker, returning the old one so that it can
@@ -223,37 +317,39 @@ impl List {
     /// Checks the links in both directions; for tests.
     #[cfg(test)]
     pub(crate) fn assert_valid(&self) {
+        use crate::status::Status;
         let mut count = 0;
         let mut prev = None;
         let mut cur = self.head;
+        let mut waiting = false;
         while let Some(node) = cur {
             // SAFETY: linked nodes are valid.
             let (p, n) = unsafe { node.as_ref() }
                 .links
                 .with_mut(|l| unsafe { ((*l).prev, (*l).next) });
             assert_eq!(p, prev, "inconsistent state: broken prev link");
+            if cur == self.first_waiting {
+                waiting = true;
+            }
+            let expected = if waiting {
+                Status::Waiting
+            } else {
+                Status::Notified
+            };
+            // SAFETY: linked nodes are valid.
+            let status = unsafe { node.as_ref() }.status.get();
+            assert_eq!(status, expected, "inconsistent state: partition");
             prev = cur;
             cur = n;
             count += 1;
         }
+        assert!(
+            self.first_waiting.is_none() || waiting,
+            "inconsistent state: first_waiting is not linked"
+        );
         assert_eq!(self.tail, prev, "inconsistent state: tail");
         assert_eq!(self.len, count, "inconsistent state: len");
     }
-}
-
-/// Publishes a verdict on a node that is not linked.
-///
-/// For `GRANTED` and `CLOSED` this must be the caller's last touch of the
-/// node: the owner may see the verdict without the lock and free the node.
-/// `Release` makes the seat's history visible to the owner's `Acquire` load.
-///
-/// # Safety
-/// `node` is valid (its owner has not seen a final verdict yet).
-pub(crate) unsafe fn set_status(node: NonNull<Node>, status: u8) {
-    // SAFETY: the caller guarantees `node` is valid; the store is atomic.
-    unsafe { node.as_ref() }
-        .status
-        .store(status, Ordering::Release);
 }
 
 /// # Safety

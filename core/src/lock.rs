@@ -28,6 +28,17 @@
 /// }
 /// ```
 ///
+/// # Bounded sections
+///
+/// Each closure core passes runs for a time bounded by a constant,
+/// whatever the number of waiters: it reaches at most `BATCH + 2` nodes
+/// through the list (`BATCH` = 8: a drain hands on at most a batch of seats,
+/// `Closed` verdicts or wake-ups; plus the caller's own node, and one look
+/// at an empty list), and relinks a fixed number of pointers per node. A
+/// larger hand-off is split over several sections, each one after
+/// unlocking. With [`CsLock`](crate::CsLock) this bounds how long
+/// interrupts stay masked.
+///
 /// # Safety
 ///
 /// Core's unsafe code relies on every promise below. An implementation that
@@ -100,6 +111,18 @@ pub unsafe trait RawLock {
     /// and compiles away.
     #[inline(always)]
     fn record_rejection(&self) {}
+
+    /// Called, never under the lock, each time a caller gets a seat: on the
+    /// fast path, after a wait, or as a hand-off, through any API (core's
+    /// own methods and every adapter's). Not called for a seat that is
+    /// passed on without reaching a caller (a cancelled waiter's).
+    ///
+    /// Core keeps no admission count itself, so that its fast path stays
+    /// one CAS on targets that need no metrics. An adapter that exports
+    /// metrics counts here (bulkhead-std keeps an admission counter). The
+    /// default does nothing and compiles away.
+    #[inline(always)]
+    fn record_admission(&self) {}
 }
 
 /// A lock that can be built in a `const` context, so that a compartment
@@ -283,7 +306,8 @@ mod loom_lock {
     // end happens-before the next one's start. A try fails only after
     // reading `true`, written by a holder whose unlock does not
     // happen-before the try (coherence forbids reading an older value
-    // otherwise). The drop guard unlocks on unwind.
+    // otherwise). The drop guard unlocks on unwind. Nothing here panics
+    // before `f` runs or after it returns (a loom panic ends the model).
     unsafe impl RawLock for LoomLock {
         unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
             let _unlock = loop {

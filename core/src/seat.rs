@@ -28,9 +28,16 @@ pub struct Seat<'a, L: RawLock> {
 }
 
 impl<'a, L: RawLock> Seat<'a, L> {
-    /// Only for a seat that has been counted in the seat word.
+    /// Only for a seat that has been counted in the seat word. Every
+    /// admission makes exactly one `Seat` here, so this is where the
+    /// lock's admission hook runs.
+    /// The seat exists before the hook runs, so a hook that panics gives
+    /// the seat back as it unwinds instead of leaking it.
+    #[inline]
     pub(crate) fn new(bulkhead: &'a Bulkhead<L>) -> Self {
-        Self { bulkhead }
+        let seat = Self { bulkhead };
+        bulkhead.raw_lock().record_admission();
+        seat
     }
 
     /// The compartment this seat belongs to.
@@ -100,6 +107,21 @@ impl<P: Handle> OwnedSeat<P> {
         let seat = handle.try_acquire()?;
         core::mem::forget(seat);
         Ok(Self { handle })
+    }
+
+    /// Waits for a seat, keeping `handle` with it: the owned form of
+    /// [`Bulkhead::acquire`], a `'static` future when the handle is
+    /// (see [`AcquireOwned`](crate::AcquireOwned)).
+    pub fn acquire(handle: P) -> crate::AcquireOwned<P>
+    where
+        P::Lock: 'static,
+    {
+        crate::AcquireOwned::new(handle)
+    }
+
+    /// A seat already counted in the compartment's seat word.
+    pub(crate) fn counted(handle: P) -> Self {
+        Self { handle }
     }
 
     /// Turns a borrowed seat into an owned one. `handle` must lead to the

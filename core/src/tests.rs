@@ -15,6 +15,7 @@ mod fifo;
 mod lifecycle;
 mod memory;
 mod model;
+mod owned;
 mod soundness;
 
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.

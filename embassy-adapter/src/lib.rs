@@ -69,33 +69,14 @@ pub type EmbassySeat<'a, M> = bulkhead_core::Seat<'a, EmbassyLock<M>>;
 /// use bulkhead_embassy::{Bulkhead, Config, raw::CriticalSectionRawMutex};
 ///
 /// static SPI: Bulkhead<CriticalSectionRawMutex> =
-///     match Bulkhead::from_config(Config::new("spi", 2).max_waiting(4)) {
-///         Ok(b) => b,
-///         Err(_) => panic!("spi: bad compartment settings"),
-///     };
+///     Bulkhead::from_config_static(Config::new("spi", 2).max_waiting(4));
 /// # assert_eq!(SPI.name(), "spi");
 /// ```
 pub const fn new_static<M: raw::RawMutex>(
     name: &'static str,
     max_concurrent: usize,
 ) -> Bulkhead<M> {
-    // A `const fn` may not drop a value whose type might have a destructor
-    // (`ThreadModeRawMutex` has one), and matching `Ok(b) => b` on the
-    // `Result` leaves such a drop behind. So the result is kept in a
-    // `ManuallyDrop`, inspected by reference, and the compartment is read
-    // out of it exactly once.
-    let result = core::mem::ManuallyDrop::new(Bulkhead::<M>::new(name, max_concurrent));
-    let result: *const Result<Bulkhead<M>, ConfigError> = (&raw const result).cast();
-    // SAFETY: `ManuallyDrop<T>` is `repr(transparent)` over `T`, and
-    // `result` points at a live local.
-    match unsafe { &*result } {
-        // SAFETY: `bulkhead` is valid for reads, and the original is never
-        // used or dropped again (it sits in a `ManuallyDrop`), so this
-        // read moves it rather than duplicating it.
-        Ok(bulkhead) => unsafe { core::ptr::read(bulkhead) },
-        Err(ConfigError::ZeroCapacity { .. }) => {
-            panic!("bulkhead: max_concurrent = 0 would admit nobody; give it at least 1 seat")
-        }
-        Err(_) => panic!("bulkhead: max_concurrent is above MAX_CONCURRENT_LIMIT for this target"),
-    }
+    // Core's one const constructor: it validates the `Copy` settings
+    // before it builds, so no `Result` holding a lock is ever dropped.
+    bulkhead_core::Bulkhead::new_static(name, max_concurrent)
 }

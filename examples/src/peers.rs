@@ -272,7 +272,7 @@ impl BlockingSem for Ours {
     type Guard<'a> = bulkhead_core::Seat<'a, StdLock>;
     #[inline]
     fn acquire_blocking(&self) -> Self::Guard<'_> {
-        BlockingAcquire::acquire_blocking(self, Some(Duration::from_secs(3600)))
+        BlockingAcquire::acquire_blocking(self, Duration::from_secs(3600))
             .expect("seat within an hour")
     }
 }

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*;
 use bulkhead_std::{Bulkhead, Config, Error};
 
@@ -269,9 +270,9 @@ fn serve(
         return Outcome::Admitted;
     };
     let verdict = match r.dependency {
-        Dependency::Database => c.database.execute(Some(c.budget), call),
+        Dependency::Database => c.database.execute(c.budget, call),
         // The cache is fast: fail fast if it is ever full.
-        Dependency::Cache => c.cache.execute(None, call),
+        Dependency::Cache => c.cache.execute(MaxWait::FailFast, call),
     };
     match verdict {
         Ok(_business_result) => Outcome::Admitted,

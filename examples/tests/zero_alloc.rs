@@ -1,7 +1,8 @@
 //! Zero heap allocations per acquire, wait and release, proven with a
-//! counting global allocator, on three paths: core's async path (polled by
-//! hand), the blocking path (`acquire_blocking`, parked and handed off) and
-//! the tokio path (core's `acquire` awaited in a tokio task). Each wait is
+//! counting global allocator, on these paths: core's async path (polled by
+//! hand), the blocking path (`acquire_blocking`, parked and handed off),
+//! the tokio path (core's `acquire` awaited in a tokio task), and the tower
+//! layer in both modes (failing fast, and waiting with a budget). Each wait is
 //! real: the waiter is queued (`state().waiting == 1`) before the holder
 //! releases, and the seat reaches it by hand-off.
 //!
@@ -30,7 +31,7 @@ use std::thread;
 use std::time::Duration;
 
 use bulkhead_core::{Admission, Bulkhead, Config, OwnedSeat};
-use bulkhead_std::{BlockingAcquire, StdLock};
+use bulkhead_std::{BlockingAcquire, MaxWait, StdLock};
 
 /// Counts every allocation (and reallocation) made on a thread that joined
 /// a [`Meter`], into that meter.
@@ -190,7 +191,7 @@ fn blocking(admission: Admission, inject: bool) -> usize {
                 while go.load(Ordering::SeqCst) < round {
                     thread::yield_now();
                 }
-                let seat = b.acquire_blocking(Some(Duration::from_secs(30))).unwrap();
+                let seat = b.acquire_blocking(Duration::from_secs(30)).unwrap();
                 black_box(&seat);
                 injected_allocation(inject);
                 drop(seat);
@@ -265,6 +266,74 @@ fn tokio_path(admission: Admission, inject: bool) -> usize {
         })
         .await
         .unwrap()
+    })
+}
+
+/// An inner service that answers at once, allocating nothing.
+#[derive(Clone)]
+struct Echo;
+
+impl tower_service::Service<usize> for Echo {
+    type Response = usize;
+    type Error = std::convert::Infallible;
+    type Future = std::future::Ready<Result<usize, Self::Error>>;
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+    fn call(&mut self, n: usize) -> Self::Future {
+        std::future::ready(Ok(n))
+    }
+}
+
+/// The tower layer, polled by hand inside a tokio runtime (its waits use
+/// tokio's timer). Failing fast: each call is admitted and answered.
+/// Waiting: each call queues behind the only seat (its response future is
+/// `Pending`, queued), the holder releases, and the next poll calls the
+/// inner service. Counts every call, response future and hand-off.
+fn tower_path(wait: bool, inject: bool) -> usize {
+    use tower_service::Service;
+    let meter = Meter::new();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let b = Arc::new(ours(Admission::Fifo));
+    let max_wait = if wait {
+        MaxWait::from_millis(30_000)
+    } else {
+        MaxWait::FailFast
+    };
+    let mut svc = bulkhead_tokio::BulkheadService::new(Echo, b.clone()).max_wait(max_wait);
+    rt.block_on(async {
+        let waker = counting_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut total = 0;
+        for round in 0..=ROUNDS {
+            let before = meter.allocs();
+            assert!(svc.poll_ready(&mut cx).is_ready());
+            let holder = if wait {
+                Some(b.try_acquire().unwrap())
+            } else {
+                None
+            };
+            let mut response = pin!(svc.call(round));
+            if let Some(holder) = holder {
+                assert!(response.as_mut().poll(&mut cx).is_pending());
+                assert_eq!(b.state().waiting, 1, "a real wait: the request is queued");
+                drop(holder);
+            }
+            let Poll::Ready(Ok(n)) = response.as_mut().poll(&mut cx) else {
+                panic!("admitted")
+            };
+            assert_eq!(n, round);
+            injected_allocation(inject);
+            let after = meter.allocs();
+            if round > 0 {
+                total += after - before;
+            }
+        }
+        assert_eq!(b.state().active, 0);
+        total
     })
 }
 
@@ -383,6 +452,15 @@ fn zero_allocations_per_acquire_wait_release() {
         assert_eq!(b, 0, "the blocking path allocated ({admission:?})");
         assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
     }
+    let fail_fast = tower_path(false, false);
+    let waiting = tower_path(true, false);
+    println!(
+        "ours: allocations per request through the tower layer: fail fast {}, waiting {}",
+        per_wait(fail_fast),
+        per_wait(waiting)
+    );
+    assert_eq!(fail_fast, 0, "the tower layer allocated, failing fast");
+    assert_eq!(waiting, 0, "the tower layer allocated, waiting for a seat");
 }
 
 /// The meter is not blind: one allocation per round, made on the thread
@@ -395,6 +473,8 @@ fn an_injected_allocation_is_counted() {
     assert_eq!(a, ROUNDS, "core async, on the test thread");
     assert_eq!(b, ROUNDS, "blocking, on the waiter thread");
     assert_eq!(t, ROUNDS, "tokio, in the releasing task");
+    assert_eq!(tower_path(false, true), ROUNDS, "tower failing fast");
+    assert_eq!(tower_path(true, true), ROUNDS, "tower waiting");
 }
 
 /// Allocations on a thread that did not join the meter (the harness, a

@@ -60,13 +60,26 @@ impl Wake for Unparker {
 /// The blocking waiter: polls the same future from a plain thread and
 /// blocks between polls, as a thread parked in `bulkhead-std` does.
 pub fn acquire_blocking(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    poll_until_ready(b, false)
+}
+
+/// A blocking waiter that polls once more right after it queued, without
+/// waiting for a wake-up (as after a spurious wake-up, or a `select!` that
+/// polls every branch): its re-poll races whatever hands it a seat.
+pub fn acquire_re_polling(b: &LoomBulkhead) -> Result<Seat<'_, LoomLock>, Error> {
+    poll_until_ready(b, true)
+}
+
+fn poll_until_ready(b: &LoomBulkhead, re_poll_at_once: bool) -> Result<Seat<'_, LoomLock>, Error> {
     let unparker = StdArc::new(Unparker(Notify::new()));
     let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(b.acquire());
+    let mut re_poll = re_poll_at_once;
     loop {
         match fut.as_mut().poll(&mut cx) {
             Poll::Ready(result) => return result,
+            Poll::Pending if re_poll => re_poll = false,
             Poll::Pending => unparker.0.wait(),
         }
     }

@@ -1,6 +1,10 @@
 //! Cancellation and timeouts racing hand-offs.
 #![cfg(bulkhead_loom)]
 
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use bulkhead_core::OwnedSeat;
 use bulkhead_loom_tests::{
     acquire_async, acquire_then_time_out, assert_quiescent, barging, fifo, leaver_and_waiter,
     poll_once_then_drop, time_out_early,
@@ -50,4 +54,32 @@ fn timeout_racing_a_hand_off_with_a_waiter_behind() {
 #[test]
 fn barging_timeout_passes_the_wake_up_on() {
     loom::model(|| leaver_and_waiter(barging(1), time_out_early, acquire_async));
+}
+
+/// `Acquire::abandon` races `close` and a release. Whether the waiter was
+/// granted the seat, closed out, or still queued when it gave up, the one
+/// decision under the lock must leave nothing behind: a granted seat comes
+/// back from `abandon` and is released, and a node that `close` already
+/// unlinked is not unlinked again (bug class 2 in docs/bug-classes.md).
+#[test]
+fn abandon_racing_close_and_a_release() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let leaver = {
+            let b = b.clone();
+            thread::spawn(move || {
+                let mut fut = pin!(b.acquire());
+                match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                    Poll::Ready(result) => drop(result),
+                    Poll::Pending => drop(fut.abandon()),
+                }
+            })
+        };
+        let releaser = thread::spawn(move || drop(seat));
+        b.close();
+        releaser.join().unwrap();
+        leaver.join().unwrap();
+        assert_quiescent(&b);
+    });
 }

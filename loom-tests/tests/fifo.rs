@@ -3,8 +3,8 @@
 
 use bulkhead_core::OwnedSeat;
 use bulkhead_loom_tests::{
-    Inside, acquire_async, acquire_blocking, assert_quiescent, fifo, granted, queued,
-    two_quick_releases,
+    Inside, acquire_async, acquire_blocking, acquire_re_polling, assert_quiescent, fifo, granted,
+    queued, two_quick_releases,
 };
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
@@ -185,6 +185,25 @@ fn more_grants_than_a_batch_while_a_release_races_the_re_drain() {
         third.join().unwrap();
         drop(granted(first));
         drop(granted(second));
+        assert_quiescent(&b);
+    });
+}
+
+/// A queued FIFO waiter polls again while a release grants it the seat.
+/// The re-poll must notice a verdict stored since its unlocked check and
+/// leave it alone: overwriting `GRANTED` with `WAITING` would lose the
+/// seat and leave an unlinked node waiting forever.
+#[test]
+fn a_fifo_re_poll_racing_a_grant() {
+    loom::model(|| {
+        let b = fifo(1);
+        let seat = b.try_acquire().unwrap();
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_re_polling(&b).unwrap()))
+        };
+        drop(seat);
+        waiter.join().unwrap();
         assert_quiescent(&b);
     });
 }

@@ -1,9 +1,9 @@
 //! Close, live reconfiguration and the queue limit, racing seat traffic.
 #![cfg(bulkhead_loom)]
 
-use bulkhead_core::{Config, Error, OwnedSeat};
+use bulkhead_core::{Admission, Config, Error, OwnedSeat};
 use bulkhead_loom_tests::{
-    Inside, acquire_async, acquire_blocking, assert_quiescent, fifo, with_config,
+    Inside, acquire_async, acquire_blocking, assert_quiescent, fifo, granted, queued, with_config,
 };
 use loom::thread;
 
@@ -113,6 +113,41 @@ fn queue_limit_at_its_boundary() {
             .sum();
         assert!(turned_away <= 1);
         assert_eq!(b.state().rejected, turned_away);
+        assert_quiescent(&b);
+    });
+}
+
+/// Barging with a queue limit: the one place in the queue is taken (by a
+/// waiter polled on the main thread), so an arrival that finds no seat is
+/// turned away at once, and one that finds the seat a racing release just
+/// freed barges in. Either way the rejection is counted exactly when it
+/// happens, and the queued waiter is still admitted afterwards.
+#[test]
+fn barging_queue_limit_at_its_boundary() {
+    loom::model(|| {
+        let b = with_config(
+            Config::new("loom", 1)
+                .admission(Admission::Barging)
+                .max_waiting(1),
+        );
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let first = queued(&b);
+        let arrival = {
+            let b = b.clone();
+            thread::spawn(move || match acquire_async(&b) {
+                Ok(seat) => {
+                    drop(seat);
+                    false
+                }
+                Err(Error::QueueFull { max_waiting: 1, .. }) => true,
+                Err(e) => panic!("unexpected {e}"),
+            })
+        };
+        let releaser = thread::spawn(move || drop(seat));
+        releaser.join().unwrap();
+        let turned_away = arrival.join().unwrap();
+        assert_eq!(b.state().rejected, usize::from(turned_away));
+        drop(granted(first));
         assert_quiescent(&b);
     });
 }

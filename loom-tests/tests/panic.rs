@@ -11,7 +11,7 @@ use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use bulkhead_core::OwnedSeat;
-use bulkhead_loom_tests::{LoomBulkhead, acquire_async, assert_quiescent, fifo};
+use bulkhead_loom_tests::{LoomBulkhead, acquire_async, assert_quiescent, barging, fifo};
 use loom::thread;
 
 struct Panicking;
@@ -90,6 +90,42 @@ fn a_panicking_wake_leaks_nothing() {
         };
         let _ = catch_unwind(AssertUnwindSafe(|| drop(seat)));
         t.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// Barging: a grow and a release owe two wake-ups while two waiters wait,
+/// and the older one's waker panics. The other must still be woken (the
+/// batch goes on waking after the panic), and the one whose waker panicked
+/// is left notified, so its next poll competes for a seat.
+#[test]
+fn barging_a_panicking_waker_does_not_strand_the_next_waiter() {
+    loom::model(|| {
+        let b = barging(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let bad = Waker::from(StdArc::new(Panicking));
+        let mut first = Box::pin(b.acquire());
+        assert!(
+            first
+                .as_mut()
+                .poll(&mut Context::from_waker(&bad))
+                .is_pending()
+        );
+        let waiter = {
+            let b = b.clone();
+            thread::spawn(move || acquire_and_release(&b))
+        };
+        let releaser = thread::spawn(move || {
+            let _ = catch_unwind(AssertUnwindSafe(|| drop(seat)));
+        });
+        let _ = catch_unwind(AssertUnwindSafe(|| b.set_max_concurrent(2).unwrap()));
+        releaser.join().unwrap();
+        waiter.join().unwrap();
+        match first.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(r) => drop(r.unwrap()),
+            Poll::Pending => panic!("two free seats, yet the first waiter was refused"),
+        }
+        drop(first);
         assert_quiescent(&b);
     });
 }

@@ -186,3 +186,66 @@ fn a_poll_cut_short_by_a_panic_is_finished_by_the_next_one_while_a_release_races
         assert_eq!((s.active, s.waiting), (0, 0), "not quiescent: {s:?}");
     });
 }
+
+/// Counts its wake-ups.
+#[derive(Default)]
+struct Wakes(std::sync::atomic::AtomicUsize);
+impl std::task::Wake for Wakes {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Barging, the partitioned list: two waiters are woken, both lose their
+/// races to the main thread, which took both seats back, so both go back to
+/// waiting (the first to lose moves behind the other, the second stays at
+/// the boundary). Then two releases race, one on another thread: each must
+/// wake a different waiter. A boundary left pointing at the wrong node
+/// wakes one twice and strands the other.
+#[test]
+fn two_woken_barging_waiters_that_lose_are_each_woken_again() {
+    loom::model(|| {
+        let b = bulkhead_loom_tests::barging(2);
+        let s1 = b.try_acquire().unwrap();
+        let s2 = b.try_acquire().unwrap();
+        let wakes = [
+            std::sync::Arc::new(Wakes::default()),
+            std::sync::Arc::new(Wakes::default()),
+        ];
+        let wakers = wakes.clone().map(Waker::from);
+        let mut waiters = [Box::pin(b.acquire()), Box::pin(b.acquire())];
+        for (w, waker) in waiters.iter_mut().zip(&wakers) {
+            assert!(
+                w.as_mut()
+                    .poll(&mut Context::from_waker(waker))
+                    .is_pending()
+            );
+        }
+        drop((s1, s2)); // both woken
+        let s1 = b.try_acquire().unwrap(); // barge in
+        let s2 = OwnedSeat::try_acquire(b.clone()).unwrap();
+        for (w, waker) in waiters.iter_mut().zip(&wakers) {
+            assert!(
+                w.as_mut()
+                    .poll(&mut Context::from_waker(waker))
+                    .is_pending()
+            );
+        }
+        let before = wakes.each_ref().map(|w| w.0.load(Ordering::SeqCst));
+        assert_eq!(before, [1, 1]);
+        let releaser = thread::spawn(move || drop(s2));
+        drop(s1);
+        releaser.join().unwrap();
+        let after = wakes.each_ref().map(|w| w.0.load(Ordering::SeqCst));
+        assert_eq!(after, [2, 2], "each loser woken once more");
+        for w in &mut waiters {
+            let Poll::Ready(Ok(seat)) = w.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+            else {
+                panic!("a woken waiter found no seat")
+            };
+            drop(seat);
+        }
+        drop(waiters);
+        bulkhead_loom_tests::assert_quiescent(&b);
+    });
+}

@@ -9,7 +9,7 @@
 //! schedule, which replays it exactly (`BULKHEAD_SHUTTLE_REPLAY`).
 //!
 //! This file holds what the tests share: the runner, compartments built
-//! with [`ShuttleLock`], the two waiter styles, and the independent checks.
+//! with `bulkhead_core::ShuttleLock`, the two waiter styles, and the independent checks.
 
 #![cfg(bulkhead_shuttle)]
 

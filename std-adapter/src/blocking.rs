@@ -5,11 +5,12 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock, Seat};
+use bulkhead_core::{Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat};
 
 use crate::detect::event_loop;
+use crate::wait_timer::WaitTimer;
 
 /// Blocking acquisition for threads, and owned seats, for any
 /// [`Bulkhead<L>`](bulkhead_core::Bulkhead) (the std
@@ -21,8 +22,12 @@ use crate::detect::event_loop;
 pub trait BlockingAcquire<L: RawLock> {
     /// Takes a seat, waiting at most `max_wait`.
     ///
-    /// - `None` (or a zero duration) gives the immediate verdict: fail fast.
-    /// - `Some(budget)` waits up to `budget` for a seat.
+    /// `max_wait` is a [`MaxWait`], or a [`Duration`](std::time::Duration):
+    ///
+    /// - [`MaxWait::FailFast`] (or `Duration::ZERO`) gives the immediate
+    ///   verdict: fail fast.
+    /// - a duration, or [`MaxWait::UpTo`], waits up to that budget.
+    /// - [`MaxWait::Forever`] waits with no time limit.
     ///
     /// If a seat is handed to this thread at the moment the budget runs out,
     /// the thread keeps it rather than reporting a timeout.
@@ -31,7 +36,8 @@ pub trait BlockingAcquire<L: RawLock> {
     ///
     /// On a thread that is driving an async runtime (see
     /// [`event_loop`](crate::event_loop) for exactly which are detected),
-    /// the budget is ignored and the verdict is immediate, as with `None`:
+    /// the budget is ignored and the verdict is immediate, as with
+    /// `MaxWait::FailFast`:
     /// the seat this thread would wait for may be held by a task of the
     /// very loop it would block. Wait from async code with
     /// [`Run::acquire_with_timer`](crate::Run::acquire_with_timer) (or
@@ -58,39 +64,32 @@ pub trait BlockingAcquire<L: RawLock> {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_std::MaxWait;
     /// use std::time::Duration;
     /// use bulkhead_std::{BlockingAcquire, Bulkhead, Error};
     ///
     /// let db = Bulkhead::new("database", 1).unwrap();
-    /// let seat = db.acquire_blocking(None).unwrap();
+    /// let seat = db.acquire_blocking(MaxWait::FailFast).unwrap();
     /// // Full, and no wait budget: rejected at once.
-    /// assert!(matches!(db.acquire_blocking(None), Err(Error::Full { .. })));
+    /// assert!(matches!(db.acquire_blocking(MaxWait::FailFast), Err(Error::Full { .. })));
     /// // Full, with a budget: waits 10 ms, then gives up.
-    /// let err = db.acquire_blocking(Some(Duration::from_millis(10))).unwrap_err();
+    /// let err = db.acquire_blocking(Duration::from_millis(10)).unwrap_err();
     /// assert!(matches!(err, Error::Timeout { .. }));
     /// drop(seat);
     /// ```
-    fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
+    fn acquire_blocking(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error>;
 
-    /// As core's [`try_acquire`](bulkhead_core::Bulkhead::try_acquire), but
-    /// the seat keeps a clone of the `Arc` (made only on success), so it can
-    /// move into a spawned thread or task.
+    /// Deprecated: an owned fail-fast seat does not block, so it is not
+    /// this trait's; its one name is core's
+    /// [`OwnedSeat::try_acquire`] (`OwnedSeat::try_acquire(Arc::clone(&db))`),
+    /// which takes any handle.
     ///
     /// # Errors
     /// [`Error::Full`] or [`Error::Closed`].
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::Arc;
-    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
-    ///
-    /// let db = Arc::new(Bulkhead::new("db", 1)?);
-    /// let seat = db.try_acquire_owned()?;
-    /// assert!(db.try_acquire_owned().is_err());
-    /// std::thread::spawn(move || drop(seat)).join().unwrap();
-    /// assert_eq!(db.state().active, 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    #[deprecated(
+        since = "0.1.0",
+        note = "it does not block: use `OwnedSeat::try_acquire(Arc::clone(&bulkhead))`"
+    )]
     fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 
     /// As [`acquire_blocking`](Self::acquire_blocking), but the seat keeps a
@@ -105,7 +104,7 @@ pub trait BlockingAcquire<L: RawLock> {
     /// use bulkhead_std::{BlockingAcquire, Bulkhead};
     ///
     /// let db = Arc::new(Bulkhead::new("db", 1)?);
-    /// let seat = db.acquire_blocking_owned(Some(Duration::from_millis(10)))?;
+    /// let seat = db.acquire_blocking_owned(Duration::from_millis(10))?;
     /// let worker = std::thread::spawn(move || {
     ///     let _seat = seat; // held by the worker thread
     /// });
@@ -115,54 +114,13 @@ pub trait BlockingAcquire<L: RawLock> {
     /// ```
     fn acquire_blocking_owned(
         self: &Arc<Self>,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 }
 
 impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
-    fn acquire_blocking(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error> {
-        let budget = match max_wait {
-            Some(budget) if !budget.is_zero() => budget,
-            _ => return self.try_acquire(),
-        };
-        let mut acquire = pin!(self.acquire());
-        // First attempt: no clock, no event-loop probe and no waker clone,
-        // so a free seat costs core's fast path (one CAS). When it queues,
-        // the node waits with a no-op waker until the loop below registers
-        // this thread's; a seat handed over in between is seen as granted.
-        if let Poll::Ready(result) = acquire
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            return result;
-        }
-        if event_loop().is_some() {
-            // Waiting here could block the very loop that holds the seat:
-            // leave the line and give the immediate verdict instead.
-            if let Some(seat) = acquire.as_mut().abandon() {
-                return Ok(seat);
-            }
-            return self.try_acquire();
-        }
-        // A budget too large to add to `now` is a wait with no deadline.
-        let deadline = Instant::now().checked_add(budget);
-        let waker = thread_waker();
-        let mut cx = Context::from_waker(&waker);
-        loop {
-            if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
-                return result;
-            }
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return acquire.as_mut().time_out(budget);
-                    }
-                    thread::park_timeout(deadline - now);
-                }
-            }
-        }
+    fn acquire_blocking(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
+        wait(self, max_wait.into())
     }
 
     fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
@@ -172,10 +130,62 @@ impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
 
     fn acquire_blocking_owned(
         self: &Arc<Self>,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
         let seat = self.acquire_blocking(max_wait)?;
         Ok(OwnedSeat::from_seat(seat, Arc::clone(self)))
+    }
+}
+
+/// The blocking wait, not generic over the budget's type.
+#[inline]
+fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_, L>, Error> {
+    if max_wait.is_fail_fast() {
+        return bulkhead.try_acquire();
+    }
+    let mut acquire = pin!(bulkhead.acquire());
+    // First attempt: no clock, no event-loop probe and no waker clone,
+    // so a free seat costs core's fast path (one CAS). When it queues,
+    // the node waits with a no-op waker until the loop below registers
+    // this thread's; a seat handed over in between is seen as granted.
+    if let Poll::Ready(result) = acquire
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        return result;
+    }
+    if event_loop().is_some() {
+        // Waiting here could block the very loop that holds the seat:
+        // leave the line and give the immediate verdict instead.
+        if let Some(seat) = acquire.as_mut().abandon() {
+            return Ok(seat);
+        }
+        return bulkhead.try_acquire();
+    }
+    // `Forever`, or a budget too large to add to `now`, is a wait with
+    // no deadline.
+    let budget = max_wait.budget();
+    let deadline = budget.and_then(|budget| Instant::now().checked_add(budget));
+    let waker = thread_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut timer = WaitTimer::new();
+    timer.queued();
+    loop {
+        if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
+            return timer.finish(bulkhead.name(), result);
+        }
+        match deadline {
+            None => thread::park(),
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    let budget = budget.unwrap_or_default();
+                    let result = acquire.as_mut().time_out(budget);
+                    return timer.finish(bulkhead.name(), result);
+                }
+                thread::park_timeout(deadline - now);
+            }
+        }
     }
 }
 

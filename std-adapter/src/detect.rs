@@ -4,8 +4,8 @@
 //! instead of parking: the seat it would wait for may be held by a task of
 //! the very event loop it would block, which then could never release it.
 //!
-//! This is the one place in the workspace that decides it: bulkhead-tokio's
-//! `blocking_acquire` and everything built on [`BlockingAcquire`] ask
+//! This is the one place in the workspace that decides it: everything built
+//! on [`BlockingAcquire`] (bulkhead-tokio re-exports it) asks
 //! [`event_loop`].
 //!
 //! [`BlockingAcquire`]: crate::BlockingAcquire

@@ -1,9 +1,7 @@
 //! Running a closure inside a compartment on this thread: `execute`,
 //! `execute_or_else`, `wrap`.
 
-use std::time::Duration;
-
-use bulkhead_core::{Bulkhead, Error, RawLock};
+use bulkhead_core::{Bulkhead, Error, MaxWait, RawLock};
 
 use crate::blocking::BlockingAcquire;
 
@@ -15,7 +13,8 @@ use crate::blocking::BlockingAcquire;
 /// without breaking anyone.
 pub trait Execute<L: RawLock>: crate::sealed::Sealed {
     /// Runs `work` on this thread while holding a seat, waiting at most
-    /// `max_wait` for one (`None`: fail fast).
+    /// `max_wait` for one (a [`MaxWait`], or a `Duration`; zero fails
+    /// fast).
     ///
     /// `max_wait` bounds only the wait for a seat, not the work. The seat
     /// is given back when `work` returns, and also when it panics: the
@@ -35,11 +34,15 @@ pub trait Execute<L: RawLock>: crate::sealed::Sealed {
     /// use bulkhead_std::{Bulkhead, Execute};
     ///
     /// let db = Bulkhead::new("database", 4)?;
-    /// let rows: Result<u32, &str> = db.execute(Some(Duration::from_millis(100)), || Ok(42))?;
+    /// let rows: Result<u32, &str> = db.execute(Duration::from_millis(100), || Ok(42))?;
     /// assert_eq!(rows, Ok(42));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    fn execute<T>(&self, max_wait: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, Error>;
+    fn execute<T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error>;
 
     /// As [`execute`](Self::execute), but runs `fallback` with the
     /// rejection when the compartment is full, its queue is full or the
@@ -54,17 +57,18 @@ pub trait Execute<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_std::MaxWait;
     /// use bulkhead_std::{Bulkhead, Execute};
     ///
     /// let reports = Bulkhead::new("reports", 1)?;
     /// let _busy = reports.try_acquire()?;
-    /// let page = reports.execute_or_else(None, || "fresh report", |_full| "cached report")?;
+    /// let page = reports.execute_or_else(MaxWait::FailFast, || "fresh report", |_full| "cached report")?;
     /// assert_eq!(page, "cached report");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn execute_or_else<T>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         work: impl FnOnce() -> T,
         fallback: impl FnOnce(Error) -> T,
     ) -> Result<T, Error>;
@@ -80,31 +84,33 @@ pub trait Execute<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_std::MaxWait;
     /// use bulkhead_std::{Bulkhead, Execute};
     ///
-    /// static CACHE: Bulkhead = match Bulkhead::new("cache", 8) {
-    ///     Ok(b) => b,
-    ///     Err(_) => panic!("bad settings"),
-    /// };
-    /// let get = CACHE.wrap(None, |key: &str| key.len());
+    /// static CACHE: Bulkhead = Bulkhead::new_static("cache", 8);
+    /// let get = CACHE.wrap(MaxWait::FailFast, |key: &str| key.len());
     /// assert_eq!(get("user:1"), Ok(6));
     /// ```
     fn wrap<'a, A, T>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         f: impl Fn(A) -> T + 'a,
     ) -> impl Fn(A) -> Result<T, Error> + 'a;
 }
 
 impl<L: RawLock> Execute<L> for Bulkhead<L> {
-    fn execute<T>(&self, max_wait: Option<Duration>, work: impl FnOnce() -> T) -> Result<T, Error> {
+    fn execute<T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error> {
         let _seat = self.acquire_blocking(max_wait)?;
         Ok(work())
     }
 
     fn execute_or_else<T>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         work: impl FnOnce() -> T,
         fallback: impl FnOnce(Error) -> T,
     ) -> Result<T, Error> {
@@ -117,9 +123,10 @@ impl<L: RawLock> Execute<L> for Bulkhead<L> {
 
     fn wrap<'a, A, T>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         f: impl Fn(A) -> T + 'a,
     ) -> impl Fn(A) -> Result<T, Error> + 'a {
+        let max_wait = max_wait.into();
         move |arg| self.execute(max_wait, || f(arg))
     }
 }

@@ -12,12 +12,13 @@ mod pool;
 pub mod registry;
 mod run;
 mod snapshot;
+mod wait_timer;
 
 pub use blocking::BlockingAcquire;
 pub use bulkhead_core as core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    OwnedSeat, RawLock, State,
+    MaxWait, OwnedSeat, RawLock, State,
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
@@ -26,6 +27,7 @@ pub use policy::{Outcome, Policy};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 pub use run::Run;
 pub use snapshot::{Inspect, Kind, Snapshot};
+pub use wait_timer::WaitTimer;
 
 /// A compartment for std programs: core's
 /// [`Bulkhead`](bulkhead_core::Bulkhead) with a per-compartment
@@ -54,18 +56,23 @@ pub use snapshot::{Inspect, Kind, Snapshot};
 /// use bulkhead_std::prelude::*;
 /// use bulkhead_std::{Bulkhead, Error};
 ///
-/// static DATABASE: Bulkhead = match Bulkhead::new("database", 2) {
-///     Ok(b) => b,
-///     Err(_) => panic!("bad settings"),
-/// };
+/// static DATABASE: Bulkhead = Bulkhead::new_static("database", 2); // bad settings: a compile-time error
 ///
 /// let a = DATABASE.try_acquire()?;
-/// let b = DATABASE.acquire_blocking(Some(Duration::from_millis(50)))?;
+/// let b = DATABASE.acquire_blocking(Duration::from_millis(50))?;
 /// assert!(matches!(DATABASE.try_acquire(), Err(Error::Full { active: 2, .. })));
 /// assert!(DATABASE.last_rejection().is_some());
 /// drop((a, b));
 /// assert_eq!(DATABASE.state().active, 0);
 /// # Ok::<(), Error>(())
+/// ```
+///
+/// `new_static` (and `from_config_static` for a full [`Config`]) turn bad
+/// settings into a compile-time error:
+///
+/// ```compile_fail
+/// static NOBODY: bulkhead_std::Bulkhead = bulkhead_std::Bulkhead::new_static("nobody", 0);
+/// # let _ = &NOBODY;
 /// ```
 pub type Bulkhead = bulkhead_core::Bulkhead<StdLock>;
 

@@ -1,5 +1,5 @@
-//! The waiter-list lock for std targets, which also keeps the time of the
-//! compartment's last rejection.
+//! The waiter-list lock for std targets, which also counts the
+//! compartment's admissions and keeps the time of its last rejection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, TryLockError};
@@ -8,8 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bulkhead_core::{ConstInit, RawLock};
 
 /// A small mutex per compartment, so that two compartments never contend on
-/// one lock (unlike a process-wide critical section), plus the wall-clock
-/// time of the compartment's last rejection.
+/// one lock (unlike a process-wide critical section), plus the
+/// compartment's admission count and the wall-clock time of its last
+/// rejection.
 ///
 /// The lock is only taken by callers that must wait, by releases that find
 /// waiters, and by reconfiguration; the seat count itself is lock-free.
@@ -31,13 +32,20 @@ use bulkhead_core::{ConstInit, RawLock};
 /// [`Snapshot`](crate::Snapshot) through [`Inspect`](crate::Inspect).
 /// [`Error::Closed`] is not a rejection by load and is not recorded.
 ///
+/// # Admissions
+///
+/// Core calls [`RawLock::record_admission`] each time a caller gets a
+/// seat, whichever API took it (a thread, a tokio or async-std task, the
+/// tower layer, a thread pool, a bare `try_acquire`). `StdLock` counts it
+/// with one relaxed `fetch_add`; [`admitted`](Self::admitted) reads the
+/// count, and the registry's metrics publish it as
+/// `bulkhead_admitted_total`, next to core's own rejected and timed-out
+/// counters.
+///
 /// ```
 /// use bulkhead_std::Bulkhead;
 ///
-/// static CACHE: Bulkhead = match Bulkhead::new("cache", 1) {
-///     Ok(b) => b,
-///     Err(_) => panic!("bad settings"),
-/// };
+/// static CACHE: Bulkhead = Bulkhead::new_static("cache", 1);
 /// let _seat = CACHE.try_acquire().unwrap();
 /// assert_eq!(CACHE.raw_lock().last_rejection(), None);
 /// assert!(CACHE.try_acquire().is_err());
@@ -71,6 +79,8 @@ pub struct StdLock {
     /// "never", [`UNTIMED`] for a lock that keeps no time. Saturates one
     /// below `UNTIMED` (the year 2554) instead of wrapping.
     last_rejection: AtomicU64,
+    /// Callers admitted so far (every seat handed to a caller).
+    admitted: AtomicU64,
 }
 
 /// The `last_rejection` value of a lock built by [`StdLock::untimed`].
@@ -83,6 +93,7 @@ impl StdLock {
         Self {
             mutex: Mutex::new(()),
             last_rejection: AtomicU64::new(0),
+            admitted: AtomicU64::new(0),
         }
     }
 
@@ -105,6 +116,7 @@ impl StdLock {
         Self {
             mutex: Mutex::new(()),
             last_rejection: AtomicU64::new(UNTIMED),
+            admitted: AtomicU64::new(0),
         }
     }
 
@@ -120,6 +132,23 @@ impl StdLock {
     }
 }
 
+impl StdLock {
+    /// How many callers the compartment has admitted, through any API.
+    /// Wraps only after 2^64 admissions.
+    ///
+    /// ```
+    /// use bulkhead_std::Bulkhead;
+    ///
+    /// let b = Bulkhead::new("cache", 1).unwrap();
+    /// drop(b.try_acquire().unwrap());
+    /// assert!(b.try_acquire().is_ok());
+    /// assert_eq!(b.raw_lock().admitted(), 2);
+    /// ```
+    pub fn admitted(&self) -> u64 {
+        self.admitted.load(Ordering::Relaxed)
+    }
+}
+
 impl ConstInit for StdLock {
     const INIT: Self = Self::new();
 }
@@ -130,8 +159,8 @@ impl ConstInit for StdLock {
 // re-enters the lock, so std's "re-entry may deadlock" is never triggered;
 // nobody else can lock it (locking is `unsafe`, and the mutex is private),
 // so `lock` never panics and a failed `try_lock` means core's own section
-// for this compartment runs (promises 2 and 4). `record_rejection` touches
-// only its own atomic.
+// for this compartment runs (promises 2 and 4). `record_rejection` and
+// `record_admission` touch only their own atomics and never panic.
 unsafe impl RawLock for StdLock {
     #[inline]
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
@@ -165,6 +194,13 @@ unsafe impl RawLock for StdLock {
             .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(UNTIMED - 1))
             .clamp(1, UNTIMED - 1);
         self.last_rejection.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    /// One relaxed `fetch_add`: the count is a statistic and orders
+    /// nothing.
+    #[inline]
+    fn record_admission(&self) {
+        self.admitted.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -1,21 +1,36 @@
 //! Metrics for registered compartments, through the [`metrics`] facade
 //! (feature `metrics`): any exporter (Prometheus, StatsD, …) works.
 //!
-//! Every series carries the label `name` (the compartment's name).
+//! Every series carries the label `name` (the compartment's name), and
+//! every series is described ([`describe`]) with its unit.
 //!
-//! | series | kind | from |
-//! |---|---|---|
-//! | `bulkhead_active` | gauge | seats held |
-//! | `bulkhead_waiting` | gauge | callers waiting (thread pool: queued tasks) |
-//! | `bulkhead_max_concurrent` | gauge | the current limit |
-//! | `bulkhead_admitted_total` | counter | admissions through the registry helpers ([`Registry::acquire`], [`Registry::execute`]) |
-//! | `bulkhead_rejected_total` | counter | the compartment's rejection count, through any API |
-//! | `bulkhead_timed_out_total` | counter | the compartment's expired wait budgets, through any API |
-//! | `bulkhead_wait_seconds` | histogram | the wait of callers admitted through the registry helpers |
+//! | series | kind | unit | from |
+//! |---|---|---|---|
+//! | `bulkhead_active` | gauge | count | seats held |
+//! | `bulkhead_waiting` | gauge | count | callers waiting (thread pool: queued tasks) |
+//! | `bulkhead_max_concurrent` | gauge | count | the current limit |
+//! | `bulkhead_admitted_total` | counter | count | the compartment's admissions ([`StdLock::admitted`](crate::StdLock::admitted)) |
+//! | `bulkhead_rejected_total` | counter | count | the compartment's rejections (core's [`State::rejected`](bulkhead_core::State::rejected)) |
+//! | `bulkhead_timed_out_total` | counter | count | the compartment's expired wait budgets (core's [`State::timed_out`](bulkhead_core::State::timed_out); thread pool: execution timeouts) |
+//! | `bulkhead_wait_seconds` | histogram | seconds | how long each admitted caller queued, recorded as the seat arrives |
 //!
-//! Gauges and the rejected/timed-out counters are published from state
-//! snapshots: by [`publish_registry`], by a [`MetricsUpdater`] thread every
-//! period, and by the helpers after a rejection.
+//! # Every path counts
+//!
+//! The three counters are the compartment's own counts, kept by core and
+//! by [`StdLock`](crate::StdLock) whichever API took the seat: a thread's
+//! `acquire_blocking`, a tokio task's `acquire_within`, an async-std or
+//! smol task, the tower layer, a thread pool, a bare `try_acquire` on a
+//! compartment taken from the registry, or the registry's helpers. They are
+//! published as absolute values from snapshots: by [`publish_registry`], by
+//! a [`MetricsUpdater`] thread every period, and by the registry helpers
+//! after a rejection. A compartment replaced with `register` starts again
+//! from 0, which exporters read as a counter reset.
+//!
+//! The histogram is recorded at the event, by every wait that can queue
+//! (see [`WaitTimer`](crate::WaitTimer)): callers admitted on their first
+//! try did not wait and are not recorded, so its count is the number of
+//! admissions that queued. Core's bare `acquire()` future has no clock and
+//! records no wait; its admissions are still counted.
 //!
 //! ```
 //! use std::time::Duration;
@@ -29,14 +44,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use bulkhead_core::State;
+use metrics::{Key, Label, Level, Metadata, Unit};
 
 use crate::registry::Registry;
+use crate::snapshot::Snapshot;
 
 /// Gauge: seats held.
 pub const ACTIVE: &str = "bulkhead_active";
@@ -44,59 +61,106 @@ pub const ACTIVE: &str = "bulkhead_active";
 pub const WAITING: &str = "bulkhead_waiting";
 /// Gauge: the current limit.
 pub const MAX_CONCURRENT: &str = "bulkhead_max_concurrent";
-/// Counter: admissions through the registry helpers.
+/// Counter: admissions (absolute, from the compartment's lock).
 pub const ADMITTED: &str = "bulkhead_admitted_total";
 /// Counter: rejections (absolute, from the compartment's state).
 pub const REJECTED: &str = "bulkhead_rejected_total";
 /// Counter: expired wait budgets (absolute, from the compartment's state).
 pub const TIMED_OUT: &str = "bulkhead_timed_out_total";
-/// Histogram: the wait of admitted callers, in seconds.
+/// Histogram: how long admitted callers queued, in seconds.
 pub const WAIT_SECONDS: &str = "bulkhead_wait_seconds";
 
-pub(crate) fn admitted(name: &'static str, waited: Duration) {
-    metrics::counter!(ADMITTED, "name" => name).increment(1);
-    metrics::histogram!(WAIT_SECONDS, "name" => name).record(waited.as_secs_f64());
-}
-
-/// Publishes one compartment's gauges and rejected/timed-out counters.
-pub(crate) fn publish(state: &State) {
-    publish_counts(
-        state.name,
-        state.max_concurrent,
-        state.active,
-        state.waiting,
-        state.rejected,
-        state.timed_out,
+/// Describes every series (kind, unit, meaning) to the current recorder.
+///
+/// [`publish_registry`] and [`MetricsUpdater::start`] call it, so a
+/// program that uses either needs nothing more; describing again is
+/// harmless. Call it yourself after installing the recorder if you only
+/// record waits.
+pub fn describe() {
+    metrics::describe_gauge!(ACTIVE, Unit::Count, "Seats held in the compartment.");
+    metrics::describe_gauge!(
+        WAITING,
+        Unit::Count,
+        "Callers waiting for a seat (thread pool: queued tasks)."
+    );
+    metrics::describe_gauge!(
+        MAX_CONCURRENT,
+        Unit::Count,
+        "The compartment's current seat limit."
+    );
+    metrics::describe_counter!(
+        ADMITTED,
+        Unit::Count,
+        "Callers admitted into the compartment, through any API."
+    );
+    metrics::describe_counter!(
+        REJECTED,
+        Unit::Count,
+        "Callers turned away because the compartment or its queue was full."
+    );
+    metrics::describe_counter!(
+        TIMED_OUT,
+        Unit::Count,
+        "Callers whose wait budget ran out (thread pool: execution timeouts)."
+    );
+    metrics::describe_histogram!(
+        WAIT_SECONDS,
+        Unit::Seconds,
+        "How long admitted callers queued for their seat."
     );
 }
 
-fn publish_counts(
-    name: &'static str,
-    max: usize,
-    active: usize,
-    waiting: usize,
-    rejected: usize,
-    timed_out: usize,
-) {
-    metrics::gauge!(ACTIVE, "name" => name).set(active as f64);
-    metrics::gauge!(WAITING, "name" => name).set(waiting as f64);
-    metrics::gauge!(MAX_CONCURRENT, "name" => name).set(max as f64);
-    metrics::counter!(REJECTED, "name" => name).absolute(rejected as u64);
-    metrics::counter!(TIMED_OUT, "name" => name).absolute(timed_out as u64);
+/// The `name` label of each compartment name, made once and kept, so that
+/// recording a wait allocates nothing: a label built per call would
+/// allocate its list. Names are `&'static` and, for dynamic registry
+/// names, interned and bounded, so the map is bounded too.
+static LABELS: RwLock<BTreeMap<&'static str, &'static [Label]>> = RwLock::new(BTreeMap::new());
+
+fn labels(name: &'static str) -> &'static [Label] {
+    if let Some(labels) = LABELS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
+    {
+        return labels;
+    }
+    let mut map = LABELS.write().unwrap_or_else(PoisonError::into_inner);
+    map.entry(name)
+        .or_insert_with(|| Box::leak(Box::new([Label::from_static_parts("name", name)])))
 }
 
-/// Publishes the gauges and counters of every compartment of `registry`
-/// once, to the current recorder.
+static METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
+
+/// Records one queued wait that ended with a seat.
+pub(crate) fn record_wait(name: &'static str, waited: Duration) {
+    let key = Key::from_static_labels(WAIT_SECONDS, labels(name));
+    metrics::with_recorder(|recorder| {
+        recorder
+            .register_histogram(&key, &METADATA)
+            .record(waited.as_secs_f64());
+    });
+}
+
+/// Publishes one compartment's gauges and counters.
+pub(crate) fn publish(s: &Snapshot) {
+    let name = s.name;
+    metrics::gauge!(ACTIVE, "name" => name).set(s.active as f64);
+    metrics::gauge!(WAITING, "name" => name).set(s.waiting as f64);
+    metrics::gauge!(MAX_CONCURRENT, "name" => name).set(s.max_concurrent as f64);
+    metrics::counter!(ADMITTED, "name" => name).absolute(s.admitted);
+    metrics::counter!(REJECTED, "name" => name).absolute(s.rejected as u64);
+    metrics::counter!(TIMED_OUT, "name" => name).absolute(s.timed_out as u64);
+}
+
+/// Describes the series ([`describe`]), then publishes the gauges and
+/// counters of every compartment of `registry` once, to the current
+/// recorder. Call it before each scrape, or let a [`MetricsUpdater`] do it
+/// periodically.
 pub fn publish_registry(registry: &Registry) {
+    describe();
     for s in registry.all_states().values() {
-        publish_counts(
-            s.name,
-            s.max_concurrent,
-            s.active,
-            s.waiting,
-            s.rejected,
-            s.timed_out,
-        );
+        publish(s);
     }
 }
 

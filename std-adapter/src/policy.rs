@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, Error, Handle};
+use bulkhead_core::{Bulkhead, Error, Handle, MaxWait};
 
 use crate::execute::Execute;
 use crate::run::Run;
@@ -69,6 +69,7 @@ impl<T> Outcome<T> {
 /// retried; the business error passes through untouched and is not.
 ///
 /// ```
+/// use bulkhead_std::MaxWait;
 /// use std::time::Duration;
 /// use bulkhead_std::{Bulkhead, Outcome, Policy};
 ///
@@ -90,7 +91,7 @@ impl<T> Outcome<T> {
 /// }
 ///
 /// let db = Bulkhead::new("database", 1)?;
-/// let policy = Policy::new(&db, Some(Duration::from_millis(20)));
+/// let policy = Policy::new(&db, MaxWait::from_millis(20));
 /// let found = retry(3, || policy.execute(|| Err::<u32, _>(NotFound)));
 /// assert_eq!(found, Outcome::Success(Err(NotFound))); // ran once, error untouched
 ///
@@ -105,12 +106,13 @@ impl<T> Outcome<T> {
 /// bounds the wait for a seat, the inner timeout bounds the work.
 ///
 /// ```
+/// use bulkhead_std::MaxWait;
 /// use std::time::Duration;
 /// use bulkhead_std::{Bulkhead, Outcome, Policy};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let api = Bulkhead::new("external_api", 4).unwrap();
-/// let policy = Policy::new(&api, Some(Duration::from_millis(50)));
+/// let policy = Policy::new(&api, MaxWait::from_millis(50));
 /// let slow_call = tokio::time::sleep(Duration::from_secs(60));
 /// let outcome = policy
 ///     .run(tokio::time::sleep, tokio::time::timeout(Duration::from_millis(5), slow_call))
@@ -123,13 +125,14 @@ impl<T> Outcome<T> {
 #[derive(Debug, Clone)]
 pub struct Policy<P> {
     bulkhead: P,
-    max_wait: Option<Duration>,
+    max_wait: MaxWait,
 }
 
 impl<P: Handle> Policy<P> {
     /// A policy that waits at most `max_wait` for a seat in `bulkhead`
-    /// (`None`: fail fast).
-    pub const fn new(bulkhead: P, max_wait: Option<Duration>) -> Self {
+    /// (see [`MaxWait`]; `MaxWait::up_to(d)` makes one from a duration in
+    /// a `const`).
+    pub const fn new(bulkhead: P, max_wait: MaxWait) -> Self {
         Self { bulkhead, max_wait }
     }
 

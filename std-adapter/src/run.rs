@@ -3,7 +3,12 @@
 
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bulkhead_core::{Bulkhead, Error, MaxWait, RawLock, Seat};
+
+use crate::wait_timer::WaitTimer;
 
 /// Async waits and runs for any [`Bulkhead<L>`](bulkhead_core::Bulkhead),
 /// on any runtime: the caller passes its runtime's timer.
@@ -13,7 +18,7 @@ use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
 /// The methods that take a timer are named `*_with_timer`, so that they
 /// never share a name with bulkhead-tokio's `BulkheadExt` methods, which
 /// measure the budget on tokio's own clock (`acquire_within`,
-/// `acquire_owned`, `blocking_acquire`). Both traits can be in scope at
+/// `acquire_owned`). Both traits can be in scope at
 /// once (both crates' preludes imported) without any call becoming
 /// ambiguous.
 ///
@@ -35,7 +40,7 @@ use bulkhead_core::{Bulkhead, Error, RawLock, Seat};
 /// let api = Arc::new(Bulkhead::new("external_api", 1).unwrap());
 /// let api2 = api.clone();
 /// let task = tokio::spawn(async move {
-///     api2.run_with_timer(Some(Duration::from_secs(1)), tokio::time::sleep, async { 7 }).await
+///     api2.run_with_timer(Duration::from_secs(1), tokio::time::sleep, async { 7 }).await
 /// });
 /// assert_eq!(task.await.unwrap(), Ok(7));
 /// # });
@@ -46,8 +51,10 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// completes when it has elapsed (`tokio::time::sleep`,
     /// `async_std::task::sleep`, `async_io::Timer::after`, …).
     ///
-    /// `None` (or zero) gives the immediate verdict without calling
-    /// `sleep`. The task waits in the same FIFO line as blocking threads,
+    /// `max_wait` is a [`MaxWait`] or a [`Duration`] (zero fails fast).
+    /// `MaxWait::FailFast` gives the immediate verdict without calling
+    /// `sleep`; `MaxWait::Forever` waits without calling it either.
+    /// Nothing happens until the first poll. The task waits in the same FIFO line as blocking threads,
     /// without blocking its runtime. Whether it got a seat or timed out is
     /// decided in one step, so a seat handed over as the timer fires is
     /// kept, never lost.
@@ -74,13 +81,13 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let api = Bulkhead::new("external_api", 1).unwrap();
-    /// let seat = api.acquire_with_timer(Some(Duration::from_secs(1)), tokio::time::sleep).await;
+    /// let seat = api.acquire_with_timer(Duration::from_secs(1), tokio::time::sleep).await;
     /// assert!(seat.is_ok());
     /// # });
     /// ```
     fn acquire_with_timer<'a, T: Future>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
     ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
     where
@@ -142,14 +149,14 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let api = Bulkhead::new("external_api", 2).unwrap();
-    /// let budget = Some(Duration::from_millis(50));
+    /// let budget = Duration::from_millis(50);
     /// let reply = api.run_with_timer(budget, tokio::time::sleep, async { "pong" }).await;
     /// assert_eq!(reply, Ok("pong"));
     /// # });
     /// ```
     fn run_with_timer<F: Future, T: Future>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
     ) -> impl Future<Output = Result<F::Output, Error>>;
@@ -173,7 +180,7 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let api = Bulkhead::new("external_api", 1).unwrap();
     /// let _busy = api.try_acquire().unwrap();
-    /// let budget = Some(Duration::from_millis(5));
+    /// let budget = Duration::from_millis(5);
     /// let reply = api
     ///     .run_or_else(budget, tokio::time::sleep, async { "fresh" }, |_timeout| "cached")
     ///     .await;
@@ -182,7 +189,7 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// ```
     fn run_or_else<F: Future, T: Future>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
         fallback: impl FnOnce(Error) -> F::Output,
@@ -206,20 +213,21 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_std::MaxWait;
     /// use std::time::Duration;
     /// use bulkhead_std::{Bulkhead, Error, Run};
     ///
     /// async_std::task::block_on(async {
     ///     let b = Bulkhead::new("db", 1).unwrap();
-    ///     let _seat = b.acquire_async_std(None).await.unwrap();
-    ///     let err = b.acquire_async_std(Some(Duration::from_millis(5))).await.unwrap_err();
+    ///     let _seat = b.acquire_async_std(MaxWait::FailFast).await.unwrap();
+    ///     let err = b.acquire_async_std(Duration::from_millis(5)).await.unwrap_err();
     ///     assert!(matches!(err, Error::Timeout { .. }));
     /// });
     /// ```
     #[cfg(feature = "async-std")]
     fn acquire_async_std<'a>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
     where
         L: 'a;
@@ -241,20 +249,21 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_std::MaxWait;
     /// use std::time::Duration;
     /// use bulkhead_std::{Bulkhead, Error, Run};
     ///
     /// async_io::block_on(async {
     ///     let b = Bulkhead::new("db", 1).unwrap();
-    ///     let _seat = b.acquire_smol(None).await.unwrap();
-    ///     let err = b.acquire_smol(Some(Duration::from_millis(5))).await.unwrap_err();
+    ///     let _seat = b.acquire_smol(MaxWait::FailFast).await.unwrap();
+    ///     let err = b.acquire_smol(Duration::from_millis(5)).await.unwrap_err();
     ///     assert!(matches!(err, Error::Timeout { .. }));
     /// });
     /// ```
     #[cfg(feature = "smol")]
     fn acquire_smol<'a>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
     where
         L: 'a;
@@ -263,15 +272,19 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
 impl<L: RawLock> Run<L> for Bulkhead<L> {
     async fn acquire_with_timer<'a, T: Future>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<Seat<'a, L>, Error>
     where
         L: 'a,
     {
-        match max_wait {
-            Some(budget) if !budget.is_zero() => self.acquire_timeout(budget, sleep(budget)).await,
-            _ => self.try_acquire(),
+        let max_wait = max_wait.into();
+        match max_wait.budget() {
+            Some(budget) => {
+                Timed::new(self.acquire_timeout(budget, sleep(budget)), self.name()).await
+            }
+            None if max_wait.is_unbounded() => Timed::new(self.acquire(), self.name()).await,
+            None => self.try_acquire(),
         }
     }
 
@@ -282,7 +295,7 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
 
     async fn run_with_timer<F: Future, T: Future>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
     ) -> Result<F::Output, Error> {
@@ -292,7 +305,7 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
 
     async fn run_or_else<F: Future, T: Future>(
         &self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
         fallback: impl FnOnce(Error) -> F::Output,
@@ -307,7 +320,7 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
     #[cfg(feature = "async-std")]
     async fn acquire_async_std<'a>(
         &'a self,
-        max_wait: Option<Duration>,
+        max_wait: impl Into<MaxWait>,
     ) -> Result<Seat<'a, L>, Error>
     where
         L: 'a,
@@ -317,11 +330,46 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
     }
 
     #[cfg(feature = "smol")]
-    async fn acquire_smol<'a>(&'a self, max_wait: Option<Duration>) -> Result<Seat<'a, L>, Error>
+    async fn acquire_smol<'a>(&'a self, max_wait: impl Into<MaxWait>) -> Result<Seat<'a, L>, Error>
     where
         L: 'a,
     {
         self.acquire_with_timer(max_wait, async_io::Timer::after)
             .await
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A wait for a seat, timed for the wait histogram (see [`WaitTimer`]).
+    pub(crate) struct Timed<F> {
+        #[pin]
+        wait: F,
+        timer: WaitTimer,
+        name: &'static str,
+    }
+}
+
+impl<F> Timed<F> {
+    pub(crate) fn new(wait: F, name: &'static str) -> Self {
+        Self {
+            wait,
+            timer: WaitTimer::new(),
+            name,
+        }
+    }
+}
+
+impl<T, F: Future<Output = Result<T, Error>>> Future for Timed<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        match this.wait.poll(cx) {
+            Poll::Ready(result) => Poll::Ready(this.timer.finish(this.name, result)),
+            Poll::Pending => {
+                this.timer.queued();
+                Poll::Pending
+            }
+        }
     }
 }

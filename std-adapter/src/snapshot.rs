@@ -32,7 +32,7 @@ pub enum Kind {
 /// let _seat = b.try_acquire().unwrap();
 /// assert!(b.try_acquire().is_err());
 /// let s = b.snapshot();
-/// assert_eq!((s.kind, s.active, s.rejected), (Kind::Semaphore, 1, 1));
+/// assert_eq!((s.kind, s.active, s.admitted, s.rejected), (Kind::Semaphore, 1, 1, 1));
 /// assert!(s.last_rejection.is_some());
 /// assert_eq!(s.utilisation_percent(), 100.0);
 /// ```
@@ -52,6 +52,9 @@ pub struct Snapshot {
     pub waiting: usize,
     /// The queue seats included in `max_concurrent`; 0 for a semaphore.
     pub queue_size: usize,
+    /// Callers admitted so far, through any API (counted by [`StdLock`]).
+    /// For a thread pool: tasks accepted.
+    pub admitted: u64,
     /// Callers turned away because the compartment or its queue was full.
     pub rejected: usize,
     /// For a semaphore: waits whose budget ran out. For a thread pool:
@@ -66,7 +69,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub(crate) fn new(state: State, kind: Kind, last_rejection: Option<SystemTime>) -> Self {
+    pub(crate) fn new(state: State, kind: Kind, lock: &StdLock) -> Self {
         Self {
             name: state.name,
             kind,
@@ -74,10 +77,11 @@ impl Snapshot {
             active: state.active,
             waiting: state.waiting,
             queue_size: 0,
+            admitted: lock.admitted(),
             rejected: state.rejected,
             timed_out: state.timed_out,
             closed: state.closed,
-            last_rejection,
+            last_rejection: lock.last_rejection(),
         }
     }
 
@@ -126,7 +130,7 @@ pub trait Inspect: crate::sealed::Sealed {
 
 impl Inspect for bulkhead_core::Bulkhead<StdLock> {
     fn snapshot(&self) -> Snapshot {
-        Snapshot::new(self.state(), Kind::Semaphore, self.last_rejection())
+        Snapshot::new(self.state(), Kind::Semaphore, self.raw_lock())
     }
 
     fn last_rejection(&self) -> Option<SystemTime> {

@@ -6,16 +6,17 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*;
 use bulkhead_std::{Bulkhead, Config, Error};
 
 #[test]
 fn no_budget_fails_fast_and_counts_the_rejection() {
     let b = Bulkhead::new("db", 1).unwrap();
-    let seat = b.acquire_blocking(None).unwrap();
+    let seat = b.acquire_blocking(MaxWait::FailFast).unwrap();
     let start = Instant::now();
     assert!(matches!(
-        b.acquire_blocking(None),
+        b.acquire_blocking(MaxWait::FailFast),
         Err(Error::Full {
             name: "db",
             max_concurrent: 1,
@@ -23,7 +24,7 @@ fn no_budget_fails_fast_and_counts_the_rejection() {
         })
     ));
     assert!(matches!(
-        b.acquire_blocking(Some(Duration::ZERO)),
+        b.acquire_blocking(Duration::ZERO),
         Err(Error::Full { .. })
     ));
     assert!(
@@ -37,11 +38,9 @@ fn no_budget_fails_fast_and_counts_the_rejection() {
 #[test]
 fn a_bounded_wait_times_out_and_leaves_the_line() {
     let b = Bulkhead::new("db", 1).unwrap();
-    let seat = b.acquire_blocking(None).unwrap();
+    let seat = b.acquire_blocking(MaxWait::FailFast).unwrap();
     let start = Instant::now();
-    let err = b
-        .acquire_blocking(Some(Duration::from_millis(30)))
-        .unwrap_err();
+    let err = b.acquire_blocking(Duration::from_millis(30)).unwrap_err();
     assert_eq!(
         err,
         Error::Timeout {
@@ -56,19 +55,19 @@ fn a_bounded_wait_times_out_and_leaves_the_line() {
     let s = b.state();
     assert_eq!((s.waiting, s.timed_out), (0, 1));
     drop(seat);
-    assert!(b.acquire_blocking(None).is_ok());
+    assert!(b.acquire_blocking(MaxWait::FailFast).is_ok());
 }
 
 #[test]
 fn a_bounded_wait_gets_the_seat_when_it_is_released_in_time() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let seat = b.try_acquire_owned().unwrap();
+    let seat = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let releaser = thread::spawn(move || {
         thread::sleep(Duration::from_millis(20));
         drop(seat);
     });
     let got = b
-        .acquire_blocking(Some(Duration::from_secs(30)))
+        .acquire_blocking(Duration::from_secs(30))
         .expect("released well within the budget");
     drop(got);
     releaser.join().unwrap();
@@ -78,25 +77,25 @@ fn a_bounded_wait_gets_the_seat_when_it_is_released_in_time() {
 #[test]
 fn a_budget_too_large_for_the_clock_still_waits() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let seat = b.try_acquire_owned().unwrap();
+    let seat = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let releaser = thread::spawn(move || {
         thread::sleep(Duration::from_millis(10));
         drop(seat);
     });
-    assert!(b.acquire_blocking(Some(Duration::MAX)).is_ok());
+    assert!(b.acquire_blocking(Duration::MAX).is_ok());
     releaser.join().unwrap();
 }
 
 #[test]
 fn parked_threads_are_served_in_arrival_order() {
     let b = Arc::new(Bulkhead::new("fifo", 1).unwrap());
-    let first = b.try_acquire_owned().unwrap();
+    let first = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut handles = Vec::new();
     for i in 0..4 {
         let (b2, order) = (b.clone(), order.clone());
         handles.push(thread::spawn(move || {
-            let _seat = b2.acquire_blocking(Some(Duration::from_secs(30))).unwrap();
+            let _seat = b2.acquire_blocking(Duration::from_secs(30)).unwrap();
             order.lock().unwrap().push(i);
         }));
         // Wait until thread `i` is queued before starting the next one.
@@ -122,7 +121,7 @@ fn threads_never_exceed_the_limit_and_every_seat_returns() {
             thread::spawn(move || {
                 start.wait();
                 for _ in 0..200 {
-                    let seat = b.acquire_blocking(Some(Duration::from_secs(30))).unwrap();
+                    let seat = b.acquire_blocking(Duration::from_secs(30)).unwrap();
                     let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
                     assert!(now <= 3, "{now} inside a 3-seat compartment");
                     inside.fetch_sub(1, Ordering::SeqCst);
@@ -142,7 +141,7 @@ fn threads_never_exceed_the_limit_and_every_seat_returns() {
 fn a_panic_inside_the_work_gives_the_seat_back() {
     let b = Bulkhead::new("db", 1).unwrap();
     let r = std::panic::catch_unwind(|| {
-        let _seat = b.acquire_blocking(None).unwrap();
+        let _seat = b.acquire_blocking(MaxWait::FailFast).unwrap();
         panic!("the work failed");
     });
     assert!(r.is_err());

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bulkhead_std::prelude::*;
 use bulkhead_std::{Bulkhead, Error, EventLoop, event_loop};
 
-const LONG: Option<Duration> = Some(Duration::from_secs(60));
+const LONG: Duration = Duration::from_secs(60);
 
 /// Asserts an immediate `Full` although the caller offered a long budget.
 fn assert_immediate(b: &Bulkhead, expected: EventLoop) {
@@ -48,7 +48,7 @@ mod tokio_rt {
     #[test]
     fn on_a_multi_thread_worker_the_verdict_is_immediate() {
         let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-        let _held = b.try_acquire_owned().unwrap();
+        let _held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .build()
@@ -72,7 +72,7 @@ mod tokio_rt {
     #[test]
     fn a_spawn_blocking_thread_may_wait() {
         let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-        let held = b.try_acquire_owned().unwrap();
+        let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .build()
@@ -197,7 +197,7 @@ mod async_std_rt {
     #[test]
     fn inside_an_async_std_task_the_verdict_is_immediate() {
         let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-        let _held = b.try_acquire_owned().unwrap();
+        let _held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
         async_std::task::block_on(async { assert_immediate(&b, EventLoop::AsyncStd) });
         let b2 = b.clone();
         async_std::task::block_on(async_std::task::spawn(async move {
@@ -208,7 +208,7 @@ mod async_std_rt {
     #[test]
     fn an_async_std_spawn_blocking_closure_may_wait() {
         let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-        let held = b.try_acquire_owned().unwrap();
+        let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
         let b2 = b.clone();
         let waiter = async_std::task::spawn_blocking(move || {
             assert_eq!(event_loop(), None);

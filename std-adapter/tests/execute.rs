@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*;
 use bulkhead_std::{Bulkhead, Error, Outcome, Policy};
 
@@ -22,7 +23,8 @@ fn current_thread_rt() -> tokio::runtime::Runtime {
 #[test]
 fn execute_runs_the_work_and_passes_its_error_through() {
     let b = Bulkhead::new("db", 1).unwrap();
-    let r: Result<Result<u8, Business>, Error> = b.execute(None, || Err(Business("no row")));
+    let r: Result<Result<u8, Business>, Error> =
+        b.execute(MaxWait::FailFast, || Err(Business("no row")));
     assert_eq!(r, Ok(Err(Business("no row"))));
     assert_eq!(b.state().active, 0);
 }
@@ -31,7 +33,7 @@ fn execute_runs_the_work_and_passes_its_error_through() {
 fn execute_rejects_without_running_the_work() {
     let b = Bulkhead::new("db", 1).unwrap();
     let _held = b.try_acquire().unwrap();
-    let r = b.execute(None, || unreachable!("must not run"));
+    let r = b.execute(MaxWait::FailFast, || unreachable!("must not run"));
     assert!(matches!(r, Err::<(), _>(Error::Full { .. })));
 }
 
@@ -39,7 +41,9 @@ fn execute_rejects_without_running_the_work() {
 fn a_panic_in_execute_releases_the_seat_and_propagates_unchanged() {
     let b = Bulkhead::new("db", 1).unwrap();
     let payload = catch_unwind(AssertUnwindSafe(|| {
-        b.execute(None, || std::panic::panic_any(Business("boom")))
+        b.execute(MaxWait::FailFast, || {
+            std::panic::panic_any(Business("boom"))
+        })
     }))
     .unwrap_err();
     assert_eq!(payload.downcast_ref::<Business>(), Some(&Business("boom")));
@@ -60,7 +64,7 @@ fn a_panic_in_run_releases_the_seat() {
 #[test]
 fn wrap_bulkheads_every_call() {
     let b = Bulkhead::new("cache", 1).unwrap();
-    let double = b.wrap(None, |x: u32| x * 2);
+    let double = b.wrap(MaxWait::FailFast, |x: u32| x * 2);
     assert_eq!(double(21), Ok(42));
     let held = b.try_acquire().unwrap();
     assert!(matches!(double(1), Err(Error::Full { .. })));
@@ -73,7 +77,7 @@ fn fallback_runs_on_full_and_on_timeout_but_not_when_closed() {
     let b = Bulkhead::new("reports", 1).unwrap();
     let held = b.try_acquire().unwrap();
     let full = b.execute_or_else(
-        None,
+        MaxWait::FailFast,
         || "fresh",
         |e| {
             assert!(matches!(e, Error::Full { .. }));
@@ -82,7 +86,7 @@ fn fallback_runs_on_full_and_on_timeout_but_not_when_closed() {
     );
     assert_eq!(full, Ok("fallback"));
     let late = b.execute_or_else(
-        Some(Duration::from_millis(5)),
+        Duration::from_millis(5),
         || "fresh",
         |e| {
             assert!(matches!(e, Error::Timeout { .. }));
@@ -91,7 +95,7 @@ fn fallback_runs_on_full_and_on_timeout_but_not_when_closed() {
     );
     assert_eq!(late, Ok("fallback"));
     b.close();
-    let closed = b.execute_or_else(None, || "fresh", |_| "fallback");
+    let closed = b.execute_or_else(MaxWait::FailFast, || "fresh", |_| "fallback");
     assert_eq!(closed, Err(Error::Closed { name: "reports" }));
     drop(held);
 }
@@ -102,7 +106,7 @@ fn async_fallback_runs_on_timeout() {
     let _held = b.try_acquire().unwrap();
     let rt = current_thread_rt();
     let r = rt.block_on(b.run_or_else(
-        Some(Duration::from_millis(5)),
+        Duration::from_millis(5),
         tokio::time::sleep,
         async { "fresh" },
         |e| {
@@ -116,8 +120,8 @@ fn async_fallback_runs_on_timeout() {
 #[test]
 fn policy_outcomes() {
     let b = Bulkhead::new("db", 1).unwrap();
-    let fail_fast = Policy::new(&b, None);
-    let patient = Policy::new(&b, Some(Duration::from_millis(5)));
+    let fail_fast = Policy::new(&b, MaxWait::FailFast);
+    let patient = Policy::new(&b, MaxWait::up_to(Duration::from_millis(5)));
     assert_eq!(fail_fast.execute(|| 7), Outcome::Success(7));
     assert_eq!(
         fail_fast.execute(|| Err::<(), _>(Business("bad input"))),
@@ -149,7 +153,7 @@ fn policy_outcomes() {
 fn a_bounded_wait_times_out_after_at_least_the_budget() {
     const BUDGET: Duration = Duration::from_millis(50);
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let _held = b.try_acquire_owned().unwrap();
+    let _held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     // Blocking, and async with tokio's timer; several at once so that a
     // loaded machine only makes them later, never earlier.
     let rt = current_thread_rt();
@@ -158,14 +162,14 @@ fn a_bounded_wait_times_out_after_at_least_the_budget() {
             let b = b.clone();
             thread::spawn(move || {
                 let start = Instant::now();
-                let err = b.acquire_blocking(Some(BUDGET)).unwrap_err();
+                let err = b.acquire_blocking(BUDGET).unwrap_err();
                 (err, start.elapsed())
             })
         })
         .collect();
     let start = Instant::now();
     let err = rt
-        .block_on(b.acquire_with_timer(Some(BUDGET), tokio::time::sleep))
+        .block_on(b.acquire_with_timer(BUDGET, tokio::time::sleep))
         .unwrap_err();
     let mut results = vec![(err, start.elapsed())];
     results.extend(threads.into_iter().map(|t| t.join().unwrap()));
@@ -201,7 +205,7 @@ fn the_snapshot_carries_the_time_of_the_last_rejection() {
         "{at:?} not in [{before:?}, {after:?}]"
     );
     // A timeout counts as a rejection too, and is later.
-    assert!(b.acquire_blocking(Some(Duration::from_millis(2))).is_err());
+    assert!(b.acquire_blocking(Duration::from_millis(2)).is_err());
     assert!(b.snapshot().last_rejection.unwrap() >= at);
     // So does a full queue, turned away by core's own async acquire.
     b.set_max_waiting(Some(0));

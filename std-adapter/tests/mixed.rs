@@ -10,7 +10,7 @@ use bulkhead_std::prelude::*;
 
 const SEATS: usize = 3;
 const ROUNDS: usize = 100;
-const PATIENCE: Option<Duration> = Some(Duration::from_secs(60));
+const PATIENCE: Duration = Duration::from_secs(60);
 
 fn check_inside(inside: &AtomicUsize) {
     let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
@@ -77,7 +77,7 @@ fn threads_and_tokio_tasks_never_exceed_the_limit() {
 #[test]
 fn a_task_and_a_thread_queue_in_one_fifo_line() {
     let b = Arc::new(Bulkhead::new("line", 1).unwrap());
-    let first = b.try_acquire_owned().unwrap();
+    let first = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_time()

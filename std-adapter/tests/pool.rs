@@ -1,7 +1,6 @@
 //! The thread-pool compartment. Tasks are held with channels, never with
 //! sleeps, so every ordering asserted here is one the pool guarantees.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -27,7 +26,7 @@ fn blocker(pool: &ThreadPoolBulkhead) -> (TaskHandle<&'static str>, Receiver<()>
 
 #[test]
 fn capacity_is_workers_plus_queue_and_the_state_counts_it() {
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("pool", 2).queue(2)).unwrap();
+    let pool = ThreadPoolBulkhead::new(PoolConfig::new("pool", 2).queue_capacity(2)).unwrap();
     let (a, a_started, a_go) = blocker(&pool);
     let (b, b_started, b_go) = blocker(&pool);
     a_started.recv_timeout(PATIENCE).unwrap();
@@ -78,7 +77,8 @@ fn workers_are_named_after_the_pool() {
 #[test]
 fn an_overrunning_task_times_out_distinctly_and_keeps_its_seat_until_it_returns() {
     const TIMEOUT: Duration = Duration::from_millis(50);
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("slow", 1).timeout(TIMEOUT)).unwrap();
+    let pool =
+        ThreadPoolBulkhead::new(PoolConfig::new("slow", 1).execution_timeout(TIMEOUT)).unwrap();
     let (handle, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
     let submitted = Instant::now();
@@ -101,14 +101,15 @@ fn an_overrunning_task_times_out_distinctly_and_keeps_its_seat_until_it_returns(
     ));
     release.send(()).unwrap();
     pool.shutdown(Shutdown::Drain);
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
     assert_eq!(pool.state().active, 0);
 }
 
 #[test]
 fn a_timed_out_handle_waits_at_least_the_timeout() {
     const TIMEOUT: Duration = Duration::from_millis(50);
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("slow", 1).timeout(TIMEOUT)).unwrap();
+    let pool =
+        ThreadPoolBulkhead::new(PoolConfig::new("slow", 1).execution_timeout(TIMEOUT)).unwrap();
     let start = Instant::now();
     let (handle, _started, release) = blocker(&pool);
     assert!(matches!(handle.join(), Err(PoolError::Timeout { .. })));
@@ -118,7 +119,7 @@ fn a_timed_out_handle_waits_at_least_the_timeout() {
 
 #[test]
 fn shutdown_drain_runs_the_queue() {
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("drain", 1).queue(3)).unwrap();
+    let pool = ThreadPoolBulkhead::new(PoolConfig::new("drain", 1).queue_capacity(3)).unwrap();
     let (first, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
     let queued: Vec<_> = (0..3).map(|i| pool.submit(move || i).unwrap()).collect();
@@ -132,12 +133,12 @@ fn shutdown_drain_runs_the_queue() {
     assert_eq!(first.join(), Ok("released"));
     let results: Vec<_> = queued.into_iter().map(TaskHandle::join).collect();
     assert_eq!(results, [Ok(0), Ok(1), Ok(2)]);
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
 }
 
 #[test]
 fn shutdown_cancel_cancels_the_queue_and_finishes_the_running_task() {
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("cancel", 1).queue(3)).unwrap();
+    let pool = ThreadPoolBulkhead::new(PoolConfig::new("cancel", 1).queue_capacity(3)).unwrap();
     let (first, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
     let queued: Vec<_> = (0..3)
@@ -157,7 +158,7 @@ fn shutdown_cancel_cancels_the_queue_and_finishes_the_running_task() {
     }
     release.send(()).unwrap();
     assert_eq!(first.join(), Ok("released"));
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
     assert_eq!(pool.state().active, 0);
 }
 
@@ -167,14 +168,14 @@ fn await_termination_is_bounded() {
     let (_h, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
     pool.shutdown(Shutdown::Cancel);
-    assert!(!pool.await_termination(Some(Duration::from_millis(10))));
+    assert!(!pool.await_termination(Duration::from_millis(10)));
     release.send(()).unwrap();
-    assert!(pool.await_termination(Some(PATIENCE)));
+    assert!(pool.await_termination(PATIENCE));
 }
 
 #[test]
 fn dropping_the_pool_never_hangs_a_waiter() {
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("dropped", 1).queue(2)).unwrap();
+    let pool = ThreadPoolBulkhead::new(PoolConfig::new("dropped", 1).queue_capacity(2)).unwrap();
     let (first, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
     let queued = pool.submit(|| "ran after the drop").unwrap();
@@ -187,21 +188,60 @@ fn dropping_the_pool_never_hangs_a_waiter() {
 }
 
 #[test]
-fn a_panic_in_a_task_frees_its_seat_and_resumes_in_the_joiner() {
-    #[derive(Debug, PartialEq)]
-    struct Boom;
+fn a_panic_in_a_task_frees_its_seat_and_is_reported_with_its_message() {
     let pool = ThreadPoolBulkhead::new(PoolConfig::new("panicky", 1)).unwrap();
-    let h = pool.submit(|| std::panic::panic_any(Boom)).unwrap();
-    let payload = catch_unwind(AssertUnwindSafe(|| h.join())).unwrap_err();
-    assert_eq!(payload.downcast_ref::<Boom>(), Some(&Boom));
+    let h = pool.submit(|| -> u8 { panic!("boom {}", 7) }).unwrap();
+    assert_eq!(
+        h.join(),
+        Err(PoolError::Panicked {
+            name: "panicky",
+            message: "boom 7".into()
+        })
+    );
+    let h = pool.submit(|| std::panic::panic_any(42_u8)).unwrap();
+    assert!(
+        matches!(h.join(), Err(PoolError::Panicked { message, .. }) if message == "a non-string payload")
+    );
     assert_eq!(pool.state().active, 0);
     // The worker survived.
     assert_eq!(pool.execute(|| 5), Ok(5));
 }
 
 #[test]
+fn a_cancelled_handle_skips_its_queued_task() {
+    let pool = ThreadPoolBulkhead::builder("cancel")
+        .queue_capacity(1)
+        .build()
+        .unwrap();
+    let (first, started, release) = blocker(&pool);
+    started.recv_timeout(PATIENCE).unwrap();
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ran2 = ran.clone();
+    let queued = pool
+        .submit(move || ran2.store(true, std::sync::atomic::Ordering::SeqCst))
+        .unwrap();
+    assert!(queued.cancel());
+    assert!(!queued.cancel(), "once");
+    assert_eq!(queued.join(), Err(PoolError::Cancelled { name: "cancel" }));
+    release.send(()).unwrap();
+    assert_eq!(first.join(), Ok("released"));
+    assert!(!first_cancel_runs(&pool));
+    assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(pool.state().active, 0);
+}
+
+/// A running or finished task cannot be cancelled.
+fn first_cancel_runs(pool: &ThreadPoolBulkhead) -> bool {
+    let done = pool.submit(|| ()).unwrap();
+    while !done.is_finished() {
+        std::thread::yield_now();
+    }
+    done.cancel()
+}
+
+#[test]
 fn a_handle_can_be_awaited() {
-    let pool = ThreadPoolBulkhead::new(PoolConfig::new("async", 2).queue(2)).unwrap();
+    let pool = ThreadPoolBulkhead::new(PoolConfig::new("async", 2).queue_capacity(2)).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -215,9 +255,10 @@ fn a_handle_can_be_awaited() {
 
 #[test]
 fn a_timed_out_handle_resolves_when_awaited() {
-    let pool =
-        ThreadPoolBulkhead::new(PoolConfig::new("async", 1).timeout(Duration::from_millis(20)))
-            .unwrap();
+    let pool = ThreadPoolBulkhead::new(
+        PoolConfig::new("async", 1).execution_timeout(Duration::from_millis(20)),
+    )
+    .unwrap();
     let (handle, _started, release) = blocker(&pool);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -232,7 +273,7 @@ fn a_timed_out_handle_resolves_when_awaited() {
 #[test]
 fn bad_settings_are_refused() {
     assert!(matches!(
-        ThreadPoolBulkhead::new(PoolConfig::new("none", 0).queue(4)),
+        ThreadPoolBulkhead::new(PoolConfig::new("none", 0).queue_capacity(4)),
         Err(BuildError::ZeroWorkers { name: "none" })
     ));
     let err = ThreadPoolBulkhead::new(PoolConfig::new("huge", usize::MAX)).unwrap_err();

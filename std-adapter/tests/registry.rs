@@ -5,6 +5,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::registry::{DomainConfig, Registered, Registry, RegistryError};
 use bulkhead_std::{BlockingAcquire, Bulkhead, Error};
 
@@ -87,11 +88,11 @@ fn register_replaces_and_old_waiters_keep_waiting_on_the_old_compartment() {
     let old = registry
         .get_or_create("reports", DomainConfig::new(1))
         .unwrap();
-    let held = old.try_acquire_owned().unwrap();
+    let held = bulkhead_std::OwnedSeat::try_acquire(old.clone()).unwrap();
     let waiter = {
         let old = old.clone();
         thread::spawn(move || {
-            old.acquire_blocking_owned(Some(Duration::from_secs(5)))
+            old.acquire_blocking_owned(Duration::from_secs(5))
                 .map(|s| s.handle().state().max_concurrent)
         })
     };
@@ -163,7 +164,10 @@ fn async_view_shares_seats_with_threads() {
         .unwrap();
     let seat = rt.block_on(async { db.acquire().await }).unwrap();
     assert!(matches!(
-        registry.get("database").unwrap().acquire_blocking(None),
+        registry
+            .get("database")
+            .unwrap()
+            .acquire_blocking(MaxWait::FailFast),
         Err(Error::Full { .. })
     ));
     drop(seat);
@@ -190,7 +194,7 @@ fn eviction_never_removes_a_busy_compartment() {
         .unwrap();
     // a: a seat held. b: a handle outstanding (got the Arc, not acquired yet).
     let a = registry.get_or_create("a", DomainConfig::new(1)).unwrap();
-    let seat = a.try_acquire_owned().unwrap();
+    let seat = bulkhead_std::OwnedSeat::try_acquire(a.clone()).unwrap();
     drop(a);
     let b = registry.get_or_create("b", DomainConfig::new(1)).unwrap();
     let err = registry
@@ -205,7 +209,7 @@ fn eviction_never_removes_a_busy_compartment() {
     // A waiter alone (no other handle kept by the test) also keeps it.
     let waiter = {
         let a = registry.get("a").unwrap();
-        thread::spawn(move || a.acquire_blocking(Some(Duration::from_secs(5))).is_ok())
+        thread::spawn(move || a.acquire_blocking(Duration::from_secs(5)).is_ok())
     };
     while registry.get("a").unwrap().state().waiting == 0 {
         thread::yield_now();
@@ -340,7 +344,7 @@ fn execute_uses_the_configured_wait_budget_and_never_masks_not_found() {
     registry
         .get_or_create(
             "slow",
-            DomainConfig::new(1).max_wait(Duration::from_millis(20)),
+            DomainConfig::new(1).max_wait(MaxWait::from_millis(20)),
         )
         .unwrap();
     let _seat = registry.acquire("slow").unwrap();

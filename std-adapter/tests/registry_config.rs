@@ -1,7 +1,7 @@
 //! Registry settings: environment and TOML file, precedence, and a table
 //! of malformed inputs with their exact error kind and key.
 
-use std::time::Duration;
+use bulkhead_std::MaxWait;
 
 use bulkhead_std::Admission;
 use bulkhead_std::registry::{
@@ -117,7 +117,7 @@ fn env_values_apply_and_names_map_to_upper_snake() {
     let db = registry.config("database").unwrap();
     assert_eq!(db.max_concurrent, 32);
     assert_eq!(db.max_waiting, Some(0));
-    assert_eq!(db.max_wait, Some(Duration::from_millis(250)));
+    assert_eq!(db.max_wait, MaxWait::from_millis(250));
     assert_eq!(db.admission, Admission::Barging);
     assert_eq!(
         registry.get("database").unwrap().admission(),
@@ -270,7 +270,7 @@ mod file {
         // env > file > code, field by field.
         let db = registry.config("database").unwrap();
         assert_eq!(db.max_concurrent, 50); // env
-        assert_eq!(db.max_wait, Some(Duration::from_millis(40))); // file
+        assert_eq!(db.max_wait, MaxWait::from_millis(40)); // file
         assert_eq!(db.max_waiting, Some(3)); // code
         assert_eq!(registry.config("cache").unwrap().max_concurrent, 31); // file
         assert_eq!(registry.config("external_api").unwrap().max_concurrent, 12); // code
@@ -310,4 +310,189 @@ mod file {
             3
         );
     }
+}
+
+// === durations with units, misspelled variables, differing settings ===
+
+#[test]
+fn wait_budgets_take_units_in_env_and_file_and_ms_keys_still_work() {
+    let env = EnvSource::from_pairs([
+        ("BULKHEAD_DATABASE_MAX_WAIT", "200ms"),
+        ("BULKHEAD_CACHE_MAX_WAIT", "1.5s"),
+        ("BULKHEAD_EXTERNAL_API_MAX_WAIT_MS", "30"),
+        ("BULKHEAD_MESSAGE_QUEUE_MAX_WAIT", "forever"),
+    ]);
+    let registry = Registry::builder().env(env).build().unwrap();
+    let wait = |name| registry.config(name).unwrap().max_wait;
+    assert_eq!(wait("database"), MaxWait::from_millis(200));
+    assert_eq!(wait("cache"), MaxWait::from_millis(1500));
+    assert_eq!(wait("external_api"), MaxWait::from_millis(30));
+    assert_eq!(wait("message_queue"), MaxWait::Forever);
+    assert!(registry.unknown_variables().is_empty());
+}
+
+#[cfg(feature = "config-file")]
+#[test]
+fn the_file_takes_durations_with_units_and_refuses_ambiguous_ones() {
+    let ok = "[domains.database]\nmax_wait = \"2s\"\n[domains.cache]\nmax_wait = 0\n";
+    let registry = Registry::builder()
+        .without_env()
+        .toml_str(ok)
+        .build()
+        .unwrap();
+    assert_eq!(
+        registry.config("database").unwrap().max_wait,
+        MaxWait::from_millis(2000)
+    );
+    assert_eq!(
+        registry.config("cache").unwrap().max_wait,
+        MaxWait::FailFast
+    );
+    for (text, kind, key) in [
+        (
+            "[domains.cache]\nmax_wait = \"250\"",
+            K::BadDuration,
+            "domains.cache.max_wait",
+        ),
+        (
+            "[domains.cache]\nmax_wait = 250",
+            K::BadDuration,
+            "domains.cache.max_wait",
+        ),
+        (
+            "[domains.cache]\nmax_wait = \"2 fortnights\"",
+            K::BadDuration,
+            "domains.cache.max_wait",
+        ),
+        (
+            "[domains.cache]\nmax_wait = \"2s\"\nmax_wait_ms = 5",
+            K::Conflict,
+            "domains.cache.max_wait_ms",
+        ),
+    ] {
+        let err = Registry::builder()
+            .without_env()
+            .toml_str(text)
+            .build()
+            .unwrap_err();
+        let err = err.settings().unwrap();
+        assert_eq!((err.kind(), err.key()), (kind, key), "{text}: {err}");
+    }
+}
+
+#[test]
+fn a_misspelled_variable_is_reported_with_the_closest_valid_one() {
+    let env = EnvSource::from_pairs([
+        ("BULKHEAD_DATABASE_MAX_CONCURENT", "2"),
+        ("BULKHEAD_CACHE_ADMISION", "barging"),
+        ("BULKHEAD_REPORTS_COLOUR", "blue"),
+        ("BULKHEAD_DATABASE_MAX_CONCURRENT", "3"),
+    ]);
+    let registry = Registry::builder().env(env.clone()).build().unwrap();
+    let unknown: Vec<_> = registry
+        .unknown_variables()
+        .iter()
+        .map(|u| (u.variable().to_owned(), u.suggestion().map(str::to_owned)))
+        .collect();
+    assert_eq!(
+        unknown,
+        [
+            (
+                "BULKHEAD_CACHE_ADMISION".to_owned(),
+                Some("BULKHEAD_CACHE_ADMISSION".to_owned())
+            ),
+            (
+                "BULKHEAD_DATABASE_MAX_CONCURENT".to_owned(),
+                Some("BULKHEAD_DATABASE_MAX_CONCURRENT".to_owned())
+            ),
+            ("BULKHEAD_REPORTS_COLOUR".to_owned(), None),
+        ]
+    );
+    // The valid one still applies, and a warning names each unknown one.
+    assert_eq!(registry.get("database").unwrap().state().max_concurrent, 3);
+    let warnings = capture_warnings(|| drop(Registry::builder().env(env.clone()).build()));
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(
+        warnings[1].contains("did you mean BULKHEAD_DATABASE_MAX_CONCURRENT"),
+        "{warnings:?}"
+    );
+    // Strict builds refuse them.
+    let err = Registry::builder()
+        .env(env)
+        .deny_unknown_variables()
+        .build()
+        .unwrap_err();
+    let err = err.settings().unwrap();
+    assert_eq!(
+        (err.kind(), err.key()),
+        (K::UnknownKey, "BULKHEAD_CACHE_ADMISION")
+    );
+}
+
+#[test]
+fn get_or_create_with_other_settings_keeps_the_existing_one_and_says_so() {
+    let registry = Registry::local();
+    let warnings = capture_warnings(|| {
+        let db = registry
+            .get_or_create("database", DomainConfig::new(4))
+            .unwrap();
+        assert_eq!(db.state().max_concurrent, 10, "the built-in wins");
+        registry
+            .get_or_create("database", DomainConfig::new(4))
+            .unwrap(); // said once
+        registry
+            .get_or_create("reports", DomainConfig::new(2))
+            .unwrap();
+        registry
+            .get_or_create("reports", DomainConfig::new(2))
+            .unwrap(); // same: silent
+        let reports = registry
+            .get_or_create("reports", DomainConfig::new(9))
+            .unwrap();
+        assert_eq!(reports.state().max_concurrent, 2, "the first settings win");
+    });
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("the built-in"), "{warnings:?}");
+    assert!(
+        warnings[1].contains("get_or_create(\"reports\")"),
+        "{warnings:?}"
+    );
+}
+
+/// The messages of the `WARN` events `f` emits on this thread.
+fn capture_warnings(f: impl FnOnce()) -> Vec<String> {
+    use std::sync::{Arc, Mutex};
+    use tracing::field::{Field, Visit};
+
+    struct Capture(Arc<Mutex<Vec<String>>>);
+    struct Message(String);
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+    impl tracing::Subscriber for Capture {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            if *event.metadata().level() == tracing::Level::WARN {
+                let mut message = Message(String::new());
+                event.record(&mut message);
+                self.0.lock().unwrap().push(message.0);
+            }
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    tracing::subscriber::with_default(Capture(seen.clone()), f);
+    seen.lock().unwrap().clone()
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bulkhead_std::prelude::*;
-use bulkhead_std::{Bulkhead, Error};
+use bulkhead_std::{Bulkhead, Error, MaxWait};
 
 const BUDGET: Duration = Duration::from_millis(30);
 
@@ -27,13 +27,13 @@ fn check_timeout(took: Duration, err: Error, b: &Bulkhead) {
 #[test]
 fn async_std_timer_bounds_the_wait_and_a_release_in_time_is_served() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let held = b.try_acquire_owned().unwrap();
+    let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     async_std::task::block_on(async {
         let start = Instant::now();
-        let err = b.acquire_async_std(Some(BUDGET)).await.unwrap_err();
+        let err = b.acquire_async_std(BUDGET).await.unwrap_err();
         check_timeout(start.elapsed(), err, &b);
         let releaser = async_std::task::spawn_blocking(move || drop(held));
-        let seat = b.acquire_async_std(Some(Duration::from_secs(60))).await;
+        let seat = b.acquire_async_std(Duration::from_secs(60)).await;
         assert!(seat.is_ok());
         releaser.await;
     });
@@ -43,14 +43,45 @@ fn async_std_timer_bounds_the_wait_and_a_release_in_time_is_served() {
 #[test]
 fn smol_timer_bounds_the_wait_and_a_release_in_time_is_served() {
     let b = Arc::new(Bulkhead::new("db", 1).unwrap());
-    let held = b.try_acquire_owned().unwrap();
+    let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     async_io::block_on(async {
         let start = Instant::now();
-        let err = b.acquire_smol(Some(BUDGET)).await.unwrap_err();
+        let err = b.acquire_smol(BUDGET).await.unwrap_err();
         check_timeout(start.elapsed(), err, &b);
         let releaser = std::thread::spawn(move || drop(held));
-        let seat = b.acquire_smol(Some(Duration::from_secs(60))).await;
+        let seat = b.acquire_smol(Duration::from_secs(60)).await;
         assert!(seat.is_ok());
         releaser.join().unwrap();
     });
+}
+
+#[cfg(feature = "smol")]
+#[test]
+fn the_wait_budget_convention_is_the_same_for_threads_and_tasks() {
+    let b = std::sync::Arc::new(bulkhead_std::Bulkhead::new("conv", 1).unwrap());
+    let held = b.try_acquire().unwrap();
+    // Fail fast: FailFast, a zero duration, and a hand-made zero UpTo.
+    for wait in [
+        MaxWait::FailFast,
+        Duration::ZERO.into(),
+        MaxWait::UpTo(Duration::ZERO),
+    ] {
+        assert!(matches!(
+            b.acquire_blocking(wait),
+            Err(bulkhead_std::Error::Full { .. })
+        ));
+        let verdict = async_io::block_on(b.acquire_smol(wait));
+        assert!(matches!(verdict, Err(bulkhead_std::Error::Full { .. })));
+    }
+    // Forever waits for the seat, past any budget a test would pick.
+    let b2 = b.clone();
+    let waiter = std::thread::spawn(move || b2.acquire_blocking(MaxWait::Forever).map(drop));
+    while b.state().waiting == 0 {
+        std::thread::yield_now();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!waiter.is_finished());
+    drop(held);
+    assert_eq!(waiter.join().unwrap(), Ok(()));
+    assert_eq!(b.state().timed_out, 0);
 }

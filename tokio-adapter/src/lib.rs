@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod pool;
+mod registry;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -10,7 +11,7 @@ mod wait;
 pub use bulkhead_core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    OwnedSeat, RawLock, State,
+    MaxWait, OwnedSeat, RawLock, State,
 };
 /// The std crate, for everything this one does not re-export by name
 /// (`Snapshot`, `Policy`, `ThreadPoolBulkhead`, …).
@@ -20,10 +21,19 @@ pub use bulkhead_std;
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
-pub use pool::{BlockingPool, Builder, Job, PoolBuildError, PoolState, RunError};
+/// The one thread pool of the workspace (from bulkhead-std): a compartment
+/// with its own worker threads, for blocking work that must not share
+/// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
+/// [`ThreadPoolBulkhead::run`] awaits a closure's value.
+pub use bulkhead_std::{
+    BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
+};
+#[allow(deprecated)]
+pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
+pub use registry::RegistryExt;
 #[cfg(feature = "tower")]
-pub use tower::{BoxError, BulkheadLayer, BulkheadService, ResponseFuture};
-pub use wait::{AcquireWithin, BulkheadExt};
+pub use tower::{BoxError, BulkheadLayer, BulkheadService, HttpRejection, ResponseFuture};
+pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
 
 /// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
 pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
@@ -35,6 +45,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::BulkheadExt;
+    pub use crate::{BulkheadExt, RegistryExt};
     pub use bulkhead_std::prelude::*;
 }

@@ -4,23 +4,32 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use bulkhead_core::{AcquireTimeout, Bulkhead, Error, OwnedSeat, RawLock, Seat};
-use bulkhead_std::BlockingAcquire;
+use bulkhead_core::{
+    AcquireOwned, AcquireTimeout, Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat,
+};
+use bulkhead_std::{BlockingAcquire, WaitTimer};
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 /// tokio-flavoured ways to take a seat in any [`Bulkhead`].
 ///
-/// Every method takes `max_wait: Option<Duration>`:
+/// Every method takes `max_wait: impl Into<MaxWait>`, the workspace's one
+/// wait-budget convention:
 ///
-/// - `None` or a zero duration: **fail fast**, the immediate verdict of
-///   [`Bulkhead::try_acquire`]. This is the default a bulkhead should have.
-/// - `Some(budget)`: wait at most `budget` for a seat, measured by
-///   [`tokio::time`] (so tests can pause and advance the clock), then give
-///   up with [`Error::Timeout`].
+/// - [`MaxWait::FailFast`] or `Duration::ZERO`: **fail fast**, the
+///   immediate verdict of [`Bulkhead::try_acquire`]. This is the default a
+///   bulkhead should have.
+/// - a [`Duration`], or [`MaxWait::UpTo`]: wait at most that budget for a
+///   seat, measured by [`tokio::time`] (so tests can pause and advance the
+///   clock), then give up with [`Error::Timeout`].
+/// - [`MaxWait::Forever`]: wait with no time limit.
+///
+/// Every future does nothing until it is polled: a fail-fast future made
+/// early (a `select!` branch, a stored future) takes its seat, or reports
+/// `Full`, at its first poll, never at creation.
 ///
 /// A seat handed to a caller at the moment its budget runs out is kept by
 /// that caller: the choice between the seat and the timeout is made in one
@@ -55,22 +64,23 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     ///
     /// # Examples
     /// ```
+    /// use bulkhead_tokio::MaxWait;
     /// use std::time::Duration;
     /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let db = Bulkhead::new("database", 1).unwrap();
-    /// let seat = db.acquire_within(None).await.unwrap();
+    /// let seat = db.acquire_within(MaxWait::FailFast).await.unwrap();
     /// // Full and no budget: rejected at once.
-    /// assert!(matches!(db.acquire_within(None).await, Err(Error::Full { .. })));
+    /// assert!(matches!(db.acquire_within(MaxWait::FailFast).await, Err(Error::Full { .. })));
     /// // Full with a budget: waits 50 ms, then gives up.
-    /// let err = db.acquire_within(Some(Duration::from_millis(50))).await.unwrap_err();
+    /// let err = db.acquire_within(Duration::from_millis(50)).await.unwrap_err();
     /// assert!(matches!(err, Error::Timeout { .. }));
     /// drop(seat);
     /// # }
     /// ```
-    fn acquire_within(&self, max_wait: Option<Duration>) -> AcquireWithin<'_, L>;
+    fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L>;
 
     /// Takes a seat that owns its compartment handle, so it can move into a
     /// spawned task: `tokio::spawn(async move { let _seat = seat; .. })`.
@@ -98,7 +108,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let api = Arc::new(Bulkhead::new("external_api", 4).unwrap());
-    /// let seat = api.clone().acquire_owned(Some(Duration::from_millis(100))).await.unwrap();
+    /// let seat = api.clone().acquire_owned(Duration::from_millis(100)).await.unwrap();
     /// let task = tokio::spawn(async move {
     ///     let _seat = seat; // held for the whole task
     ///     "called the API"
@@ -107,57 +117,24 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// assert_eq!(api.state().active, 0);
     /// # }
     /// ```
-    fn acquire_owned(
-        self: Arc<Self>,
-        max_wait: Option<Duration>,
-    ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
+    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
     where
         Self: Sized,
-        L: Send + Sync + 'static;
+        L: 'static;
 
-    /// Takes a seat from synchronous code, waiting at most `max_wait`, but
-    /// never blocking a thread that drives tokio futures.
-    ///
-    /// The same as bulkhead-std's
+    /// Deprecated: the one name is bulkhead-std's
     /// [`BlockingAcquire::acquire_blocking`](bulkhead_std::BlockingAcquire::acquire_blocking),
-    /// offered here so that one trait has every tokio-side acquire. Where
-    /// [`event_loop`](crate::event_loop) finds no event loop
-    /// (`spawn_blocking`, `block_in_place`, plain threads) it waits, parked
-    /// in the compartment's line. On a thread that drives tokio futures (a
-    /// worker, a current-thread runtime, the future given to `block_on`)
-    /// it gives the immediate verdict instead, whatever `max_wait` says:
-    /// the seat it would wait for may be held by a task of the very
-    /// runtime it would block. tokio's own `blocking_*` methods panic
-    /// there instead. bulkhead-std owns the detection rule; see
-    /// [`event_loop`](crate::event_loop) for exactly what is detected.
+    /// re-exported by this crate and in its prelude. It waits off the
+    /// runtime (`spawn_blocking`, `block_in_place`, plain threads) and gives
+    /// the immediate verdict on a thread that drives tokio futures.
     ///
     /// # Errors
-    /// As [`acquire_within`](Self::acquire_within); [`Error::Full`] on a
-    /// runtime thread when no seat is free.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::{sync::Arc, time::Duration};
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let db = Arc::new(Bulkhead::new("database", 1).unwrap());
-    /// let seat = db.try_acquire().unwrap();
-    /// // On the runtime thread: the immediate verdict, no blocking.
-    /// let verdict = db.blocking_acquire(Some(Duration::from_secs(60)));
-    /// assert!(matches!(verdict, Err(Error::Full { .. })));
-    /// // In tokio's blocking pool: waits for the seat.
-    /// let db2 = db.clone();
-    /// let waiter = tokio::task::spawn_blocking(move || {
-    ///     db2.blocking_acquire(Some(Duration::from_secs(60))).map(drop)
-    /// });
-    /// tokio::time::sleep(Duration::from_millis(10)).await;
-    /// drop(seat);
-    /// assert!(waiter.await.unwrap().is_ok());
-    /// # }
-    /// ```
-    fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error>;
+    /// As [`acquire_within`](Self::acquire_within).
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `acquire_blocking` (bulkhead-std's `BlockingAcquire`, in this crate's prelude)"
+    )]
+    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error>;
 }
 
 mod sealed {
@@ -167,33 +144,32 @@ mod sealed {
 }
 
 impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
-    fn acquire_within(&self, max_wait: Option<Duration>) -> AcquireWithin<'_, L> {
-        let state = match max_wait {
-            Some(budget) if !budget.is_zero() => State::Waiting {
+    fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L> {
+        let max_wait = max_wait.into();
+        let state = if max_wait.is_fail_fast() {
+            // Nothing is decided until the first poll.
+            State::FailFast {
+                bulkhead: Some(self),
+            }
+        } else {
+            // `Forever` is a timer that never fires.
+            let budget = max_wait.budget().unwrap_or(Duration::MAX);
+            State::Waiting {
                 wait: self.acquire_timeout(budget, LazySleep::new(budget)),
-            },
-            _ => State::Verdict {
-                result: Some(self.try_acquire()),
-            },
+                timer: WaitTimer::new(),
+            }
         };
         AcquireWithin { state }
     }
 
-    #[allow(clippy::manual_async_fn)] // spelled out to promise `Send + 'static`
-    fn acquire_owned(
-        self: Arc<Self>,
-        max_wait: Option<Duration>,
-    ) -> impl Future<Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>> + Send + 'static
+    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
     where
-        L: Send + Sync + 'static,
+        L: 'static,
     {
-        async move {
-            let seat = self.acquire_within(max_wait).await?;
-            Ok(OwnedSeat::from_seat(seat, Arc::clone(&self)))
-        }
+        AcquireOwnedWithin::new(self, max_wait.into())
     }
 
-    fn blocking_acquire(&self, max_wait: Option<Duration>) -> Result<Seat<'_, L>, Error> {
+    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
         self.acquire_blocking(max_wait)
     }
 }
@@ -222,7 +198,7 @@ pin_project! {
     /// let cache = Bulkhead::new("cache", 1).unwrap();
     /// let held = cache.try_acquire().unwrap();
     /// tokio::select! {
-    ///     _ = cache.acquire_within(Some(Duration::from_secs(1))) => unreachable!(),
+    ///     _ = cache.acquire_within(Duration::from_secs(1)) => unreachable!(),
     ///     _ = tokio::time::sleep(Duration::from_millis(10)) => {} // cancelled
     /// }
     /// assert_eq!(cache.state().waiting, 0); // it left the line
@@ -239,9 +215,13 @@ pin_project! {
 pin_project! {
     #[project = StateProj]
     enum State<'a, L: RawLock> {
-        // Fail fast: the verdict was given when the future was made.
-        Verdict { result: Option<Result<Seat<'a, L>, Error>> },
-        Waiting { #[pin] wait: AcquireTimeout<'a, L, LazySleep> },
+        // Fail fast: `try_acquire` at the first poll, never before.
+        FailFast { bulkhead: Option<&'a Bulkhead<L>> },
+        Waiting {
+            #[pin]
+            wait: AcquireTimeout<'a, L, LazySleep>,
+            timer: WaitTimer,
+        },
     }
 }
 
@@ -249,27 +229,168 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
     type Output = Result<Seat<'a, L>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().state.project() {
-            StateProj::Verdict { result } => Poll::Ready(
-                result
+        // Every poll spends a unit of the task's coop budget, as tokio's
+        // own semaphore does, so a task that loops on acquire and release
+        // still yields to the scheduler now and then.
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        let outcome = match self.project().state.project() {
+            StateProj::FailFast { bulkhead } => Poll::Ready(
+                bulkhead
                     .take()
-                    .expect("`AcquireWithin` polled after it completed"),
+                    .expect("`AcquireWithin` polled after it completed")
+                    .try_acquire(),
             ),
-            StateProj::Waiting { wait } => wait.poll(cx),
+            StateProj::Waiting { wait, timer } => match wait.poll(cx) {
+                Poll::Ready(result) => {
+                    let name = match &result {
+                        Ok(seat) => seat.bulkhead().name(),
+                        Err(error) => error.name(),
+                    };
+                    Poll::Ready(timer.finish(name, result))
+                }
+                Poll::Pending => {
+                    timer.queued();
+                    Poll::Pending
+                }
+            },
+        };
+        if outcome.is_ready() {
+            coop.made_progress();
         }
+        outcome
     }
 }
 
 impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
-            State::Verdict { result } => f
+            State::FailFast { bulkhead } => f
                 .debug_struct("AcquireWithin")
-                .field("verdict", result)
+                .field("fail_fast", &bulkhead.map(|b| b.name()))
                 .finish(),
-            State::Waiting { wait } => f
+            State::Waiting { wait, .. } => f
                 .debug_struct("AcquireWithin")
                 .field("waiting", wait)
+                .finish(),
+        }
+    }
+}
+
+pin_project! {
+    /// Waits for a seat at most a budget on tokio's clock, holding the
+    /// compartment's `Arc`; resolves to an [`OwnedSeat`]. Returned by
+    /// [`BulkheadExt::acquire_owned`].
+    ///
+    /// A named, `'static` future built on core's
+    /// [`AcquireOwned`](bulkhead_core::AcquireOwned): it allocates nothing,
+    /// so a tower response future can hold it without boxing. `Send` when
+    /// the lock is `Send + Sync`.
+    ///
+    /// # Cancel safety
+    /// As [`AcquireWithin`]: dropping it at any point loses nothing.
+    ///
+    /// # Memory ordering
+    /// As [`AcquireWithin`], also when the seat then moves to another task.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct AcquireOwnedWithin<L>
+    where
+        L: RawLock,
+        L: 'static,
+    {
+        #[pin]
+        state: OwnedState<L>,
+    }
+}
+
+pin_project! {
+    #[project = OwnedStateProj]
+    enum OwnedState<L>
+    where
+        L: RawLock,
+        L: 'static,
+    {
+        // Fail fast: `OwnedSeat::try_acquire` at the first poll.
+        FailFast { handle: Option<Arc<Bulkhead<L>>> },
+        Waiting {
+            #[pin]
+            wait: AcquireOwned<Arc<Bulkhead<L>>>,
+            #[pin]
+            sleep: LazySleep,
+            budget: Duration,
+            timer: WaitTimer,
+            name: &'static str,
+        },
+    }
+}
+
+impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
+    fn new(handle: Arc<Bulkhead<L>>, max_wait: MaxWait) -> Self {
+        let state = if max_wait.is_fail_fast() {
+            OwnedState::FailFast {
+                handle: Some(handle),
+            }
+        } else {
+            // `Forever` is a timer that never fires.
+            let budget = max_wait.budget().unwrap_or(Duration::MAX);
+            OwnedState::Waiting {
+                name: handle.name(),
+                wait: OwnedSeat::acquire(handle),
+                sleep: LazySleep::new(budget),
+                budget,
+                timer: WaitTimer::new(),
+            }
+        };
+        Self { state }
+    }
+}
+
+impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
+    type Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // The coop budget, as in `AcquireWithin`.
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        let outcome = match self.project().state.project() {
+            OwnedStateProj::FailFast { handle } => Poll::Ready(OwnedSeat::try_acquire(
+                handle
+                    .take()
+                    .expect("`AcquireOwnedWithin` polled after it completed"),
+            )),
+            OwnedStateProj::Waiting {
+                mut wait,
+                sleep,
+                budget,
+                timer,
+                name,
+            } => {
+                if let Poll::Ready(result) = wait.as_mut().poll(cx) {
+                    Poll::Ready(timer.finish(name, result))
+                } else if sleep.poll(cx).is_ready() {
+                    Poll::Ready(timer.finish(name, wait.time_out(*budget)))
+                } else {
+                    timer.queued();
+                    Poll::Pending
+                }
+            }
+        };
+        if outcome.is_ready() {
+            coop.made_progress();
+        }
+        outcome
+    }
+}
+
+impl<L: RawLock + 'static> std::fmt::Debug for AcquireOwnedWithin<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.state {
+            OwnedState::FailFast { handle } => f
+                .debug_struct("AcquireOwnedWithin")
+                .field("fail_fast", &handle.as_ref().map(|h| h.name()))
+                .finish(),
+            OwnedState::Waiting { wait, budget, .. } => f
+                .debug_struct("AcquireOwnedWithin")
+                .field("waiting", wait)
+                .field("budget", budget)
                 .finish(),
         }
     }

@@ -8,6 +8,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead_tokio::MaxWait;
 use bulkhead_tokio::prelude::*;
 use bulkhead_tokio::{Bulkhead, Error, EventLoop, OwnedSeat, event_loop};
 use tokio::runtime::{Builder, Runtime};
@@ -140,10 +141,10 @@ fn on_a_runtime_thread_blocking_acquire_gives_the_immediate_verdict() {
         let db = db.clone();
         rt.block_on(async move {
             let start = Instant::now();
-            let verdict = db.blocking_acquire(Some(LONG)).map(drop);
+            let verdict = db.acquire_blocking(LONG).map(drop);
             assert!(matches!(verdict, Err(Error::Full { .. })), "{verdict:?}");
             let db2 = db.clone();
-            let in_task = tokio::spawn(async move { db2.blocking_acquire(Some(LONG)).map(drop) });
+            let in_task = tokio::spawn(async move { db2.acquire_blocking(LONG).map(drop) });
             assert!(matches!(in_task.await.unwrap(), Err(Error::Full { .. })));
             assert!(start.elapsed() < LONG / 2, "did not block");
         });
@@ -158,8 +159,7 @@ fn in_spawn_blocking_blocking_acquire_waits_for_the_seat() {
     rt.block_on(async {
         let held = OwnedSeat::try_acquire(db.clone()).unwrap();
         let db2 = db.clone();
-        let waiter =
-            tokio::task::spawn_blocking(move || db2.blocking_acquire(Some(LONG)).map(drop));
+        let waiter = tokio::task::spawn_blocking(move || db2.acquire_blocking(LONG).map(drop));
         while db.state().waiting < 1 {
             tokio::task::yield_now().await;
         }
@@ -174,17 +174,18 @@ fn in_spawn_blocking_blocking_acquire_waits_for_the_seat() {
 fn plain_threads_wait_and_time_out() {
     let db = Arc::new(Bulkhead::new("db", 1).unwrap());
     let held = db.try_acquire().unwrap();
-    let err = db
-        .blocking_acquire(Some(Duration::from_millis(20)))
-        .unwrap_err();
+    let err = db.acquire_blocking(Duration::from_millis(20)).unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }));
-    assert!(matches!(db.blocking_acquire(None), Err(Error::Full { .. })));
+    assert!(matches!(
+        db.acquire_blocking(MaxWait::FailFast),
+        Err(Error::Full { .. })
+    ));
 
     let (started, waiting) = mpsc::channel();
     let db2 = db.clone();
     let waiter = thread::spawn(move || {
         started.send(()).unwrap();
-        db2.blocking_acquire(Some(LONG)).map(drop)
+        db2.acquire_blocking(LONG).map(drop)
     });
     waiting.recv().unwrap();
     while db.state().waiting < 1 {
@@ -199,16 +200,16 @@ fn async_and_blocking_callers_share_one_seat_count() {
     let rt = multi_thread();
     let db = Arc::new(Bulkhead::new("db", 2).unwrap());
     rt.block_on(async {
-        let a = db.acquire_within(None).await.unwrap();
+        let a = db.acquire_within(MaxWait::FailFast).await.unwrap();
         let db2 = db.clone();
         let b = tokio::task::spawn_blocking(move || {
-            let seat = db2.blocking_acquire(Some(LONG)).unwrap();
+            let seat = db2.acquire_blocking(LONG).unwrap();
             std::mem::forget(seat); // keep it taken past the closure
         });
         b.await.unwrap();
         assert_eq!(db.state().active, 2);
         assert!(matches!(
-            db.acquire_within(None).await,
+            db.acquire_within(MaxWait::FailFast).await,
             Err(Error::Full { .. })
         ));
         drop(a);

@@ -1,15 +1,15 @@
-//! The dedicated blocking pool: its own threads, a bounded queue, the
-//! execution timeout, panics, cancellation and shutdown.
+//! The one thread pool (bulkhead-std's `ThreadPoolBulkhead`, re-exported)
+//! from tokio: its own threads, a bounded queue, the execution timeout,
+//! panics as errors, cancellation, `?` into boxed errors, and shutdown.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bulkhead_tokio::{BlockingPool, Error, RunError};
+use bulkhead_tokio::{BuildError, Error, PoolError, Shutdown, ThreadPoolBulkhead};
 use tokio::runtime::Builder;
-use tokio::time::Instant;
 
 /// A job that blocks its worker until the returned sender is used (or
 /// dropped).
@@ -22,8 +22,14 @@ fn gate() -> (mpsc::Sender<()>, impl FnOnce() + Send + 'static) {
 
 async fn until(mut done: impl FnMut() -> bool) {
     while !done() {
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
+}
+
+/// Tasks running on a worker now.
+fn running(pool: &ThreadPoolBulkhead) -> usize {
+    let s = pool.state();
+    s.active - s.waiting
 }
 
 #[test]
@@ -35,7 +41,7 @@ fn its_threads_are_its_own_even_when_tokios_blocking_pool_is_full() {
         .enable_all()
         .build()
         .unwrap();
-    let pool = BlockingPool::builder("reports")
+    let pool = ThreadPoolBulkhead::builder("reports")
         .max_workers(2)
         .build()
         .unwrap();
@@ -70,20 +76,17 @@ fn its_threads_are_its_own_even_when_tokios_blocking_pool_is_full() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn it_rejects_at_once_on_a_full_queue() {
-    let pool = BlockingPool::builder("disk")
+    let pool = ThreadPoolBulkhead::builder("disk")
         .max_workers(1)
         .queue_capacity(1)
         .build()
         .unwrap();
-    let (open, running) = gate();
-    let first = pool.spawn(running).unwrap();
-    until(|| pool.state().running == 1).await;
-    let queued = pool.spawn(|| "queued").unwrap();
+    let (open, blocked) = gate();
+    let first = pool.submit(blocked).unwrap();
+    until(|| running(&pool) == 1).await;
+    let queued = pool.submit(|| "queued").unwrap();
     let state = pool.state();
-    assert_eq!(
-        (state.running, state.queued, state.compartment.active),
-        (1, 1, 2)
-    );
+    assert_eq!((state.active, state.waiting, state.queue_size), (2, 1, 1));
 
     let err = pool.run(|| "third").await.unwrap_err();
     assert!(matches!(
@@ -94,46 +97,59 @@ async fn it_rejects_at_once_on_a_full_queue() {
             active: 2
         })
     ));
-    assert!(matches!(pool.spawn(|| ()), Err(Error::Full { .. })));
-    assert_eq!(pool.state().compartment.rejected, 2);
+    assert!(matches!(
+        pool.submit(|| ()),
+        Err(PoolError::Rejected(Error::Full { .. }))
+    ));
+    assert_eq!(pool.state().rejected, 2);
 
     open.send(()).unwrap();
     first.await.unwrap();
     assert_eq!(queued.await.unwrap(), "queued");
-    assert_eq!(pool.state().compartment.active, 0);
+    assert_eq!(pool.state().active, 0);
     assert_eq!(pool.run(|| 1).await.unwrap(), 1, "the seats are free again");
 }
 
-#[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn it_reports_the_execution_timeout() {
-    let pool = BlockingPool::builder("pdf")
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn it_reports_the_execution_timeout_and_skips_a_timed_out_queued_job() {
+    let limit = Duration::from_millis(50);
+    let pool = ThreadPoolBulkhead::builder("pdf")
         .max_workers(1)
-        .execution_timeout(Duration::from_secs(5))
+        .queue_capacity(1)
+        .execution_timeout(limit)
         .build()
         .unwrap();
     let (open, slow) = gate();
     let start = Instant::now();
-    let err = pool.run(slow).await.unwrap_err();
-    assert!(
-        matches!(err, RunError::TimedOut { name: "pdf", limit } if limit == Duration::from_secs(5))
-    );
+    let slow = pool.submit(slow).unwrap();
+    let ran = Arc::new(AtomicBool::new(false));
+    let ran2 = ran.clone();
+    let queued = pool
+        .submit(move || ran2.store(true, Ordering::SeqCst))
+        .unwrap();
+    let err = slow.await.unwrap_err();
+    assert!(start.elapsed() >= limit);
     assert_eq!(
-        start.elapsed(),
-        Duration::from_secs(5),
-        "paused clock: exact"
+        err,
+        PoolError::Timeout {
+            name: "pdf",
+            timeout: limit
+        }
     );
-    // The closure still runs and keeps its worker and its seat.
-    assert_eq!(pool.state().compartment.active, 1);
-    assert!(matches!(pool.spawn(|| ()), Err(Error::Full { .. })));
+    assert!(matches!(queued.await, Err(PoolError::Timeout { .. })));
+    // The running closure keeps its worker and its seat.
+    assert!(pool.state().active >= 1);
     open.send(()).unwrap();
-    until(|| pool.state().compartment.active == 0).await;
-    // No quick job here: a paused clock jumps to the next deadline as soon
-    // as the runtime is idle, also while a pool thread works (see `Job`).
+    until(|| pool.state().active == 0).await;
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a job whose caller timed out while it was queued is skipped"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quick_job_is_not_affected_by_the_execution_timeout() {
-    let pool = BlockingPool::builder("pdf")
+    let pool = ThreadPoolBulkhead::builder("pdf")
         .max_workers(1)
         .execution_timeout(Duration::from_secs(60))
         .build()
@@ -145,115 +161,135 @@ async fn a_quick_job_is_not_affected_by_the_execution_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_job_is_reported_and_its_worker_survives() {
-    let pool = BlockingPool::builder("fragile")
+    let pool = ThreadPoolBulkhead::builder("fragile")
         .max_workers(1)
         .build()
         .unwrap();
     let err = pool.run(|| -> u8 { panic!("boom") }).await.unwrap_err();
-    assert!(matches!(err, RunError::Panicked { .. }));
+    assert_eq!(
+        err,
+        PoolError::Panicked {
+            name: "fragile",
+            message: "boom".into()
+        }
+    );
     assert!(err.to_string().contains("boom"), "{err}");
     assert_eq!(
         pool.run(|| 2).await.unwrap(),
         2,
         "the single worker is still alive"
     );
-    assert_eq!(pool.state().compartment.active, 0);
+    assert_eq!(pool.state().active, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_dropped_before_it_starts_is_skipped_and_frees_its_seat() {
-    let pool = BlockingPool::builder("q")
+async fn errors_convert_with_question_mark_into_boxed_errors() {
+    type AnyError = Box<dyn std::error::Error + Send + Sync + 'static>;
+    async fn render(pool: &ThreadPoolBulkhead) -> Result<u8, AnyError> {
+        let a = pool.run(|| 1).await?;
+        let b: u8 = pool.run(|| panic!("render failed")).await?;
+        Ok(a + b)
+    }
+    let pool = ThreadPoolBulkhead::builder("render").build().unwrap();
+    let err = render(&pool).await.unwrap_err();
+    let pool_error = err.downcast_ref::<PoolError>().expect("a PoolError");
+    assert!(matches!(pool_error, PoolError::Panicked { .. }));
+    fn assert_error<E: std::error::Error + Send + Sync + 'static>() {}
+    assert_error::<PoolError>();
+    assert_error::<BuildError>();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_before_it_starts_is_skipped_and_frees_its_seat() {
+    let pool = ThreadPoolBulkhead::builder("q")
         .max_workers(1)
         .queue_capacity(1)
         .build()
         .unwrap();
-    let (open, running) = gate();
-    let first = pool.spawn(running).unwrap();
-    until(|| pool.state().running == 1).await;
+    let (open, blocked) = gate();
+    let first = pool.submit(blocked).unwrap();
+    until(|| running(&pool) == 1).await;
     let ran = Arc::new(AtomicBool::new(false));
     let ran2 = ran.clone();
-    let queued = pool
-        .spawn(move || ran2.store(true, Ordering::SeqCst))
-        .unwrap();
-    // Cancel it in a select!, as a client that hangs up would.
-    tokio::select! {
-        biased;
-        _ = std::future::ready(()) => {}
-        _ = queued => unreachable!(),
-    }
+    // Submitted at the first poll, then cancelled by the timeout, as a
+    // client that hangs up would.
+    let job = pool.run(move || ran2.store(true, Ordering::SeqCst));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), job)
+            .await
+            .is_err()
+    );
+    assert_eq!(pool.state().active, 1, "the cancelled job's seat is free");
     open.send(()).unwrap();
     first.await.unwrap();
-    until(|| pool.state().compartment.active == 0).await;
+    until(|| pool.state().active == 0).await;
     assert!(!ran.load(Ordering::SeqCst), "a cancelled job does not run");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_pool_never_hangs_an_awaiting_task() {
-    let pool = BlockingPool::builder("gone")
+    let pool = ThreadPoolBulkhead::builder("gone")
         .max_workers(1)
         .queue_capacity(2)
         .build()
         .unwrap();
-    let compartment = pool.bulkhead().clone();
-    let (open, running) = gate();
+    let (open, blocked) = gate();
     let first = pool
-        .spawn(move || {
-            running();
+        .submit(move || {
+            blocked();
             "finished"
         })
         .unwrap();
-    until(|| pool.state().running == 1).await;
+    until(|| running(&pool) == 1).await;
     let queued: Vec<_> = (0..2)
-        .map(|i| tokio::spawn(pool.spawn(move || i).unwrap()))
+        .map(|i| tokio::spawn(pool.submit(move || i).unwrap()))
         .collect();
-    drop(pool);
-    for job in queued {
-        let err = tokio::time::timeout(Duration::from_secs(10), job)
-            .await
-            .expect("never hangs")
-            .unwrap()
-            .unwrap_err();
-        assert!(
-            matches!(err, RunError::Shutdown { name: "gone" }),
-            "{err:?}"
-        );
-    }
-    // The running job completes and delivers its value.
+    drop(pool); // drains: the queued jobs still run
     open.send(()).unwrap();
     assert_eq!(first.await.unwrap(), "finished");
-    assert_eq!(compartment.state().active, 0);
+    for (i, job) in queued.into_iter().enumerate() {
+        let value = tokio::time::timeout(Duration::from_secs(10), job)
+            .await
+            .expect("never hangs")
+            .unwrap();
+        assert_eq!(value, Ok(i));
+    }
 }
 
 #[test]
-fn jobs_can_be_spawned_outside_a_runtime_and_awaited_inside() {
-    let pool = BlockingPool::builder("sync")
+fn jobs_can_be_submitted_outside_a_runtime_and_awaited_inside() {
+    let pool = ThreadPoolBulkhead::builder("sync")
         .max_workers(2)
         .execution_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let job = pool.spawn(|| 40 + 2).unwrap();
+    let job = pool.submit(|| 40 + 2).unwrap();
     let rt = Builder::new_current_thread().enable_all().build().unwrap();
     assert_eq!(rt.block_on(job).unwrap(), 42);
 }
 
 #[test]
 fn a_pool_needs_a_worker() {
-    let err = BlockingPool::builder("none")
+    let err = ThreadPoolBulkhead::builder("none")
         .max_workers(0)
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("max_concurrent = 0"), "{err}");
+    assert!(matches!(err, BuildError::ZeroWorkers { name: "none" }));
+    assert!(err.to_string().contains("at least 1 worker"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_closed_pool_refuses_new_jobs_and_finishes_queued_ones() {
-    let pool = BlockingPool::builder("closing")
+async fn a_shut_down_pool_refuses_new_jobs_and_finishes_queued_ones() {
+    let pool = ThreadPoolBulkhead::builder("closing")
         .max_workers(1)
         .queue_capacity(1)
         .build()
         .unwrap();
-    let job = pool.spawn(|| "done").unwrap();
-    pool.close();
-    assert!(matches!(pool.spawn(|| ""), Err(Error::Closed { .. })));
+    let job = pool.submit(|| "done").unwrap();
+    pool.shutdown(Shutdown::Drain);
+    assert!(matches!(
+        pool.submit(|| ""),
+        Err(PoolError::Rejected(Error::Closed { .. }))
+    ));
     assert_eq!(job.await.unwrap(), "done");
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bulkhead_std::prelude::*;
+use bulkhead_tokio::MaxWait;
 use bulkhead_tokio::prelude::*;
 use bulkhead_tokio::{Bulkhead, Error, OwnedSeat};
 
@@ -15,33 +16,25 @@ const MS: Duration = Duration::from_millis(1);
 async fn every_method_of_both_preludes_resolves_on_one_type() {
     let db: Arc<Bulkhead> = Arc::new(Bulkhead::new("db", 2).unwrap());
     // bulkhead-tokio's BulkheadExt.
-    let a = db.acquire_within(Some(MS)).await.unwrap();
-    let b: OwnedSeat<Arc<Bulkhead>> = db.clone().acquire_owned(None).await.unwrap();
-    assert!(matches!(
-        db.blocking_acquire(Some(MS)),
-        Err(Error::Full { .. })
-    ));
+    let a = db.acquire_within(MS).await.unwrap();
+    let b: OwnedSeat<Arc<Bulkhead>> = db.clone().acquire_owned(MaxWait::FailFast).await.unwrap();
+    assert!(matches!(db.acquire_blocking(MS), Err(Error::Full { .. })));
     drop((a, b));
     // bulkhead-std's BlockingAcquire, Execute, Run, Inspect.
-    drop(db.acquire_blocking(None).unwrap());
-    drop(db.try_acquire_owned().unwrap());
-    drop(db.acquire_blocking_owned(None).unwrap());
-    assert_eq!(db.execute(None, || 1), Ok(1));
-    assert_eq!(db.execute_or_else(None, || 2, |_| 0), Ok(2));
-    assert_eq!(db.wrap(None, |x: u8| x + 1)(2), Ok(3));
-    drop(
-        db.acquire_with_timer(Some(MS), tokio::time::sleep)
-            .await
-            .unwrap(),
-    );
+    drop(db.acquire_blocking(MaxWait::FailFast).unwrap());
+    drop(bulkhead_std::OwnedSeat::try_acquire(db.clone()).unwrap());
+    drop(db.acquire_blocking_owned(MaxWait::FailFast).unwrap());
+    assert_eq!(db.execute(MaxWait::FailFast, || 1), Ok(1));
+    assert_eq!(db.execute_or_else(MaxWait::FailFast, || 2, |_| 0), Ok(2));
+    assert_eq!(db.wrap(MaxWait::FailFast, |x: u8| x + 1)(2), Ok(3));
+    drop(db.acquire_with_timer(MS, tokio::time::sleep).await.unwrap());
     assert_eq!(db.run(async { 4 }).await, Ok(4));
     assert_eq!(
-        db.run_with_timer(Some(MS), tokio::time::sleep, async { 5 })
-            .await,
+        db.run_with_timer(MS, tokio::time::sleep, async { 5 }).await,
         Ok(5)
     );
     assert_eq!(
-        db.run_or_else(None, tokio::time::sleep, async { 6 }, |_| 0)
+        db.run_or_else(MaxWait::FailFast, tokio::time::sleep, async { 6 }, |_| 0)
             .await,
         Ok(6)
     );
@@ -52,9 +45,9 @@ async fn every_method_of_both_preludes_resolves_on_one_type() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn tokio_side_rejections_are_timed_by_the_std_lock() {
     let db = Bulkhead::new("db", 1).unwrap();
-    let _held = db.acquire_within(None).await.unwrap();
+    let _held = db.acquire_within(MaxWait::FailFast).await.unwrap();
     assert_eq!(db.last_rejection(), None);
-    let err = db.acquire_within(Some(10 * MS)).await.unwrap_err();
+    let err = db.acquire_within(10 * MS).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }));
     let s = db.snapshot();
     assert_eq!((s.timed_out, s.rejected), (1, 0));

@@ -66,7 +66,7 @@ async fn rejects_at_once_when_full_without_calling_the_inner_service() {
     let mut held = Vec::new();
     for _ in 0..2 {
         ready(&mut svc).await;
-        let mut fut = svc.call(Duration::from_secs(3600));
+        let mut fut = Box::pin(svc.call(Duration::from_secs(3600)));
         assert!(poll_once(&mut fut).is_pending());
         held.push(fut);
     }
@@ -111,7 +111,7 @@ async fn a_dropped_response_future_releases_its_seat() {
     let mut svc = BulkheadService::new(Upstream::default(), bulkhead.clone());
     // Dropped while running.
     ready(&mut svc).await;
-    let mut fut = svc.call(Duration::from_secs(3600));
+    let mut fut = Box::pin(svc.call(Duration::from_secs(3600)));
     assert!(poll_once(&mut fut).is_pending());
     assert_eq!(bulkhead.state().active, 1);
     drop(fut);
@@ -133,11 +133,21 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
     let upstream = Upstream::default();
     let bulkhead = compartment(1);
     let mut svc = BulkheadLayer::new(bulkhead.clone())
-        .max_wait(Some(100 * MS))
+        .max_wait(100 * MS)
         .layer(upstream.clone());
     ready(&mut svc).await;
-    let first = svc.call(30 * MS);
-    assert_eq!(bulkhead.state().active, 1, "a free seat is taken in call");
+    let mut first = Box::pin(svc.call(30 * MS));
+    assert_eq!(
+        bulkhead.state().active,
+        0,
+        "a waiting call does nothing until polled"
+    );
+    assert!(poll_once(&mut first).is_pending());
+    assert_eq!(
+        bulkhead.state().active,
+        1,
+        "a free seat is taken at the first poll"
+    );
     let first = tokio::spawn(first);
 
     let start = Instant::now();
@@ -163,7 +173,7 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
 async fn a_bounded_wait_times_out_with_a_typed_error() {
     let bulkhead = compartment(1);
     let mut svc = BulkheadLayer::new(bulkhead.clone())
-        .max_wait(Some(100 * MS))
+        .max_wait(100 * MS)
         .layer(Upstream::default());
     ready(&mut svc).await;
     let _first = tokio::spawn(svc.call(Duration::from_secs(3600)));
@@ -186,10 +196,11 @@ async fn a_bounded_wait_times_out_with_a_typed_error() {
 async fn a_waiting_response_future_dropped_in_select_leaves_no_seat_behind() {
     let bulkhead = compartment(1);
     let mut svc = BulkheadLayer::new(bulkhead.clone())
-        .max_wait(Some(Duration::from_secs(60)))
+        .max_wait(Duration::from_secs(60))
         .layer(Upstream::default());
     ready(&mut svc).await;
-    let first = svc.call(20 * MS);
+    let mut first = Box::pin(svc.call(20 * MS));
+    assert!(poll_once(&mut first).is_pending()); // holds the seat
     ready(&mut svc).await;
     let waiting = svc.call(MS);
     let first = tokio::spawn(first);
@@ -208,7 +219,7 @@ async fn routes_built_from_one_arc_share_its_seats() {
     let mut search = BulkheadLayer::new(shared.clone()).layer(Upstream::default());
     let mut checkout = BulkheadLayer::new(shared.clone()).layer(Upstream::default());
     ready(&mut search).await;
-    let mut held = search.call(Duration::from_secs(3600));
+    let mut held = Box::pin(search.call(Duration::from_secs(3600)));
     assert!(poll_once(&mut held).is_pending());
     ready(&mut checkout).await;
     let err = checkout.call(MS).await.unwrap_err();
@@ -225,8 +236,51 @@ async fn routes_built_from_one_arc_share_its_seats() {
 fn the_response_future_is_send() {
     fn assert_send<T: Send>(_: &T) {}
     let mut svc = BulkheadLayer::new(compartment(1))
-        .max_wait(Some(MS))
+        .max_wait(MS)
         .layer(Upstream::default());
     let fut = svc.call(MS);
     assert_send(&fut);
+}
+
+// === HTTP mapping ===
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_rejection_maps_to_503_with_retry_after_in_one_call() {
+    use bulkhead_tokio::HttpRejection;
+    let upstream = compartment(1);
+    let mut svc = BulkheadLayer::new(upstream.clone()).layer(Upstream::default());
+    let _busy = upstream.try_acquire().unwrap();
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    let response = HttpRejection::find(&err)
+        .expect("a rejection")
+        .response::<()>();
+    assert_eq!(response.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()[http::header::RETRY_AFTER], "1");
+    // Closed: 503 without Retry-After, since retrying cannot help.
+    upstream.close();
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    let response = HttpRejection::find(&err).unwrap().response::<String>();
+    assert_eq!(response.status(), 503);
+    assert!(!response.headers().contains_key(http::header::RETRY_AFTER));
+    // Other errors are not the bulkhead's: `None`.
+    let other: BoxError = "the upstream broke".into();
+    assert_eq!(HttpRejection::find(&other), None);
+    // A rejection wrapped in a registry error is found through the chain.
+    let wrapped: BoxError = Box::new(bulkhead_std::registry::RegistryError::Rejected(
+        Error::QueueFull {
+            name: "q",
+            max_waiting: 1,
+        },
+    ));
+    let found = HttpRejection::find(&wrapped).unwrap();
+    assert_eq!(found.retry_after, Some(HttpRejection::DEFAULT_RETRY_AFTER));
+    assert_eq!(
+        found
+            .with_retry_after(Duration::from_millis(2500))
+            .retry_after_header()
+            .unwrap(),
+        "3"
+    );
 }

@@ -11,6 +11,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bulkhead_tokio::MaxWait;
 use bulkhead_tokio::{Bulkhead, BulkheadExt, Error, OwnedSeat};
 use tokio::time::{Instant, sleep};
 
@@ -27,14 +28,18 @@ fn assert_send_static<T: Send + 'static>(_: &T) {}
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn no_budget_fails_fast() {
     let db = compartment("db", 1);
-    let _seat = db.acquire_within(None).await.unwrap();
+    let _seat = db.acquire_within(MaxWait::FailFast).await.unwrap();
     let start = Instant::now();
-    for budget in [None, Some(Duration::ZERO)] {
+    for budget in [
+        MaxWait::FailFast,
+        MaxWait::UpTo(Duration::ZERO),
+        Duration::ZERO.into(),
+    ] {
         let err = db.acquire_within(budget).await.unwrap_err();
         assert!(matches!(err, Error::Full { name: "db", .. }), "{err:?}");
     }
     assert_eq!(start.elapsed(), Duration::ZERO);
-    assert_eq!(db.state().rejected, 2);
+    assert_eq!(db.state().rejected, 3);
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -42,7 +47,7 @@ async fn bounded_wait_times_out_after_exactly_its_budget() {
     let db = compartment("db", 1);
     let _seat = db.try_acquire().unwrap();
     let start = Instant::now();
-    let err = db.acquire_within(Some(50 * MS)).await.unwrap_err();
+    let err = db.acquire_within(50 * MS).await.unwrap_err();
     assert_eq!(
         err,
         Error::Timeout {
@@ -64,7 +69,7 @@ async fn bounded_wait_is_admitted_when_a_seat_frees() {
         drop(held);
     });
     let start = Instant::now();
-    let seat = db.acquire_within(Some(100 * MS)).await.unwrap();
+    let seat = db.acquire_within(100 * MS).await.unwrap();
     assert_eq!(start.elapsed(), 30 * MS);
     assert_eq!(db.state().active, 1);
     drop(seat);
@@ -78,7 +83,7 @@ async fn owned_seats_travel_into_spawned_tasks() {
     let api = compartment("api", 2);
     let mut tasks = Vec::new();
     for _ in 0..6 {
-        let fut = api.clone().acquire_owned(Some(Duration::from_secs(1)));
+        let fut = api.clone().acquire_owned(Duration::from_secs(1));
         assert_send_static(&fut);
         let seat = fut.await;
         tasks.push(tokio::spawn(async move {
@@ -98,9 +103,13 @@ async fn owned_seats_travel_into_spawned_tasks() {
 async fn owned_wait_times_out_and_fails_fast() {
     let api = compartment("api", 1);
     let _held = api.try_acquire().unwrap();
-    let err = api.clone().acquire_owned(None).await.unwrap_err();
+    let err = api
+        .clone()
+        .acquire_owned(MaxWait::FailFast)
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::Full { .. }));
-    let err = api.clone().acquire_owned(Some(5 * MS)).await.unwrap_err();
+    let err = api.clone().acquire_owned(5 * MS).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }));
     assert_eq!(
         Arc::strong_count(&api),
@@ -117,7 +126,7 @@ async fn select_cancellation_of_a_waiter_leaves_no_seat_behind() {
     let held = db.try_acquire().unwrap();
     for _ in 0..3 {
         tokio::select! {
-            _ = db.acquire_within(Some(Duration::from_secs(5))) => panic!("no seat was free"),
+            _ = db.acquire_within(Duration::from_secs(5)) => panic!("no seat was free"),
             _ = sleep(10 * MS) => {}
         }
         assert_eq!(db.state().waiting, 0, "the cancelled waiter left the line");
@@ -136,8 +145,8 @@ async fn select_cancellation_after_hand_off_passes_the_seat_on() {
     let db = compartment("db", 1);
     let held = db.try_acquire().unwrap();
     // Boxed, so that `drop(waiter)` really drops the future.
-    let mut waiter = Box::pin(db.acquire_within(Some(Duration::from_secs(5))));
-    let mut next = pin!(db.acquire_within(Some(Duration::from_secs(5))));
+    let mut waiter = Box::pin(db.acquire_within(Duration::from_secs(5)));
+    let mut next = pin!(db.acquire_within(Duration::from_secs(5)));
     // Both join the line.
     tokio::select! { biased; _ = &mut waiter => unreachable!(), _ = ready(()) => {} }
     tokio::select! { biased; _ = &mut next => unreachable!(), _ = ready(()) => {} }
@@ -161,7 +170,7 @@ async fn aborted_owned_waits_leave_no_seat_behind() {
         .map(|_| OwnedSeat::try_acquire(db.clone()).unwrap())
         .collect();
     let waiters: Vec<_> = (0..8)
-        .map(|_| tokio::spawn(db.clone().acquire_owned(Some(Duration::from_secs(10)))))
+        .map(|_| tokio::spawn(db.clone().acquire_owned(Duration::from_secs(10))))
         .collect();
     while db.state().waiting < 8 {
         tokio::task::yield_now().await;
@@ -198,25 +207,33 @@ async fn a_saturated_compartment_does_not_delay_another() {
     for _ in 0..16 {
         let slow = slow.clone();
         load.push(tokio::spawn(async move {
-            let _ = slow.acquire_within(Some(Duration::from_secs(3600))).await;
+            let _ = slow.acquire_within(Duration::from_secs(3600)).await;
         }));
     }
     while slow.state().waiting < 16 {
         tokio::task::yield_now().await;
     }
     assert!(matches!(
-        slow.acquire_within(None).await,
+        slow.acquire_within(MaxWait::FailFast).await,
         Err(Error::Full { .. })
     ));
 
     // Every call through `fast`, with or without a budget, is admitted on
-    // its first poll: it never waits behind `slow`'s line.
-    for budget in [None, Some(Duration::from_secs(1))] {
-        for _ in 0..100 {
-            let seat = first_poll(fast.acquire_within(budget)).expect("admitted at once");
-            drop(seat.unwrap());
+    // its first poll: it never waits behind `slow`'s line. (Outside the
+    // coop budget, which would make the 129th poll yield on purpose.)
+    tokio::task::coop::unconstrained(async {
+        for budget in [
+            MaxWait::FailFast,
+            Duration::from_secs(1).into(),
+            MaxWait::Forever,
+        ] {
+            for _ in 0..100 {
+                let seat = first_poll(fast.acquire_within(budget)).expect("admitted at once");
+                drop(seat.unwrap());
+            }
         }
-    }
+    })
+    .await;
     let state = fast.state();
     assert_eq!((state.rejected, state.timed_out, state.waiting), (0, 0, 0));
     for task in &load {
@@ -243,7 +260,7 @@ fn first_poll<F: Future>(fut: F) -> Option<F::Output> {
 fn wait_futures_are_send() {
     let db = Bulkhead::new("db", 1).unwrap();
     fn assert_send<T: Send + Future>(_: T) {}
-    assert_send(db.acquire_within(Some(MS)));
+    assert_send(db.acquire_within(MS));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,7 +272,7 @@ async fn bounded_wait_across_worker_threads_is_admitted_when_a_seat_frees() {
         release.await.unwrap();
         drop(held);
     });
-    let waiter = tokio::spawn(db.clone().acquire_owned(Some(Duration::from_secs(3600))));
+    let waiter = tokio::spawn(db.clone().acquire_owned(Duration::from_secs(3600)));
     while db.state().waiting < 1 {
         tokio::task::yield_now().await;
     }
@@ -265,4 +282,66 @@ async fn bounded_wait_across_worker_threads_is_admitted_when_a_seat_frees() {
     assert_eq!(db.state().active, 1);
     drop(seat);
     assert_eq!(db.state().active, 0);
+}
+
+// === futures do nothing until polled ===
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_future_made_early_decides_at_its_first_poll() {
+    let db = compartment("db", 1);
+    // Made while the seat is free: it holds nothing until polled.
+    let early = db.acquire_within(MaxWait::FailFast);
+    assert_eq!(db.state().active, 0);
+    // Made while the compartment is full: no stale `Full` once it frees up.
+    let held = db.try_acquire().unwrap();
+    let stale = db.acquire_within(Duration::ZERO);
+    assert_eq!(db.state().rejected, 0);
+    drop(held);
+    let seat = stale
+        .await
+        .expect("decided at the first poll, when the seat was free");
+    assert!(matches!(early.await, Err(Error::Full { .. })));
+    drop(seat);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn forever_waits_past_any_budget_until_a_seat_frees_up() {
+    let db = compartment("db", 1);
+    let held = db.try_acquire().unwrap();
+    let db2 = db.clone();
+    let waiter = tokio::spawn(async move { db2.acquire_within(MaxWait::Forever).await.map(drop) });
+    tokio::time::sleep(Duration::from_secs(24 * 3600)).await;
+    assert!(!waiter.is_finished());
+    assert_eq!(db.state().waiting, 1);
+    drop(held);
+    assert_eq!(waiter.await.unwrap(), Ok(()));
+    assert_eq!(db.state().timed_out, 0);
+}
+
+// === tokio's cooperative budget ===
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_task_looping_on_acquire_and_release_yields_like_with_tokios_semaphore() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let db = compartment("db", 1);
+    for owned in [false, true] {
+        let other_ran = Arc::new(AtomicBool::new(false));
+        let flag = other_ran.clone();
+        tokio::spawn(async move { flag.store(true, Ordering::SeqCst) });
+        let mut yielded_after = None;
+        // No other await point: only the coop budget can make this yield.
+        for i in 0..1000 {
+            if owned {
+                drop(db.clone().acquire_owned(MaxWait::FailFast).await.unwrap());
+            } else {
+                drop(db.acquire_within(Duration::from_secs(1)).await.unwrap());
+            }
+            if other_ran.load(Ordering::SeqCst) {
+                yielded_after = Some(i);
+                break;
+            }
+        }
+        let i = yielded_after.expect("the loop never yielded to the other task");
+        assert!(i >= 100, "yielded only when the budget ran out, after {i}");
+    }
 }

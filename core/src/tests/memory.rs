@@ -85,6 +85,44 @@ fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
     assert_eq!((s.active, s.waiting), (2, 1));
 }
 
+/// Defect 6 of issue 12, documented on `Acquire` ("Leaking"): in barging
+/// mode a leaked waiter that had been notified keeps the wake-up it was
+/// given, as a leaked FIFO waiter keeps its seat. The seat itself stays
+/// free: the next waiter is not woken for it, but any caller may take it,
+/// a re-poll of a waiter takes it, and the next release wakes the next
+/// waiter.
+#[test]
+fn a_leaked_notified_barging_waiter_keeps_its_wake_up_but_not_the_seat() {
+    let b: &'static TestBulkhead = leak(super::with_config(
+        crate::Config::new("leak", 1).admission(crate::Admission::Barging),
+    ));
+    let held = b.try_acquire().unwrap();
+    let (t1, t2) = (Task::new(), Task::new());
+    let forgotten = leak(Box::pin(b.acquire()));
+    assert!(t1.poll(forgotten.as_mut()).is_pending());
+    let mut next = boxed(b.acquire());
+    assert!(t2.poll(next.as_mut()).is_pending());
+    drop(held); // notifies the first waiter, which is never polled again
+    assert_eq!((t1.wakes(), t2.wakes()), (1, 0));
+    let s = b.state();
+    assert_eq!((s.active, s.waiting), (0, 2), "the seat is free");
+    assert_eq!(t2.wakes(), 0, "the next waiter sleeps: the wake-up is kept");
+    // Any caller may take the free seat; its release wakes the next waiter.
+    let arrival = b.try_acquire().unwrap();
+    drop(arrival);
+    assert_eq!(t2.wakes(), 1);
+    let Poll::Ready(Ok(seat)) = t2.poll(next.as_mut()) else {
+        panic!("the next waiter takes the freed seat")
+    };
+    drop(seat);
+    let s = b.state();
+    assert_eq!(
+        (s.active, s.waiting),
+        (0, 1),
+        "only the leaked one still waits"
+    );
+}
+
 /// A waker whose `wake` panics.
 pub(super) struct PanickingWaker;
 impl Wake for PanickingWaker {

@@ -12,8 +12,9 @@
 //!   waiter that times out after the reservation keeps it.
 //! - Barging: a freed seat wakes the oldest waiter not yet woken, and any
 //!   caller (an arrival, or any polled waiter) may take a free seat. A woken
-//!   waiter that loses stays in line, and a woken waiter that leaves passes
-//!   its wake-up on.
+//!   waiter that loses stays in line, behind the other woken waiters and
+//!   ahead of every waiter not yet woken (so it is the next to be woken),
+//!   and a woken waiter that leaves passes its wake-up on.
 //! - Shrinking below the seats held leaves a debt that later releases pay;
 //!   growing is a release of the new seats; `close` wakes every waiter with
 //!   `Closed`; `QueueFull` counts as a rejection.
@@ -359,6 +360,16 @@ impl Model {
         // next wake-up) with the waker of the task that polled.
         if self.waiters[i].status == Status::Notified {
             self.note("woken waiter lost");
+            // It waits again, behind the other woken waiters and ahead of
+            // every waiter not yet woken: the next to be woken.
+            let id = self.waiters[i].id;
+            self.leave_line(id);
+            let at = self
+                .line
+                .iter()
+                .position(|&x| self.waiter(x).status == Status::Waiting)
+                .unwrap_or(self.line.len());
+            self.line.insert(at, id);
         }
         if new_task.is_some() {
             self.note("moved to another task");
@@ -508,6 +519,11 @@ impl Model {
                 self.note("wake-up dropped: all waiters awake");
             }
         }
+    }
+
+    fn waiter(&self, id: usize) -> &Waiter {
+        let at = self.waiters.iter().position(|w| w.id == id);
+        &self.waiters[at.expect("model: a waiter in line is pending")]
     }
 
     fn waiter_mut(&mut self, id: usize) -> &mut Waiter {

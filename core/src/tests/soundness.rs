@@ -412,3 +412,96 @@ fn a_seat_granted_as_the_future_is_dropped_survives_a_panicking_waker() {
     drop(seat);
     assert_eq!(b.state().active, 0);
 }
+
+/// The most nodes one lock section may reach through the list: a batch of
+/// hand-offs or wake-ups, plus the one node the operation around the drain
+/// touches, plus one look at an empty front. The bound `RawLock` documents.
+const SECTION_VISITS_BOUND: usize = crate::engine::SECTION_BATCH + 2;
+
+fn max_section_visits<L: RawLock>(b: &Bulkhead<L>) -> usize {
+    b.inspect_list(|list| list.max_visits)
+}
+
+/// Defect 5: a barging drain walked the whole notified prefix on every
+/// section, so growing by `n` with `n` waiters cost O(n^2) under the lock
+/// (with `CsLock`, with interrupts masked). Every section must now reach at
+/// most a constant number of nodes, whatever the queue length, in both
+/// modes, for a grow, a stream of releases, losers re-polling, and close.
+#[test]
+fn every_lock_section_reaches_a_bounded_number_of_nodes() {
+    let n = if cfg!(miri) { 40 } else { 200 };
+    for admission in [Admission::Fifo, Admission::Barging] {
+        let b = super::with_config(Config::new("bound", 1).admission(admission));
+        let held = b.try_acquire().unwrap();
+        let t = Task::new();
+        let mut waiters: std::vec::Vec<_> = (0..n).map(|_| boxed(b.acquire())).collect();
+        for w in &mut waiters {
+            assert!(t.poll(w.as_mut()).is_pending());
+        }
+        // Grow by n: every waiter is granted (FIFO) or notified (barging).
+        b.set_max_concurrent(n + 1).unwrap();
+        assert!(
+            max_section_visits(&b) <= SECTION_VISITS_BOUND,
+            "{admission:?}: a grow reached {} nodes in one section",
+            max_section_visits(&b)
+        );
+        if admission == Admission::Barging {
+            // Shrink back so the notified waiters all lose their races, and
+            // re-poll each: every loser goes back to waiting in O(1).
+            b.set_max_concurrent(1).unwrap();
+            for w in &mut waiters {
+                assert!(t.poll(w.as_mut()).is_pending());
+            }
+            b.inspect_list(|list| list.assert_valid());
+            // Releases one by one, each notifying one waiter, which then
+            // takes its seat and gives it back.
+            drop(held);
+            for w in &mut waiters {
+                let Poll::Ready(Ok(seat)) = t.poll(w.as_mut()) else {
+                    panic!("a notified waiter found no seat")
+                };
+                drop(seat);
+            }
+        } else {
+            drop(held);
+            for w in &mut waiters {
+                assert!(matches!(t.poll(w.as_mut()), Poll::Ready(Ok(_))));
+            }
+        }
+        assert!(
+            max_section_visits(&b) <= SECTION_VISITS_BOUND,
+            "{admission:?}: reached {} nodes in one section",
+            max_section_visits(&b)
+        );
+        std::println!(
+            "{admission:?}: at most {} nodes per section",
+            max_section_visits(&b)
+        );
+        let s = b.state();
+        assert_eq!((s.active, s.waiting), (0, 0), "{admission:?}");
+    }
+}
+
+/// Defect 5, close: a close with many waiters hands `Closed` verdicts a
+/// batch per section.
+#[test]
+fn closing_a_long_queue_stays_within_the_section_bound() {
+    for admission in [Admission::Fifo, Admission::Barging] {
+        let b = super::with_config(Config::new("bound", 1).admission(admission));
+        let held = b.try_acquire().unwrap();
+        let t = Task::new();
+        let mut waiters: std::vec::Vec<_> = (0..50).map(|_| boxed(b.acquire())).collect();
+        for w in &mut waiters {
+            assert!(t.poll(w.as_mut()).is_pending());
+        }
+        b.close();
+        assert!(max_section_visits(&b) <= SECTION_VISITS_BOUND);
+        for w in &mut waiters {
+            assert!(matches!(
+                t.poll(w.as_mut()),
+                Poll::Ready(Err(Error::Closed { .. }))
+            ));
+        }
+        drop(held);
+    }
+}

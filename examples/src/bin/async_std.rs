@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*; // BlockingAcquire, Execute, Run, Inspect
 use bulkhead_std::{Bulkhead, Error};
 
@@ -30,7 +31,7 @@ async fn async_std_tasks(
             async_std::task::spawn(async move {
                 // Queues in the compartment's FIFO line without blocking the
                 // executor; async-std's timer bounds the wait.
-                match search.acquire_async_std(Some(budget)).await {
+                match search.acquire_async_std(budget).await {
                     Ok(_seat) => {
                         async_std::task::sleep(work).await; // the call
                         Ok(()) // the seat goes back here
@@ -84,15 +85,21 @@ fn main() {
     // smol's timer (`async_io::Timer`) works under any executor; here under
     // async-io's own `block_on`. `None` is the immediate verdict.
     async_io::block_on(async {
-        let first = search.acquire_smol(None).await.expect("a free seat");
-        let second = search.acquire_smol(None).await.expect("a free seat");
-        match search.acquire_smol(None).await {
+        let first = search
+            .acquire_smol(MaxWait::FailFast)
+            .await
+            .expect("a free seat");
+        let second = search
+            .acquire_smol(MaxWait::FailFast)
+            .await
+            .expect("a free seat");
+        match search.acquire_smol(MaxWait::FailFast).await {
             Err(e @ Error::Full { .. }) => println!("smol, no budget, while full: {e}"),
             other => panic!("expected Full, got {other:?}"),
         }
         drop(first); // a seat comes free, so a budgeted wait succeeds at once
         let third = search
-            .acquire_smol(Some(Duration::from_millis(10)))
+            .acquire_smol(Duration::from_millis(10))
             .await
             .expect("the freed seat");
         println!("smol, 10 ms budget after a release: admitted");

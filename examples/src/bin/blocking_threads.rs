@@ -13,20 +13,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*; // BlockingAcquire, Execute, Run, Inspect
 use bulkhead_std::{Bulkhead, Error, Outcome, Policy};
 
 /// A slow dependency: 2 seats. A `static` compartment needs no `Arc`.
-static REPORTS: Bulkhead = match Bulkhead::new("reports", 2) {
-    Ok(b) => b,
-    Err(_) => panic!("bad settings"), // a compile-time error in a static
-};
+static REPORTS: Bulkhead = Bulkhead::new_static("reports", 2); // bad settings: a compile-time error
 
 /// A fast dependency: 4 seats.
-static PROFILES: Bulkhead = match Bulkhead::new("profiles", 4) {
-    Ok(b) => b,
-    Err(_) => panic!("bad settings"),
-};
+static PROFILES: Bulkhead = Bulkhead::new_static("profiles", 4);
 
 /// The slow call behind `REPORTS`.
 fn build_report(user: usize) -> String {
@@ -50,7 +45,7 @@ fn main() -> Result<(), Error> {
 
     // 1. `acquire_blocking`: take a seat yourself and hold it for a scope.
     {
-        let _seat = REPORTS.acquire_blocking(Some(Duration::from_millis(50)))?;
+        let _seat = REPORTS.acquire_blocking(Duration::from_millis(50))?;
         println!(
             "acquire_blocking: inside `reports`, {} of {} seats taken",
             REPORTS.state().active,
@@ -62,7 +57,7 @@ fn main() -> Result<(), Error> {
     //    for profiles.
     let fresh = AtomicUsize::new(0);
     let cached = AtomicUsize::new(0);
-    let profile_policy = Policy::new(&PROFILES, Some(Duration::from_millis(20)));
+    let profile_policy = Policy::new(&PROFILES, MaxWait::up_to(Duration::from_millis(20)));
     thread::scope(|scope| {
         for user in 0..8 {
             let (fresh, cached, policy) = (&fresh, &cached, &profile_policy);
@@ -71,7 +66,7 @@ fn main() -> Result<(), Error> {
                 // the cached page. Only a closed compartment is an error.
                 let report = REPORTS
                     .execute_or_else(
-                        Some(Duration::from_millis(10)),
+                        Duration::from_millis(10),
                         || build_report(user),
                         |_full_or_timeout| format!("cached report for user {user}"),
                     )
@@ -101,12 +96,13 @@ fn main() -> Result<(), Error> {
 
     // 3. `execute` without a budget fails fast when every seat is taken.
     let hog = (REPORTS.try_acquire()?, REPORTS.try_acquire()?);
-    match REPORTS.execute(None, || build_report(0)) {
-        Err(e @ Error::Full { .. }) => println!("execute(None) while full: {e}"),
+    match REPORTS.execute(MaxWait::FailFast, || build_report(0)) {
+        Err(e @ Error::Full { .. }) => println!("execute(MaxWait::FailFast) while full: {e}"),
         other => panic!("expected Full, got {other:?}"),
     }
     // With a budget it waits; here nobody gives a seat back in time.
-    let outcome = Policy::new(&REPORTS, Some(Duration::from_millis(5))).execute(|| build_report(0));
+    let outcome =
+        Policy::new(&REPORTS, MaxWait::up_to(Duration::from_millis(5))).execute(|| build_report(0));
     assert!(matches!(outcome, Outcome::TimedOut(_)));
     println!("Policy with a 5 ms budget while full: TimedOut");
     drop(hog);

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bulkhead_tokio::{BoxError, Bulkhead, BulkheadService, Error};
+use bulkhead_tokio::{BoxError, Bulkhead, BulkheadService, HttpRejection};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
@@ -113,13 +113,12 @@ where
     };
     Ok(match result {
         Ok(body) => text(StatusCode::OK, body.into()),
-        // A bulkhead rejection (Full, Timeout, QueueFull, Closed): 503.
-        Err(e) => match e.downcast_ref::<Error>() {
+        // A bulkhead rejection (Full, Timeout, QueueFull, Closed): one call
+        // gives 503, with Retry-After unless the compartment is closed.
+        Err(e) => match HttpRejection::find(&e) {
             Some(rejection) => {
-                let mut response = text(StatusCode::SERVICE_UNAVAILABLE, format!("{rejection}\n"));
-                response
-                    .headers_mut()
-                    .insert("retry-after", hyper::header::HeaderValue::from_static("1"));
+                let mut response = rejection.response::<Full<Bytes>>();
+                *response.body_mut() = Full::new(Bytes::from(format!("{e}\n")));
                 response
             }
             None => text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
@@ -168,7 +167,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cache = Arc::new(Bulkhead::new("cache", 64)?);
         let app = App {
             upstream: BulkheadService::new(SlowUpstream, upstream.clone())
-                .max_wait(Some(Duration::from_millis(50))),
+                .max_wait(Duration::from_millis(50)),
             cache: BulkheadService::new(Cache, cache.clone()),
         };
         // Loopback only; port 0 (a free port) for the demo.
@@ -222,7 +221,18 @@ async fn flood(
         println!("/slow: {count:>2} x {status}, slowest after {worst:.0?}");
     }
     println!("/fast: 10 x 200 during the flood, slowest after {fast_worst:.1?}");
-    println!("\n{:?}\n{:?}", upstream.state(), cache.state());
+    println!();
+    println!(
+        "{:<14} {:>5} {:>7} {:>8} {:>9} {:>10}",
+        "compartment", "seats", "active", "waiting", "rejected", "timed out"
+    );
+    for b in [upstream, cache] {
+        let s = b.state();
+        println!(
+            "{:<14} {:>5} {:>7} {:>8} {:>9} {:>10}",
+            s.name, s.max_concurrent, s.active, s.waiting, s.rejected, s.timed_out
+        );
+    }
     Ok(())
 }
 

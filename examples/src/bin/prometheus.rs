@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead_std::MaxWait;
 use bulkhead_std::metrics::MetricsUpdater;
 use bulkhead_std::registry::{DomainConfig, Registry};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -108,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Arc::new(Registry::builder().build()?);
     registry.reconfigure(
         "database",
-        DomainConfig::new(2).max_wait(Duration::from_millis(20)),
+        DomainConfig::new(2).max_wait(MaxWait::from_millis(20)),
     )?;
     let updater = MetricsUpdater::start(&registry, Duration::from_millis(500))?;
 

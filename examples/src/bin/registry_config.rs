@@ -9,8 +9,7 @@
 //! cargo run -p bulkhead-examples --bin registry_config -- path/to/bulkhead.toml
 //! ```
 
-use std::time::Duration;
-
+use bulkhead_std::MaxWait;
 use bulkhead_std::registry::{DomainConfig, EnvSource, Registry, RegistryError};
 
 /// What a deployment's `bulkhead.toml` might say (used when no path is given).
@@ -37,7 +36,7 @@ fn main() -> Result<(), RegistryError> {
         // code: the defaults the program ships with
         .builtin(
             "cache",
-            DomainConfig::new(64).max_wait(Duration::from_millis(5)),
+            DomainConfig::new(64).max_wait(MaxWait::from_millis(5)),
         )
         // environment: BULKHEAD_<NAME>_MAX_CONCURRENT, _MAX_WAIT_MS, ... (on by default)
         .env(EnvSource::process());

@@ -10,9 +10,25 @@ use bulkhead_core::{ConfigError, Error};
 /// Why a [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead) task produced no
 /// result.
 ///
-/// A panic inside the task is not an error value: it is resumed on the
-/// thread that joins or awaits the [`TaskHandle`](crate::TaskHandle),
-/// unchanged.
+/// `Send + Sync + 'static`, so `?` turns it into an `anyhow::Error` or a
+/// `Box<dyn Error + Send + Sync>`. A task's panic is therefore not carried
+/// as its payload (`Box<dyn Any + Send>` is not `Sync`) but as its message,
+/// in [`PoolError::Panicked`].
+///
+/// Map [`Rejected`](PoolError::Rejected) to "busy, retry later" (an HTTP
+/// 503), [`Timeout`](PoolError::Timeout) to a gateway timeout.
+///
+/// ```
+/// # use std::time::Duration;
+/// use bulkhead_std::{Error, PoolError};
+///
+/// let full = PoolError::Rejected(Error::Full { name: "reports", max_concurrent: 6, active: 6 });
+/// assert!(full.rejection().is_some());
+/// let slow = PoolError::Timeout { name: "reports", timeout: Duration::from_secs(2) };
+/// assert!(slow.to_string().contains("within the execution timeout of 2s"));
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = slow.into(); // `?` works too
+/// # let _ = boxed;
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PoolError {
@@ -21,18 +37,31 @@ pub enum PoolError {
     /// The task never ran.
     Rejected(Error),
     /// The task did not finish within the pool's execution timeout,
-    /// counted from its submission. The task may still be running: a
-    /// thread cannot be killed, so it keeps its worker and its seat until
-    /// it returns, and its result is then dropped.
+    /// counted from its submission. A task still queued then is skipped
+    /// (its closure is dropped unrun and its seat given back). A running
+    /// task cannot be stopped (a thread cannot be killed): it keeps its
+    /// worker and its seat until it returns, and its result is dropped.
     Timeout {
         /// The pool.
         name: &'static str,
         /// The pool's execution timeout.
         timeout: Duration,
     },
+    /// The task panicked. The worker survives it and the seat was given
+    /// back. The payload is kept as its message, so that the error is
+    /// `Sync`.
+    Panicked {
+        /// The pool.
+        name: &'static str,
+        /// The panic message (`"a non-string payload"` if the payload was
+        /// neither a `&str` nor a `String`).
+        message: String,
+    },
     /// The task was queued but never started: the pool was shut down with
-    /// [`Shutdown::Cancel`](crate::Shutdown::Cancel), or its workers were
-    /// lost.
+    /// [`Shutdown::Cancel`](crate::Shutdown::Cancel), the caller cancelled
+    /// it ([`TaskHandle::cancel`](crate::TaskHandle::cancel), or dropped a
+    /// [`run`](crate::ThreadPoolBulkhead::run) future), or its workers
+    /// were lost.
     Cancelled {
         /// The pool.
         name: &'static str,
@@ -44,8 +73,53 @@ impl PoolError {
     pub const fn name(&self) -> &'static str {
         match self {
             PoolError::Rejected(e) => e.name(),
-            PoolError::Timeout { name, .. } | PoolError::Cancelled { name } => name,
+            PoolError::Timeout { name, .. }
+            | PoolError::Panicked { name, .. }
+            | PoolError::Cancelled { name } => name,
         }
+    }
+
+    /// The admission error, if the task was never admitted.
+    pub const fn rejection(&self) -> Option<&Error> {
+        match self {
+            PoolError::Rejected(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string payload".to_owned()
+    }
+}
+
+/// An I/O error with the kind that fits: a rejection as core's conversion
+/// (`WouldBlock`, `ResourceBusy`, `NotConnected`), `Timeout` as
+/// `TimedOut`, `Panicked` as `Other`, `Cancelled` as `Interrupted`. The
+/// `PoolError` stays inside (`get_ref()` downcasts to it).
+///
+/// ```
+/// use std::io::ErrorKind;
+/// use bulkhead_std::PoolError;
+///
+/// let io: std::io::Error = PoolError::Cancelled { name: "pdf" }.into();
+/// assert_eq!(io.kind(), ErrorKind::Interrupted);
+/// ```
+impl From<PoolError> for io::Error {
+    fn from(error: PoolError) -> Self {
+        let kind = match &error {
+            PoolError::Rejected(e) => io::Error::from(e.clone()).kind(),
+            PoolError::Timeout { .. } => io::ErrorKind::TimedOut,
+            PoolError::Panicked { .. } => io::ErrorKind::Other,
+            PoolError::Cancelled { .. } => io::ErrorKind::Interrupted,
+        };
+        io::Error::new(kind, error)
     }
 }
 
@@ -65,10 +139,16 @@ impl fmt::Display for PoolError {
                  {timeout:?}; it keeps its worker until it returns and its result is dropped; \
                  make the work faster, or raise the timeout"
             ),
+            PoolError::Panicked { name, message } => write!(
+                f,
+                "thread pool `{name}`: the task panicked: {message}; the worker survived and \
+                 the seat was given back"
+            ),
             PoolError::Cancelled { name } => write!(
                 f,
-                "thread pool `{name}` was shut down before the task started, so it never ran; \
-                 shut down with Shutdown::Drain to run queued tasks, or resubmit elsewhere"
+                "thread pool `{name}`: the task was cancelled before it started, so it never ran \
+                 (a Shutdown::Cancel, a cancelled handle or a dropped `run` future); shut down \
+                 with Shutdown::Drain to run queued tasks, or resubmit"
             ),
         }
     }

@@ -12,9 +12,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bulkhead_core::{Config, Error};
+use bulkhead_core::{Config, Error, MaxWait};
 
 use crate::Bulkhead;
 use crate::snapshot::{Inspect, Kind, Snapshot};
@@ -23,7 +23,7 @@ pub use config::{PoolConfig, Shutdown};
 use deadline::Deadlines;
 pub use error::{BuildError, PoolError};
 pub use task::TaskHandle;
-use task::{Completer, Expire, Slot};
+use task::{CancelOnDrop, Completer, Expire, Slot};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -59,7 +59,10 @@ impl Inner {
 
 /// Leads core to the pool's compartment, so a task's seat can keep the
 /// pool alive.
-struct PoolHandle(Arc<Inner>);
+pub(crate) struct PoolHandle(Arc<Inner>);
+
+/// A task's seat, which keeps the pool's compartment alive.
+pub(crate) type PoolSeat = bulkhead_core::OwnedSeat<PoolHandle>;
 
 impl Deref for PoolHandle {
     type Target = Bulkhead;
@@ -70,20 +73,39 @@ impl Deref for PoolHandle {
 }
 
 /// A compartment with its own named worker threads and a bounded queue:
-/// the thread-pool bulkhead.
+/// the thread-pool bulkhead, the one pool of every crate (bulkhead-tokio
+/// re-exports it).
 ///
-/// - **Capacity.** `max_concurrent = workers + queue`. A task holds a seat
-///   from submission until it returns; a submission beyond that is
-///   rejected at once with [`Error::Full`] (wrapped in
-///   [`PoolError::Rejected`]). Submissions never wait.
+/// Use it for blocking work (a synchronous driver, file or CPU-heavy
+/// work) that must not share a thread pool with the rest of the program:
+/// tokio's `spawn_blocking` pool is process-wide, so one slow dependency
+/// can fill it and stall every other blocking call.
+///
+/// - **Settings.** One builder: [`builder`](Self::builder) (or a `const`
+///   [`PoolConfig`]) with `max_workers`, `queue_capacity`,
+///   `execution_timeout` and `stack_size`, then `build`.
+/// - **Capacity.** `max_concurrent = max_workers + queue_capacity`. A task
+///   holds a seat from submission until it returns; a submission beyond
+///   that is rejected at once with [`Error::Full`] (wrapped in
+///   [`PoolError::Rejected`]). Submissions never wait: a bounded queue
+///   already absorbs bursts.
 /// - **Results.** [`submit`](Self::submit) returns a [`TaskHandle`]:
-///   [`join`](TaskHandle::join) it from a thread or `.await` it.
-/// - **Execution timeout.** With [`PoolConfig::timeout`], a task that has
-///   not finished that long after its submission resolves to
-///   [`PoolError::Timeout`], distinct from an admission rejection. A thread
-///   cannot be killed: the overrunning work keeps its worker and its seat
-///   until it returns, and its result is dropped. Make long work check a
-///   flag of its own if it must stop early.
+///   [`join`](TaskHandle::join) it from a thread or `.await` it on any
+///   runtime; [`run`](Self::run) is submit-then-await for async code, and
+///   [`execute`](Self::execute) submit-then-join for threads. One error
+///   type, [`PoolError`], `Send + Sync`, so `?` converts it into `anyhow`
+///   or a boxed error.
+/// - **Execution timeout.** With [`PoolConfig::execution_timeout`], a task
+///   that has not finished that long after its submission resolves to
+///   [`PoolError::Timeout`], distinct from an admission rejection. **A
+///   task still queued at its timeout is skipped**: no worker runs it, its
+///   closure is dropped unrun and its seat given back. A running task
+///   cannot be killed: it keeps its worker and its seat until it returns,
+///   and its result is dropped. Make long work check a flag of its own if
+///   it must stop early.
+/// - **Panics.** A panic inside a task is caught on the worker (which
+///   lives on), its seat is given back, and the handle resolves to
+///   [`PoolError::Panicked`] with the panic's message.
 /// - **State.** [`state`](Self::state) reports [`Kind::ThreadPool`],
 ///   `queue_size`, and as `waiting` the admitted tasks no worker has
 ///   started yet.
@@ -92,19 +114,17 @@ impl Deref for PoolHandle {
 ///   [`PoolError::Cancelled`]. Dropping the pool drains without blocking
 ///   the dropping thread; no handle is ever left hanging.
 ///
-/// A panic inside a task is caught on the worker (which lives on), its
-/// seat is given back, and the panic is resumed unchanged where the
-/// handle is joined or awaited.
-///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_std::{Error, PoolConfig, PoolError, ThreadPoolBulkhead};
+/// use bulkhead_std::{Error, PoolError, ThreadPoolBulkhead};
 ///
-/// let pool = ThreadPoolBulkhead::new(
-///     PoolConfig::new("pdf", 1).queue(1).timeout(Duration::from_secs(30)),
-/// )?;
+/// let pool = ThreadPoolBulkhead::builder("pdf")
+///     .max_workers(1)
+///     .queue_capacity(1)
+///     .execution_timeout(Duration::from_secs(30))
+///     .build()?;
 /// let (tx, rx) = std::sync::mpsc::channel::<()>();
 /// let running = pool.submit(move || rx.recv().ok())?; // takes the worker
 /// let queued = pool.submit(|| "rendered")?; // takes the queue seat
@@ -113,7 +133,7 @@ impl Deref for PoolHandle {
 /// tx.send(()).unwrap();
 /// assert_eq!(running.join(), Ok(Some(())));
 /// assert_eq!(queued.join(), Ok("rendered"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
 /// ```
 pub struct ThreadPoolBulkhead {
     inner: Arc<Inner>,
@@ -129,9 +149,10 @@ impl ThreadPoolBulkhead {
     pub fn new(config: PoolConfig) -> Result<Self, BuildError> {
         let PoolConfig {
             name,
-            workers,
-            queue,
-            timeout,
+            max_workers: workers,
+            queue_capacity: queue,
+            execution_timeout: timeout,
+            stack_size,
         } = config;
         if workers == 0 {
             return Err(BuildError::ZeroWorkers { name });
@@ -163,9 +184,11 @@ impl ThreadPoolBulkhead {
                 .live
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) += 1;
-            let spawned = thread::Builder::new()
-                .name(format!("{name}-{index}"))
-                .spawn(move || work(&inner));
+            let mut builder = thread::Builder::new().name(format!("{name}-{index}"));
+            if let Some(bytes) = stack_size {
+                builder = builder.stack_size(bytes);
+            }
+            let spawned = builder.spawn(move || work(&inner));
             if let Err(source) = spawned {
                 // The closure was dropped unrun: undo its count. Dropping
                 // `pool` then shuts down the workers that did start.
@@ -174,6 +197,63 @@ impl ThreadPoolBulkhead {
             }
         }
         Ok(pool)
+    }
+
+    /// Settings for a pool called `name`, to finish with
+    /// [`PoolConfig::build`]: one worker, no queue, no execution timeout.
+    pub const fn builder(name: &'static str) -> PoolConfig {
+        PoolConfig::new(name, 1)
+    }
+
+    /// Runs `task` on one of the pool's threads and awaits its value, from
+    /// async code on any runtime: [`submit`](Self::submit), then the
+    /// [`TaskHandle`].
+    ///
+    /// Submission happens at the first poll, not when the future is made.
+    ///
+    /// # Cancel safety
+    /// Dropping the future before a worker starts the task cancels it: the
+    /// worker skips it and its seat is given back. Dropped later, the task
+    /// runs to completion (a thread cannot be interrupted) and its value is
+    /// dropped.
+    ///
+    /// # Errors
+    /// As [`submit`](Self::submit) and [`TaskHandle::join`].
+    ///
+    /// ```
+    /// use bulkhead_std::ThreadPoolBulkhead;
+    ///
+    /// async fn report(pool: &ThreadPoolBulkhead) -> anyhow_like::Result<Vec<u8>> {
+    ///     Ok(pool.run(|| b"report".to_vec()).await?) // `?` into any boxed error
+    /// }
+    /// # mod anyhow_like { pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>; }
+    /// let pool = ThreadPoolBulkhead::builder("reports").build().unwrap();
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// assert_eq!(rt.block_on(report(&pool)).unwrap(), b"report");
+    /// ```
+    pub async fn run<T, F>(&self, task: F) -> Result<T, PoolError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        CancelOnDrop(self.submit(task)?).await
+    }
+
+    /// Deprecated name of [`submit`](Self::submit), from bulkhead-tokio's
+    /// former `BlockingPool`.
+    ///
+    /// # Errors
+    /// As [`submit`](Self::submit).
+    #[deprecated(
+        since = "0.1.0",
+        note = "renamed to `submit`; bulkhead-tokio's `BlockingPool` is now this pool"
+    )]
+    pub fn spawn<T, F>(&self, task: F) -> Result<TaskHandle<T>, PoolError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.submit(task)
     }
 
     /// The pool's name.
@@ -195,10 +275,16 @@ impl ThreadPoolBulkhead {
     {
         let inner = &self.inner;
         let seat = inner.compartment.try_acquire()?;
-        let seat = bulkhead_core::OwnedSeat::from_seat(seat, PoolHandle(inner.clone()));
-        let slot = Arc::new(Slot::new(self.name()));
+        let seat = PoolSeat::from_seat(seat, PoolHandle(inner.clone()));
+        let slot = Arc::new(Slot::new(self.name(), seat));
         let completer = Completer::new(slot.clone());
         let job: Job = Box::new(move || {
+            let Some(seat) = completer.start() else {
+                // Timed out or cancelled while queued: nobody will read a
+                // result, and its seat is already back. Skip it; the
+                // closure drops here, unrun.
+                return;
+            };
             let result = panic::catch_unwind(AssertUnwindSafe(task));
             // Seat first, so a caller woken by the result sees it free.
             drop(seat);
@@ -227,8 +313,7 @@ impl ThreadPoolBulkhead {
     /// # Errors
     /// As [`submit`](Self::submit) and [`TaskHandle::join`].
     ///
-    /// # Panics
-    /// Resumes the task's panic, if it panicked.
+    /// A task's panic is [`PoolError::Panicked`], not resumed here.
     pub fn execute<T, F>(&self, task: F) -> Result<T, PoolError>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -267,12 +352,19 @@ impl ThreadPoolBulkhead {
         drop(cancelled);
     }
 
-    /// Waits at most `max_wait` (`None`: no limit) for every worker to
+    /// Waits at most `max_wait` (a [`MaxWait`], or a `Duration`;
+    /// `MaxWait::FailFast` only checks) for every worker to
     /// exit after [`shutdown`](Self::shutdown). Returns whether they all
     /// did. Overrunning tasks keep their worker, so give a limit when
     /// tasks may hang.
-    pub fn await_termination(&self, max_wait: Option<Duration>) -> bool {
-        let deadline = max_wait.and_then(|d| Instant::now().checked_add(d));
+    pub fn await_termination(&self, max_wait: impl Into<MaxWait>) -> bool {
+        let max_wait = max_wait.into();
+        let deadline = match max_wait.budget() {
+            Some(budget) => Instant::now().checked_add(budget),
+            None if max_wait.is_unbounded() => None,
+            // Fail fast: a deadline that has passed checks once.
+            None => Some(Instant::now()),
+        };
         let mut live = self
             .inner
             .live

@@ -2,7 +2,6 @@
 //! or for async code.
 
 use std::fmt;
-use std::panic;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -10,29 +9,61 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use super::error::PoolError;
+use super::PoolSeat;
+use super::error::{PoolError, panic_message};
 
-/// What a finished task left: its value, its panic, or why it has none.
-type Verdict<T> = Result<thread::Result<T>, PoolError>;
+/// What a finished task left: its value, or why it has none.
+type Verdict<T> = Result<T, PoolError>;
 
+/// A task's life, as its handle sees it:
+///
+/// | from | event | to |
+/// |---|---|---|
+/// | `Pending { started: false }` | a worker picks the job | `Pending { started: true }` |
+/// | `Pending { started: false }` | timeout, cancel, shutdown | `Done(Err)`; the seat is given back at once and the worker later skips the job |
+/// | `Pending { started: true }` | the task returns or panics | `Done` |
+/// | `Pending { started: true }` | timeout | `Done(Err(Timeout))`; the late result is dropped |
+/// | `Done` | `join` or `.await` | `Taken` |
 enum State<T> {
-    Pending(Option<Waker>),
+    Pending {
+        waker: Option<Waker>,
+        started: bool,
+        /// The task's seat until a worker starts it.
+        seat: Option<PoolSeat>,
+    },
     Done(Verdict<T>),
     Taken,
 }
 
 /// The one-shot meeting point of a task and its handle. The first verdict
 /// wins: a result that arrives after a timeout is dropped, and vice versa.
+///
+/// The slot keeps the task's seat until a worker starts the task, so that
+/// a verdict given before that (a timeout, a cancel) gives the seat back at
+/// once, not when a worker later reaches and skips the job.
 pub(crate) struct Slot<T> {
     state: Mutex<State<T>>,
     ready: Condvar,
     name: &'static str,
 }
 
+/// Which slots a verdict may settle.
+#[derive(PartialEq)]
+enum Settle {
+    /// Any slot still pending.
+    Pending,
+    /// Only a slot whose task has not started (a cancel).
+    Unstarted,
+}
+
 impl<T> Slot<T> {
-    pub(crate) fn new(name: &'static str) -> Self {
+    pub(crate) fn new(name: &'static str, seat: PoolSeat) -> Self {
         Self {
-            state: Mutex::new(State::Pending(None)),
+            state: Mutex::new(State::Pending {
+                waker: None,
+                started: false,
+                seat: Some(seat),
+            }),
             ready: Condvar::new(),
             name,
         }
@@ -42,31 +73,63 @@ impl<T> Slot<T> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Stores `verdict` if none is stored yet; wakes the waiter. Returns
-    /// whether it was stored. Whatever is dropped is dropped unlocked.
+    /// Stores `verdict` if none is stored yet; gives back the seat of a
+    /// task that never started, then wakes the waiter. Returns whether it
+    /// was stored. Whatever is dropped is dropped unlocked.
     fn settle(&self, verdict: Verdict<T>) -> bool {
-        self.settle_then(verdict, || {})
+        self.settle_then(verdict, Settle::Pending, || {})
     }
 
-    /// As `settle`, running `stored` once the verdict is in place but
-    /// before the waiter is woken, so that whatever `stored` records (a
-    /// counter) is visible to a waiter that sees the verdict.
-    fn settle_then(&self, verdict: Verdict<T>, stored: impl FnOnce()) -> bool {
+    /// As `settle`, for the slots `which` selects, running `stored` once
+    /// the verdict is in place but before the waiter is woken, so that
+    /// whatever `stored` records (a counter) is visible to a waiter that
+    /// sees the verdict. Checked and stored in one lock section, so a
+    /// worker starting the task at that moment either runs it or skips it,
+    /// never both.
+    fn settle_then(&self, verdict: Verdict<T>, which: Settle, stored: impl FnOnce()) -> bool {
         let mut state = self.lock();
-        let State::Pending(waker) = &mut *state else {
-            drop(state);
-            drop(verdict);
-            return false;
+        let (waker, seat) = match &mut *state {
+            State::Pending { started, .. } if *started && which == Settle::Unstarted => {
+                drop(state);
+                drop(verdict);
+                return false;
+            }
+            State::Pending { waker, seat, .. } => (waker.take(), seat.take()),
+            _ => {
+                drop(state);
+                drop(verdict);
+                return false;
+            }
         };
-        let waker = waker.take();
         *state = State::Done(verdict);
         stored();
         drop(state);
+        // Seat first, so a caller woken by the verdict sees it free.
+        drop(seat);
         self.ready.notify_all();
         if let Some(waker) = waker {
             waker.wake();
         }
         true
+    }
+
+    /// A worker is about to run the task: returns its seat if it should
+    /// run, `None` if a verdict came first (a timeout or a cancel while it
+    /// was queued), in which case the worker skips it.
+    fn start(&self) -> Option<PoolSeat> {
+        match &mut *self.lock() {
+            State::Pending { started, seat, .. } if !*started => {
+                *started = true;
+                seat.take()
+            }
+            _ => None,
+        }
+    }
+
+    /// Settles a task that has not started as cancelled; whether it did.
+    fn cancel(&self) -> bool {
+        let verdict = Err(PoolError::Cancelled { name: self.name });
+        self.settle_then(verdict, Settle::Unstarted, || {})
     }
 }
 
@@ -83,7 +146,7 @@ impl<T: Send> Expire for Slot<T> {
             name: self.name,
             timeout,
         });
-        self.settle_then(verdict, || {
+        self.settle_then(verdict, Settle::Pending, || {
             timed_out.fetch_add(1, Ordering::Relaxed);
         })
     }
@@ -101,9 +164,18 @@ impl<T> Completer<T> {
         Self { slot: Some(slot) }
     }
 
+    /// The task's seat if it should run (see `Slot::start`).
+    pub(crate) fn start(&self) -> Option<PoolSeat> {
+        self.slot.as_ref().and_then(|slot| slot.start())
+    }
+
     pub(crate) fn complete(mut self, result: thread::Result<T>) {
         if let Some(slot) = self.slot.take() {
-            slot.settle(Ok(result));
+            let verdict = result.map_err(|payload| PoolError::Panicked {
+                name: slot.name,
+                message: panic_message(&*payload),
+            });
+            slot.settle(verdict);
         }
     }
 }
@@ -118,21 +190,25 @@ impl<T> Drop for Completer<T> {
 }
 
 /// The result of a task submitted to a
-/// [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead).
+/// [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead): joinable from a
+/// thread and a [`Future`] for async code.
 ///
 /// Wait for it from a thread with [`join`](Self::join), or `.await` it
-/// from async code on any runtime. Dropping it detaches the task: it still
-/// runs, and its result is dropped.
+/// from async code on any runtime (it needs no runtime of its own: the
+/// pool's threads settle it). Dropping it detaches the task: it still
+/// runs, and its result is dropped; [`cancel`](Self::cancel) it first to
+/// skip a task that has not started.
 ///
 /// It always resolves: to the task's value, to [`PoolError::Timeout`] at
-/// the pool's execution timeout, or to [`PoolError::Cancelled`] if the task
-/// can no longer run. A panic inside the task is resumed, unchanged, in the
-/// thread or task that joins.
+/// the pool's execution timeout, to [`PoolError::Panicked`] with the
+/// panic's message, or to [`PoolError::Cancelled`] if the task can no
+/// longer run.
 ///
 /// # Cancel safety
 /// Dropping the handle, or a `.await` on it, never cancels the task: the
 /// task keeps its place, runs, gives its seat back when it finishes, and
-/// its value is dropped.
+/// its value is dropped. [`ThreadPoolBulkhead::run`](crate::ThreadPoolBulkhead::run)
+/// is the variant whose drop cancels a task that has not started.
 ///
 /// # Memory ordering
 /// Everything the task did happens-before [`join`](Self::join) or the
@@ -143,12 +219,14 @@ impl<T> Drop for Completer<T> {
 /// be running.
 ///
 /// ```
-/// use bulkhead_std::{PoolConfig, ThreadPoolBulkhead};
+/// use bulkhead_std::{PoolError, ThreadPoolBulkhead};
 ///
-/// let pool = ThreadPoolBulkhead::new(PoolConfig::new("reports", 2).queue(4))?;
+/// let pool = ThreadPoolBulkhead::builder("reports").max_workers(2).queue_capacity(4).build()?;
 /// let handle = pool.submit(|| 6 * 7)?;
 /// assert_eq!(handle.join(), Ok(42));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// let panicked = pool.submit(|| -> u32 { panic!("bad input") })?.join();
+/// assert!(matches!(panicked, Err(PoolError::Panicked { ref message, .. }) if message == "bad input"));
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
 /// ```
 #[must_use = "dropping a TaskHandle detaches the task and drops its result"]
 pub struct TaskHandle<T> {
@@ -166,13 +244,11 @@ impl<T> TaskHandle<T> {
     /// handle there instead.
     ///
     /// # Errors
-    /// [`PoolError::Timeout`] or [`PoolError::Cancelled`].
-    ///
-    /// # Panics
-    /// Resumes the task's panic, if it panicked.
+    /// [`PoolError::Timeout`], [`PoolError::Panicked`] or
+    /// [`PoolError::Cancelled`].
     pub fn join(self) -> Result<T, PoolError> {
         let mut state = self.slot.lock();
-        while matches!(*state, State::Pending(_)) {
+        while matches!(*state, State::Pending { .. }) {
             state = self
                 .slot
                 .ready
@@ -181,13 +257,21 @@ impl<T> TaskHandle<T> {
         }
         let verdict = take(&mut state);
         drop(state);
-        unwrap(verdict)
+        verdict
     }
 
     /// Whether the verdict is in (the task finished, timed out or was
     /// cancelled).
     pub fn is_finished(&self) -> bool {
-        !matches!(*self.slot.lock(), State::Pending(_))
+        !matches!(*self.slot.lock(), State::Pending { .. })
+    }
+
+    /// Cancels the task if no worker has started it: the worker will skip
+    /// it, its closure is dropped unrun, its seat is given back, and the
+    /// handle resolves to [`PoolError::Cancelled`]. Returns whether it was
+    /// cancelled; a task already running or finished is not affected.
+    pub fn cancel(&self) -> bool {
+        self.slot.cancel()
     }
 }
 
@@ -198,21 +282,13 @@ fn take<T>(state: &mut State<T>) -> Verdict<T> {
     }
 }
 
-fn unwrap<T>(verdict: Verdict<T>) -> Result<T, PoolError> {
-    match verdict {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(payload)) => panic::resume_unwind(payload),
-        Err(e) => Err(e),
-    }
-}
-
 impl<T> Future for TaskHandle<T> {
     type Output = Result<T, PoolError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut state = self.slot.lock();
         match &mut *state {
-            State::Pending(waker) => {
+            State::Pending { waker, .. } => {
                 match waker {
                     Some(w) if w.will_wake(cx.waker()) => {}
                     _ => {
@@ -226,7 +302,7 @@ impl<T> Future for TaskHandle<T> {
             _ => {
                 let verdict = take(&mut state);
                 drop(state);
-                Poll::Ready(unwrap(verdict))
+                Poll::Ready(verdict)
             }
         }
     }
@@ -238,5 +314,23 @@ impl<T> fmt::Debug for TaskHandle<T> {
             .field("pool", &self.slot.name)
             .field("finished", &self.is_finished())
             .finish()
+    }
+}
+
+/// A [`TaskHandle`] that cancels its task on drop if no worker started it:
+/// the future of [`ThreadPoolBulkhead::run`](crate::ThreadPoolBulkhead::run).
+pub(crate) struct CancelOnDrop<T>(pub(crate) TaskHandle<T>);
+
+impl<T> Future for CancelOnDrop<T> {
+    type Output = Result<T, PoolError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for CancelOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }

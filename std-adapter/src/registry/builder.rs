@@ -61,6 +61,7 @@ pub struct RegistryBuilder {
     pub(super) builtins: BTreeMap<&'static str, DomainConfig>,
     pub(super) max_entries: Option<usize>,
     pub(super) idle_after: Option<Duration>,
+    pub(super) deny_unknown: bool,
 }
 
 impl Default for RegistryBuilder {
@@ -73,6 +74,7 @@ impl Default for RegistryBuilder {
             builtins: BUILTINS.into_iter().collect(),
             max_entries: None,
             idle_after: None,
+            deny_unknown: false,
         }
     }
 }
@@ -81,6 +83,35 @@ impl RegistryBuilder {
     /// Reads the environment from `env` instead of the process.
     pub fn env(mut self, env: EnvSource) -> Self {
         self.env = env;
+        self
+    }
+
+    /// The `BULKHEAD_*` variables of the environment source that name no
+    /// setting (probably typos), each with the closest valid variable.
+    /// [`build`](Self::build) logs a `tracing` warning for each and keeps
+    /// the list ([`Registry::unknown_variables`]).
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{EnvSource, Registry};
+    ///
+    /// let builder = Registry::builder().env(EnvSource::from_pairs([
+    ///     ("BULKHEAD_DATABASE_MAX_CONCURENT", "2"),
+    ///     ("BULKHEAD_DATABASE_MAX_WAIT", "200ms"), // valid: a duration with a unit
+    /// ]));
+    /// let unknown = builder.unknown_variables();
+    /// assert_eq!(unknown.len(), 1);
+    /// assert_eq!(unknown[0].suggestion(), Some("BULKHEAD_DATABASE_MAX_CONCURRENT"));
+    /// ```
+    pub fn unknown_variables(&self) -> Vec<super::UnknownVariable> {
+        self.env.unknown()
+    }
+
+    /// Makes [`build`](Self::build) fail with a
+    /// [`SettingsErrorKind::UnknownKey`](super::SettingsErrorKind::UnknownKey)
+    /// error for the first unknown `BULKHEAD_*` variable, instead of
+    /// warning: for deployments that want a typo to stop the rollout.
+    pub fn deny_unknown_variables(mut self) -> Self {
+        self.deny_unknown = true;
         self
     }
 
@@ -153,7 +184,8 @@ impl RegistryBuilder {
     ///
     /// [domains.database]     # one table per compartment name
     /// max_concurrent = 20
-    /// max_wait_ms = 50       # 0 = fail fast
+    /// max_wait = "50ms"      # a duration with a unit; "0" fails fast, "forever"
+    /// # max_wait_ms = 50     # the same in whole milliseconds (one of the two)
     /// max_waiting = 100
     /// admission = "fifo"     # or "barging"
     ///

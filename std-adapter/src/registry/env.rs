@@ -22,14 +22,27 @@ pub const ENV_PREFIX: &str = "BULKHEAD_";
 /// # Variable names
 ///
 /// For a compartment named `NAME`: `BULKHEAD_<NAME>_MAX_CONCURRENT`,
-/// `_MAX_WAIT_MS`, `_MAX_WAITING`, `_MAX_WORKERS` and `_ADMISSION`
-/// (`fifo` or `barging`), where `<NAME>` is the name upper-cased with
+/// `_MAX_WAIT` (a duration with a unit: `250ms`, `2s`; `0` fails fast,
+/// `forever`), `_MAX_WAIT_MS` (whole milliseconds), `_MAX_WAITING`,
+/// `_MAX_WORKERS` and `_ADMISSION` (`fifo` or `barging`), where `<NAME>` is the name upper-cased with
 /// every character that is not an ASCII letter or digit replaced by `_`
 /// ([`env_segment`]): `database:replica` reads
 /// `BULKHEAD_DATABASE_REPLICA_MAX_CONCURRENT`. The registry's default
 /// settings (the template of
 /// [`get_or_create_default`](crate::registry::Registry::get_or_create_default))
 /// drop the name segment: `BULKHEAD_MAX_CONCURRENT`.
+///
+/// # Misspelled variables
+///
+/// A `BULKHEAD_*` variable that ends in no known setting
+/// (`BULKHEAD_DATABASE_MAX_CONCURENT`) is never silently dropped: building
+/// the registry logs a `tracing` warning for it, naming the closest valid
+/// variable, and lists it in
+/// [`Registry::unknown_variables`](crate::registry::Registry::unknown_variables)
+/// (or fails, with
+/// [`deny_unknown_variables`](crate::registry::RegistryBuilder::deny_unknown_variables)).
+/// The name segment cannot be checked the same way, since a compartment
+/// created later by `get_or_create` may use any name.
 ///
 /// ```
 /// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
@@ -89,6 +102,125 @@ impl EnvSource {
             }
         }
         Ok(overlay)
+    }
+}
+
+impl EnvSource {
+    /// The `BULKHEAD_*` variables that end in no known setting, each with
+    /// the closest valid variable when one is near.
+    pub(crate) fn unknown(&self) -> Vec<UnknownVariable> {
+        let suffixes: Vec<String> = Field::ALL
+            .iter()
+            .map(|f| f.key().to_ascii_uppercase())
+            .collect();
+        self.vars
+            .keys()
+            .filter_map(|var| {
+                let rest = var.strip_prefix(ENV_PREFIX)?;
+                let known = suffixes
+                    .iter()
+                    .any(|s| rest == s || rest.ends_with(&format!("_{s}")));
+                (!known).then(|| UnknownVariable {
+                    variable: var.clone(),
+                    suggestion: closest(rest, &suffixes).map(|s| format!("{ENV_PREFIX}{s}")),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The valid variable nearest to `rest` (the part after `BULKHEAD_`):
+/// its last words replaced by the setting they nearly spell, if the edit
+/// distance is small (at most a third of the setting's length).
+fn closest(rest: &str, suffixes: &[String]) -> Option<String> {
+    let words: Vec<&str> = rest.split('_').collect();
+    let mut best: Option<(usize, String)> = None;
+    for suffix in suffixes {
+        let n = suffix.split('_').count();
+        for take in n.saturating_sub(1).max(1)..=(n + 1).min(words.len()) {
+            let (head, tail) = words.split_at(words.len() - take);
+            let distance = edit_distance(&tail.join("_"), suffix);
+            if distance * 3 > suffix.len() {
+                continue;
+            }
+            let candidate = if head.is_empty() {
+                suffix.clone()
+            } else {
+                format!("{}_{suffix}", head.join("_"))
+            };
+            if best.as_ref().is_none_or(|(d, _)| distance < *d) {
+                best = Some((distance, candidate));
+            }
+        }
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance, by bytes (variable names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// A `BULKHEAD_*` environment variable that names no setting, probably a
+/// typo. Its `Display` says which variable and what was probably meant.
+///
+/// ```
+/// use bulkhead_std::registry::{EnvSource, Registry};
+///
+/// let env = EnvSource::from_pairs([("BULKHEAD_DATABASE_MAX_CONCURENT", "2")]);
+/// let registry = Registry::builder().env(env).build()?;
+/// let unknown = registry.unknown_variables();
+/// assert_eq!(unknown[0].variable(), "BULKHEAD_DATABASE_MAX_CONCURENT");
+/// assert_eq!(unknown[0].suggestion(), Some("BULKHEAD_DATABASE_MAX_CONCURRENT"));
+/// assert!(unknown[0].to_string().contains("did you mean BULKHEAD_DATABASE_MAX_CONCURRENT"));
+/// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVariable {
+    variable: String,
+    suggestion: Option<String>,
+}
+
+impl UnknownVariable {
+    /// The variable as set.
+    pub fn variable(&self) -> &str {
+        &self.variable
+    }
+
+    /// The closest valid variable, if one is near.
+    pub fn suggestion(&self) -> Option<&str> {
+        self.suggestion.as_deref()
+    }
+}
+
+impl std::fmt::Display for UnknownVariable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "environment variable {} is not a bulkhead setting and is ignored",
+            self.variable
+        )?;
+        match &self.suggestion {
+            Some(s) => write!(f, "; did you mean {s}?"),
+            None => write!(
+                f,
+                "; bulkhead variables are BULKHEAD_<NAME>_<SETTING> with SETTING one of \
+                 MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, ADMISSION"
+            ),
+        }
     }
 }
 

@@ -74,11 +74,56 @@ pub enum RegistryError {
     Config(ConfigError),
     /// A thread-pool compartment could not be built.
     Pool(BuildError),
-    /// The compartment turned the caller away (registry helpers only).
+    /// The compartment turned the caller away (the registry's lookups
+    /// that take a seat only).
+    ///
+    /// # Reaching the inner [`Error`]
+    ///
+    /// [`rejection`](RegistryError::rejection) returns it. Through a boxed
+    /// error or `anyhow`, the outer type is `RegistryError`, so downcast to
+    /// that, or walk the source chain, which holds the `Error` itself:
+    ///
+    /// ```
+    /// use bulkhead_std::Error;
+    /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+    ///
+    /// fn call(registry: &Registry) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    ///     let _seat = registry.acquire("one_seat")?; // `?` boxes the RegistryError
+    ///     Ok(())
+    /// }
+    /// let registry = Registry::local();
+    /// let db = registry.get_or_create("one_seat", DomainConfig::new(1))?;
+    /// let _held = db.try_acquire()?;
+    /// let err = call(&registry).unwrap_err();
+    /// // 1. the outer type, then its accessor:
+    /// let outer = err.downcast_ref::<RegistryError>().unwrap();
+    /// assert!(matches!(outer.rejection(), Some(Error::Full { .. })));
+    /// // 2. or the source chain (what `anyhow::Error::chain()` walks):
+    /// let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&*err);
+    /// let inner = std::iter::from_fn(|| { let e = source?; source = e.source(); Some(e) })
+    ///     .find_map(|e| e.downcast_ref::<Error>());
+    /// assert!(matches!(inner, Some(Error::Full { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// With `anyhow`: `err.downcast_ref::<RegistryError>()`, or
+    /// `err.chain().find_map(|e| e.downcast_ref::<bulkhead_std::Error>())`.
+    /// (`anyhow::Error::downcast_ref::<Error>()` alone looks at the outer
+    /// type only, so it finds nothing.) bulkhead-tokio's `HttpRejection::find`
+    /// walks the chain for you.
     Rejected(Error),
 }
 
 impl RegistryError {
+    /// The compartment's rejection, if this is one
+    /// ([`RegistryError::Rejected`]).
+    pub fn rejection(&self) -> Option<&Error> {
+        match self {
+            RegistryError::Rejected(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// The settings error, if this is one.
     pub fn settings(&self) -> Option<&SettingsError> {
         match self {

@@ -6,7 +6,7 @@
 //!
 //! [domains.database]
 //! max_concurrent = 20
-//! max_wait_ms = 50
+//! max_wait = "50ms"        # or max_wait_ms = 50; "0" fails fast, "forever"
 //! admission = "fifo"
 //!
 //! [domains."database:replica"]
@@ -44,6 +44,7 @@ mod toml_file {
     #[serde(deny_unknown_fields)]
     struct Section {
         max_concurrent: Option<toml::Value>,
+        max_wait: Option<toml::Value>,
         max_wait_ms: Option<toml::Value>,
         max_waiting: Option<toml::Value>,
         max_workers: Option<toml::Value>,
@@ -51,7 +52,7 @@ mod toml_file {
     }
 
     const ACCEPTED: &str = "tables [default] and [domains.NAME] with keys max_concurrent, \
-                            max_wait_ms, max_waiting, max_workers, admission";
+                            max_wait, max_wait_ms, max_waiting, max_workers, admission";
 
     impl FileSettings {
         /// Parses and checks `text`; `origin` (a path, or `"<string>"`)
@@ -94,6 +95,7 @@ mod toml_file {
             let mut overlay = Overlay::default();
             let values = [
                 (Field::MaxConcurrent, &self.max_concurrent),
+                (Field::MaxWait, &self.max_wait),
                 (Field::MaxWaitMs, &self.max_wait_ms),
                 (Field::MaxWaiting, &self.max_waiting),
                 (Field::MaxWorkers, &self.max_workers),
@@ -103,7 +105,10 @@ mod toml_file {
                 let Some(value) = value else { continue };
                 let key = format!("{table}.{}", field.key());
                 let raw = match (field, value) {
-                    (Field::Admission, toml::Value::String(s)) => s.clone(),
+                    (Field::Admission | Field::MaxWait, toml::Value::String(s)) => s.clone(),
+                    // `max_wait = 0` fails fast; other bare numbers are
+                    // refused for want of a unit.
+                    (Field::MaxWait, toml::Value::Integer(i)) => i.to_string(),
                     (Field::Admission, other) => {
                         return Err(SettingsError::new(
                             SettingsErrorKind::UnknownWord,

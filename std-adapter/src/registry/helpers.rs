@@ -1,29 +1,70 @@
 //! Registry-aware calls: take a seat by name with the compartment's wait
-//! budget, log rejections, and record metrics (feature `metrics`).
+//! budget, from a thread or from async code, log rejections, and publish
+//! metrics after a rejection (feature `metrics`).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
-use bulkhead_core::OwnedSeat;
+use bulkhead_core::{Error, MaxWait, OwnedSeat};
 
-use super::{Registry, RegistryError};
+use super::{DomainConfig, Registry, RegistryError};
 use crate::Bulkhead;
 use crate::blocking::BlockingAcquire;
+use crate::run::Run;
+
+/// A seat that owns an `Arc` of its registered compartment.
+pub type RegistrySeat = OwnedSeat<Arc<Bulkhead>>;
 
 impl Registry {
-    /// Takes a seat in compartment `name`, waiting at most its configured
-    /// `max_wait` (`None`: fail fast). The seat owns an `Arc` of the
-    /// compartment, so it may move to another thread.
+    /// The semaphore compartment `name` and the settings it runs with,
+    /// from one lookup, so the two agree even if the name is replaced
+    /// concurrently. Adapters that take a seat with the configured budget
+    /// (bulkhead-tokio's tower layer) start here.
+    ///
+    /// ```
+    /// use bulkhead_std::MaxWait;
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// let registry = Registry::local();
+    /// let (db, config) = registry.get_with_config("database")?;
+    /// assert_eq!((db.name(), config.max_concurrent, config.max_wait), ("database", 10, MaxWait::FailFast));
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], or [`RegistryError::WrongKind`] for a
+    /// thread pool.
+    pub fn get_with_config(
+        &self,
+        name: &str,
+    ) -> Result<(Arc<Bulkhead>, DomainConfig), RegistryError> {
+        let (compartment, config) = self.lookup(name)?;
+        Ok((compartment.semaphore()?, config))
+    }
+
+    fn with_budget(&self, name: &str) -> Result<(Arc<Bulkhead>, MaxWait), RegistryError> {
+        let (bulkhead, config) = self.get_with_config(name)?;
+        Ok((bulkhead, config.max_wait))
+    }
+
+    /// Takes a seat in compartment `name` from a thread, waiting at most
+    /// its configured `max_wait` (fail fast by default). The seat owns an
+    /// `Arc` of the compartment, so it may move to another thread.
+    ///
+    /// This is a blocking call. On a thread that drives an event loop (a
+    /// tokio worker, `block_on`) it gives the immediate verdict, as every
+    /// blocking acquire does (see [`event_loop`](crate::event_loop)): from
+    /// async code use [`acquire_with_timer`](Self::acquire_with_timer), or
+    /// bulkhead-tokio's `RegistryExt::acquire_async`, which honour the
+    /// budget.
     ///
     /// A rejection is logged at `debug` level (`tracing`). With feature
-    /// `metrics`, an admission counts `bulkhead_admitted_total` and records
-    /// its wait in `bulkhead_wait_seconds`; a rejection updates
-    /// `bulkhead_rejected_total` / `bulkhead_timed_out_total` (see
-    /// the `metrics` module).
+    /// `metrics`, the wait is recorded in `bulkhead_wait_seconds` and a
+    /// rejection publishes the compartment's counters (see the `metrics`
+    /// module); admissions are counted by the compartment itself.
     ///
     /// ```
     /// use bulkhead_std::registry::{Registry, RegistryError};
-    /// use bulkhead_std::Error;
     ///
     /// let registry = Registry::local();
     /// let seat = registry.acquire("database")?;
@@ -33,37 +74,14 @@ impl Registry {
     /// ```
     ///
     /// # Errors
-    /// [`RegistryError::NotFound`] (never masked), or
-    /// [`RegistryError::Rejected`] with the compartment's [`Error`](crate::Error).
-    pub fn acquire(&self, name: &str) -> Result<OwnedSeat<Arc<Bulkhead>>, RegistryError> {
-        // One lookup: the compartment and its wait budget agree even if
-        // the name is replaced concurrently.
-        let (compartment, config) = self.lookup(name)?;
-        let bulkhead = match compartment {
-            super::Registered::Semaphore(b) => b,
-            super::Registered::Pool(p) => {
-                return Err(RegistryError::WrongKind {
-                    name: p.name(),
-                    is_pool: true,
-                });
-            }
-        };
-        let max_wait = config.max_wait;
-        let started = Instant::now();
-        match bulkhead.acquire_blocking_owned(max_wait) {
-            Ok(seat) => {
-                #[cfg(feature = "metrics")]
-                crate::metrics::admitted(seat.handle().name(), started.elapsed());
-                let _ = started;
-                Ok(seat)
-            }
-            Err(error) => {
-                tracing::debug!(compartment = bulkhead.name(), %error, "bulkhead: caller rejected");
-                #[cfg(feature = "metrics")]
-                crate::metrics::publish(&bulkhead.state());
-                Err(error.into())
-            }
-        }
+    /// [`RegistryError::NotFound`] (never masked), [`RegistryError::WrongKind`]
+    /// for a thread pool, or [`RegistryError::Rejected`] with the
+    /// compartment's [`Error`].
+    pub fn acquire(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
+        let (bulkhead, max_wait) = self.with_budget(name)?;
+        bulkhead
+            .acquire_blocking_owned(max_wait)
+            .map_err(|error| rejected(&bulkhead, error))
     }
 
     /// Runs `work` on this thread inside compartment `name`, as
@@ -84,4 +102,93 @@ impl Registry {
         let _seat = self.acquire(name)?;
         Ok(work())
     }
+
+    /// Takes a seat in compartment `name` from async code on any runtime,
+    /// waiting at most the compartment's configured `max_wait` with the
+    /// runtime's timer: `sleep` turns the budget into a future that
+    /// completes when it has elapsed (`tokio::time::sleep`,
+    /// `async_io::Timer::after`, `async_std::task::sleep`, …). It is not
+    /// called when the budget is to fail fast.
+    ///
+    /// The future does nothing until it is polled: the lookup, the budget
+    /// and the seat are all taken at the first poll. The seat owns an
+    /// `Arc` of the compartment, so it can move into a spawned task.
+    /// Logging and metrics as [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// Dropping the future at any point loses nothing: a waiting task
+    /// leaves the line, and a seat already handed to it goes to the next
+    /// waiter.
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+    /// use bulkhead_std::{Error, MaxWait};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::local();
+    /// registry.get_or_create("search", DomainConfig::new(1).max_wait(MaxWait::from_millis(20)))?;
+    /// let sleep = tokio::time::sleep; // or async_io::Timer::after, async_std::task::sleep, ...
+    /// let seat = registry.acquire_with_timer("search", sleep).await?;
+    /// // Full: this caller waits its 20 ms budget, then times out.
+    /// let err = registry.acquire_with_timer("search", sleep).await.unwrap_err();
+    /// assert!(matches!(err, RegistryError::Rejected(Error::Timeout { .. })));
+    /// drop(seat);
+    /// # Ok::<(), RegistryError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn acquire_with_timer<T: Future>(
+        &self,
+        name: &str,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<RegistrySeat, RegistryError> {
+        let (bulkhead, max_wait) = self.with_budget(name)?;
+        match bulkhead.acquire_with_timer(max_wait, sleep).await {
+            Ok(seat) => Ok(OwnedSeat::from_seat(seat, Arc::clone(&bulkhead))),
+            Err(error) => Err(rejected(&bulkhead, error)),
+        }
+    }
+
+    /// Runs `work` inside compartment `name`, as
+    /// [`acquire_with_timer`](Self::acquire_with_timer) takes the seat.
+    /// The budget bounds only the wait, not `work`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future loses no seat: before admission it leaves the
+    /// line; after admission `work` is dropped unfinished and the seat is
+    /// given back.
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire); `work` has then not been polled.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::local();
+    /// let n = registry.run_with_timer("cache", tokio::time::sleep, async { 6 * 7 }).await?;
+    /// assert_eq!(n, 42);
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_with_timer<F: Future, T: Future>(
+        &self,
+        name: &str,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+    ) -> Result<F::Output, RegistryError> {
+        let _seat = self.acquire_with_timer(name, sleep).await?;
+        Ok(work.await)
+    }
+}
+
+/// Logs a rejection, publishes the compartment's counters (feature
+/// `metrics`) and wraps the error.
+fn rejected(bulkhead: &Bulkhead, error: Error) -> RegistryError {
+    tracing::debug!(compartment = bulkhead.name(), %error, "bulkhead: caller rejected");
+    #[cfg(feature = "metrics")]
+    crate::metrics::publish(&crate::snapshot::Inspect::snapshot(bulkhead));
+    RegistryError::Rejected(error)
 }

@@ -17,7 +17,7 @@ mod pool;
 mod settings;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -28,9 +28,10 @@ use crate::pool::PoolConfig;
 use crate::snapshot::{Inspect, Snapshot};
 
 pub use builder::RegistryBuilder;
-pub use env::{ENV_PREFIX, EnvSource, env_segment};
+pub use env::{ENV_PREFIX, EnvSource, UnknownVariable, env_segment};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
+pub use helpers::RegistrySeat;
 pub use names::{MAX_NAME_LEN, MAX_NAMES};
 pub use parse::{SettingsError, SettingsErrorKind};
 pub use pool::RegisteredPool;
@@ -108,6 +109,11 @@ impl Registered {
 struct Entry {
     compartment: Registered,
     config: DomainConfig,
+    /// The code settings it was created from (before file and environment),
+    /// to tell a `get_or_create` that asks for different ones.
+    code: DomainConfig,
+    /// Whether that difference was already reported (once per entry).
+    warned: AtomicBool,
     builtin: bool,
     /// Milliseconds since the registry's epoch of the last lookup.
     last_used: AtomicU64,
@@ -192,6 +198,7 @@ pub struct Registry {
     max_entries: Option<usize>,
     idle_after: Option<Duration>,
     epoch: Instant,
+    unknown: Vec<UnknownVariable>,
 }
 
 impl Registry {
@@ -215,6 +222,25 @@ impl Registry {
         if let Some(e) = b.file_error {
             return Err(e.into());
         }
+        let unknown = b.env.unknown();
+        if b.deny_unknown
+            && let Some(first) = unknown.first()
+        {
+            return Err(SettingsError::new(
+                SettingsErrorKind::UnknownKey,
+                first.variable(),
+                first.to_string(),
+                "BULKHEAD_<NAME>_<SETTING> with a known SETTING",
+            )
+            .into());
+        }
+        for var in &unknown {
+            tracing::warn!(
+                variable = var.variable(),
+                suggestion = var.suggestion(),
+                "bulkhead: {var}"
+            );
+        }
         let mut registry = Self {
             entries: RwLock::default(),
             env: b.env,
@@ -223,6 +249,7 @@ impl Registry {
             max_entries: b.max_entries,
             idle_after: b.idle_after,
             epoch: Instant::now(),
+            unknown,
         };
         let mut template = registry.template;
         template.apply(&registry.file.default);
@@ -232,9 +259,8 @@ impl Registry {
         for (name, code) in b.builtins {
             let config = registry.resolve(name, code)?;
             let compartment = Registered::Semaphore(Arc::new(semaphore(name, &config)?));
-            registry
-                .write()
-                .insert(name, registry.entry(compartment, config, true));
+            let entry = registry.entry(compartment, config, code, true);
+            registry.write().insert(name, entry);
         }
         Ok(registry)
     }
@@ -255,10 +281,18 @@ impl Registry {
         Ok(config)
     }
 
-    fn entry(&self, compartment: Registered, config: DomainConfig, builtin: bool) -> Entry {
+    fn entry(
+        &self,
+        compartment: Registered,
+        config: DomainConfig,
+        code: DomainConfig,
+        builtin: bool,
+    ) -> Entry {
         Entry {
             compartment,
             config,
+            code,
+            warned: AtomicBool::new(false),
             builtin,
             last_used: AtomicU64::new(self.now_ms()),
         }
@@ -308,8 +342,19 @@ impl Registry {
 
     /// The compartment `name`, created from `config` (overlaid with the
     /// file's and the environment's settings for `name`) if it does not
-    /// exist. Concurrent calls for one name create exactly one; the
-    /// `config` of the losers is ignored, as it is for an existing name.
+    /// exist. Concurrent calls for one name create exactly one.
+    ///
+    /// # When `name` already exists
+    ///
+    /// **The existing compartment wins**, whatever `config` says: a
+    /// built-in (`database`, `cache`, …) keeps its built-in settings, and a
+    /// compartment created earlier keeps the settings it was created with.
+    /// If `config` differs from the code settings the existing compartment
+    /// was created from, a `tracing` warning says so (once per
+    /// compartment). To change a live compartment, call
+    /// [`reconfigure`](Self::reconfigure); to change a built-in's defaults,
+    /// [`RegistryBuilder::builtin`]; the precedence of code, file and
+    /// environment is in [`RegistryBuilder`].
     ///
     /// ```
     /// use bulkhead_std::registry::{DomainConfig, Registry};
@@ -318,7 +363,9 @@ impl Registry {
     /// let a = registry.get_or_create("tenant-7", DomainConfig::new(2))?;
     /// let b = registry.get_or_create("tenant-7", DomainConfig::new(99))?;
     /// assert!(std::sync::Arc::ptr_eq(&a, &b));
-    /// assert_eq!(b.state().max_concurrent, 2);
+    /// assert_eq!(b.state().max_concurrent, 2); // the first settings win (and a warning says so)
+    /// // A built-in exists already: its 10 seats win over the 4 asked for.
+    /// assert_eq!(registry.get_or_create("database", DomainConfig::new(4))?.state().max_concurrent, 10);
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
     ///
@@ -351,19 +398,60 @@ impl Registry {
     ) -> Result<T, RegistryError> {
         match self.lookup(name) {
             Err(RegistryError::NotFound { .. }) => {}
-            found => return found.and_then(|(registered, _)| kind(registered)),
+            found => {
+                self.note_differing(name, &config);
+                return found.and_then(|(registered, _)| kind(registered));
+            }
         }
+        let code = config;
         let name = names::intern(name)?;
         let config = self.resolve(name, config)?;
         let mut map = self.write();
         if let Some(entry) = map.get(name) {
-            return kind(entry.compartment.clone());
+            let found = entry.compartment.clone();
+            drop(map);
+            self.note_differing(name, &code);
+            return kind(found);
         }
         self.make_room(&mut map, name)?;
         let registered = make(name, &config)?;
-        let entry = self.entry(registered.clone(), config, false);
+        let entry = self.entry(registered.clone(), config, code, false);
         map.insert(name, entry);
         kind(registered)
+    }
+
+    /// The rule when `get_or_create` finds `name` already registered (a
+    /// built-in, or created earlier) with other code settings: the existing
+    /// compartment wins and is returned unchanged. Said once per
+    /// compartment as a `tracing` warning, so a mismatch is never silent.
+    fn note_differing(&self, name: &str, requested: &DomainConfig) {
+        let map = self.read();
+        let Some(entry) = map.get(name) else { return };
+        if entry.code != *requested && !entry.warned.swap(true, Ordering::Relaxed) {
+            let kind = if entry.builtin {
+                "the built-in"
+            } else {
+                "the existing"
+            };
+            tracing::warn!(
+                compartment = name,
+                requested = ?requested,
+                existing = ?entry.code,
+                "bulkhead: get_or_create(\"{name}\") asked for other settings than {kind} \
+                 compartment has; the existing compartment wins and is returned unchanged \
+                 (change it with reconfigure, or configure the built-in with \
+                 RegistryBuilder::builtin)"
+            );
+        }
+    }
+
+    /// The `BULKHEAD_*` variables that named no setting when the registry
+    /// was built (probably typos), each with the closest valid variable;
+    /// each was also logged as a `tracing` warning. Empty when all are
+    /// known. See [`RegistryBuilder::deny_unknown_variables`] to fail
+    /// instead.
+    pub fn unknown_variables(&self) -> &[UnknownVariable] {
+        &self.unknown
     }
 
     /// As [`get_or_create`](Self::get_or_create) with the registry's
@@ -436,7 +524,7 @@ impl Registry {
                  its settings-owned limits no longer apply"
             );
         }
-        let entry = self.entry(Registered::Semaphore(bulkhead), config, builtin);
+        let entry = self.entry(Registered::Semaphore(bulkhead), config, config, builtin);
         map.insert(name, entry).map(|old| old.compartment)
     }
 
@@ -608,7 +696,7 @@ fn semaphore(name: &'static str, config: &DomainConfig) -> Result<Bulkhead, Regi
 
 fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {
     let workers = config.max_workers.unwrap_or(config.max_concurrent);
-    PoolConfig::new(name, workers).queue(config.max_concurrent.saturating_sub(workers))
+    PoolConfig::new(name, workers).queue_capacity(config.max_concurrent.saturating_sub(workers))
 }
 
 fn sorted_names(map: &HashMap<&'static str, Entry>) -> Vec<&'static str> {

@@ -2,9 +2,8 @@
 //! [`SettingsError`], which names the variable or key that was wrong.
 
 use std::fmt;
-use std::time::Duration;
 
-use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT};
+use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MaxWait};
 
 /// What was wrong with a configuration value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -27,6 +26,12 @@ pub enum SettingsErrorKind {
     Syntax,
     /// The file could not be read.
     Io,
+    /// Not a duration: a number without a unit, an unknown unit, or an
+    /// unreadable number (`max_wait`).
+    BadDuration,
+    /// One source sets the wait budget twice (`max_wait` and
+    /// `max_wait_ms`).
+    Conflict,
 }
 
 /// A configuration value was refused. The message names the variable or
@@ -94,6 +99,8 @@ impl fmt::Display for SettingsError {
             SettingsErrorKind::UnknownKey => "is not a known key",
             SettingsErrorKind::Syntax => "is not valid TOML",
             SettingsErrorKind::Io => "could not be read",
+            SettingsErrorKind::BadDuration => "is not a duration",
+            SettingsErrorKind::Conflict => "sets the wait budget a second time",
         };
         write!(
             f,
@@ -109,6 +116,7 @@ impl std::error::Error for SettingsError {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Field {
     MaxConcurrent,
+    MaxWait,
     MaxWaitMs,
     MaxWaiting,
     MaxWorkers,
@@ -116,8 +124,9 @@ pub(crate) enum Field {
 }
 
 impl Field {
-    pub(crate) const ALL: [Field; 5] = [
+    pub(crate) const ALL: [Field; 6] = [
         Field::MaxConcurrent,
+        Field::MaxWait,
         Field::MaxWaitMs,
         Field::MaxWaiting,
         Field::MaxWorkers,
@@ -128,6 +137,7 @@ impl Field {
     pub(crate) const fn key(self) -> &'static str {
         match self {
             Field::MaxConcurrent => "max_concurrent",
+            Field::MaxWait => "max_wait",
             Field::MaxWaitMs => "max_wait_ms",
             Field::MaxWaiting => "max_waiting",
             Field::MaxWorkers => "max_workers",
@@ -155,6 +165,12 @@ impl Field {
                 "a whole number of waiting callers (0 = nobody waits)",
             ),
             Field::Admission => (0, 0, "`fifo` or `barging`"),
+            Field::MaxWait => (
+                0,
+                0,
+                "a duration with a unit (`250ms`, `2s`, `1.5s`, `1m`; units ns, us, ms, s, m, h), \
+                 `0` or `fail_fast` to fail fast, or `forever`",
+            ),
         }
     }
 
@@ -162,7 +178,7 @@ impl Field {
     pub(crate) fn expected(self) -> String {
         let (min, max, what) = self.bounds();
         match self {
-            Field::Admission => what.to_owned(),
+            Field::Admission | Field::MaxWait => what.to_owned(),
             _ if min == 0 => format!("{what}, at most {max}"),
             _ => format!("{what} to {max}"),
         }
@@ -179,14 +195,28 @@ impl Field {
             overlay.admission = Some(parse_admission(key, raw)?);
             return Ok(());
         }
+        if matches!(self, Field::MaxWait | Field::MaxWaitMs) && overlay.max_wait.is_some() {
+            return Err(SettingsError::new(
+                SettingsErrorKind::Conflict,
+                key,
+                raw,
+                "one of `max_wait` (with a unit) or `max_wait_ms`, not both",
+            ));
+        }
+        if self == Field::MaxWait {
+            overlay.max_wait = Some(raw.parse::<MaxWait>().map_err(|_| {
+                SettingsError::new(SettingsErrorKind::BadDuration, key, raw, self.expected())
+            })?);
+            return Ok(());
+        }
         let n = self.number(key, raw)?;
         let as_usize = usize::try_from(n).unwrap_or(usize::MAX);
         match self {
             Field::MaxConcurrent => overlay.max_concurrent = Some(as_usize),
             Field::MaxWorkers => overlay.max_workers = Some(as_usize),
             Field::MaxWaiting => overlay.max_waiting = Some(as_usize),
-            Field::MaxWaitMs => overlay.max_wait = Some(Duration::from_millis(n)),
-            Field::Admission => {}
+            Field::MaxWaitMs => overlay.max_wait = Some(MaxWait::from_millis(n)),
+            Field::Admission | Field::MaxWait => {}
         }
         Ok(())
     }

@@ -1,8 +1,6 @@
 //! [`DomainConfig`]: one registered compartment's settings, built in code.
 
-use std::time::Duration;
-
-use bulkhead_core::Admission;
+use bulkhead_core::{Admission, MaxWait};
 
 /// The settings of one registered compartment, built in code.
 ///
@@ -12,39 +10,61 @@ use bulkhead_core::Admission;
 ///
 /// - `max_concurrent`: seats (for a thread-pool compartment: workers +
 ///   queue).
-/// - `max_wait`: the wait budget the registry's helpers
-///   ([`Registry::acquire`](crate::registry::Registry::acquire),
-///   [`Registry::execute`](crate::registry::Registry::execute)) use; `None`
-///   fails fast.
+/// - `max_wait`: the wait budget ([`MaxWait`]) of the registry's lookups
+///   that take a seat ([`Registry::acquire`](crate::registry::Registry::acquire),
+///   [`Registry::acquire_with_timer`](crate::registry::Registry::acquire_with_timer),
+///   bulkhead-tokio's `RegistryExt` and `BulkheadLayer::from_registry`);
+///   fail fast by default.
 /// - `max_waiting`: the queue limit; `None` for none.
 /// - `max_workers`: worker threads of a thread-pool compartment; ignored by
 ///   a semaphore compartment.
 /// - `admission`: FIFO (default) or barging.
 ///
 /// ```
-/// use std::time::Duration;
-/// use bulkhead_std::Admission;
+/// use bulkhead_std::{Admission, MaxWait};
 /// use bulkhead_std::registry::DomainConfig;
 ///
 /// const REPORTS: DomainConfig = DomainConfig::new(4)
-///     .max_wait(Duration::from_millis(50))
+///     .max_wait(MaxWait::from_millis(50))
 ///     .max_waiting(16)
 ///     .admission(Admission::Barging);
 /// assert_eq!(REPORTS.max_concurrent, 4);
 /// assert_eq!(REPORTS.max_waiting, Some(16));
 /// ```
+///
+/// With the `serde` feature it is `Serialize` and `Deserialize` (every
+/// field optional but `max_concurrent`; `max_wait` as `"50ms"`,
+/// `"fail_fast"` or `"forever"`; `admission` as `"fifo"` or `"barging"`),
+/// so it can sit in your own configuration struct:
+///
+/// ```
+/// # #[cfg(feature = "serde")] {
+/// use bulkhead_std::MaxWait;
+/// use bulkhead_std::registry::DomainConfig;
+///
+/// let db: DomainConfig = serde_json::from_str(r#"{"max_concurrent": 8, "max_wait": "50ms"}"#).unwrap();
+/// assert_eq!((db.max_concurrent, db.max_wait), (8, MaxWait::from_millis(50)));
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 #[non_exhaustive]
 pub struct DomainConfig {
     /// Seats; at least 1.
     pub max_concurrent: usize,
-    /// The registry helpers' wait budget; `None` fails fast.
-    pub max_wait: Option<Duration>,
+    /// The wait budget of the registry's lookups that take a seat (and of
+    /// a tower layer built from the registry); fail fast by default.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub max_wait: MaxWait,
     /// The queue limit; `None` for no limit.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_waiting: Option<usize>,
     /// Worker threads of a thread-pool compartment.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_workers: Option<usize>,
     /// Who gets a freed seat.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
 }
 
@@ -53,17 +73,19 @@ impl DomainConfig {
     pub const fn new(max_concurrent: usize) -> Self {
         Self {
             max_concurrent,
-            max_wait: None,
+            max_wait: MaxWait::FailFast,
             max_waiting: None,
             max_workers: None,
             admission: Admission::Fifo,
         }
     }
 
-    /// Lets the registry helpers wait at most `max_wait` for a seat.
+    /// How long the registry's lookups that take a seat may wait:
+    /// [`MaxWait::up_to`]`(d)` (or `MaxWait::from_millis`), `FailFast` (the
+    /// default) or `Forever`.
     #[must_use]
-    pub const fn max_wait(mut self, max_wait: Duration) -> Self {
-        self.max_wait = Some(max_wait);
+    pub const fn max_wait(mut self, max_wait: MaxWait) -> Self {
+        self.max_wait = max_wait;
         self
     }
 
@@ -94,7 +116,7 @@ impl DomainConfig {
             self.max_concurrent = v;
         }
         if let Some(v) = overlay.max_wait {
-            self.max_wait = if v.is_zero() { None } else { Some(v) };
+            self.max_wait = v;
         }
         if let Some(v) = overlay.max_waiting {
             self.max_waiting = Some(v);
@@ -113,7 +135,7 @@ impl DomainConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Overlay {
     pub(crate) max_concurrent: Option<usize>,
-    pub(crate) max_wait: Option<Duration>,
+    pub(crate) max_wait: Option<MaxWait>,
     pub(crate) max_waiting: Option<usize>,
     pub(crate) max_workers: Option<usize>,
     pub(crate) admission: Option<Admission>,

@@ -9,22 +9,25 @@ use std::task::{Context, Poll, ready};
 use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock};
 use bulkhead_std::StdLock;
 use pin_project_lite::pin_project;
+use tower_service::Service;
 
 use super::BoxError;
+use crate::AcquireOwnedWithin;
 
 type ArcSeat<L> = OwnedSeat<Arc<Bulkhead<L>>>;
-
-/// A wait for a seat followed by the inner call, boxed because it owns the
-/// `Arc` it borrows while waiting.
-pub(super) type Admit<F, L> =
-    Pin<Box<dyn Future<Output = Result<(ArcSeat<L>, F), Error>> + Send + 'static>>;
 
 pin_project! {
     /// The response future of a [`BulkheadService`](super::BulkheadService).
     ///
+    /// Allocation-free in both modes: a request that must wait holds a
+    /// named owned wait ([`AcquireOwnedWithin`]) and the ready inner
+    /// service with its request, and calls the service once it is handed a
+    /// seat.
+    ///
     /// # Cancel safety
     /// Dropping it gives its seat back, or leaves the line if it still
-    /// waited for one; the inner future, if any, is dropped with it.
+    /// waited for one (the request is then dropped uncalled); the inner
+    /// future, if any, is dropped with it.
     ///
     /// # Memory ordering
     /// The inner service's future runs while holding a seat: everything the
@@ -32,19 +35,34 @@ pin_project! {
     /// inner call. The precise orderings are in
     /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResponseFuture<F, L: RawLock = StdLock> {
+    pub struct ResponseFuture<S, Req, L = StdLock>
+    where
+        S: Service<Req>,
+        L: RawLock,
+        L: 'static,
+    {
         #[pin]
-        phase: Phase<F, L>,
+        phase: Phase<S, Req, L>,
     }
 }
 
 pin_project! {
     #[project = PhaseProj]
-    enum Phase<F, L: RawLock> {
-        Waiting { admit: Admit<F, L> },
+    enum Phase<S, Req, L>
+    where
+        S: Service<Req>,
+        L: RawLock,
+        L: 'static,
+    {
+        Waiting {
+            #[pin]
+            admit: AcquireOwnedWithin<L>,
+            // The ready service and the request, called once admitted.
+            call: Option<(S, Req)>,
+        },
         Running {
             #[pin]
-            future: F,
+            future: S::Future,
             // Taken (given back) as soon as `future` completes.
             seat: Option<ArcSeat<L>>,
         },
@@ -52,8 +70,8 @@ pin_project! {
     }
 }
 
-impl<F, L: RawLock> ResponseFuture<F, L> {
-    pub(super) fn running(future: F, seat: ArcSeat<L>) -> Self {
+impl<S: Service<Req>, Req, L: RawLock + 'static> ResponseFuture<S, Req, L> {
+    pub(super) fn running(future: S::Future, seat: ArcSeat<L>) -> Self {
         Self {
             phase: Phase::Running {
                 future,
@@ -62,9 +80,12 @@ impl<F, L: RawLock> ResponseFuture<F, L> {
         }
     }
 
-    pub(super) fn waiting(admit: Admit<F, L>) -> Self {
+    pub(super) fn waiting(admit: AcquireOwnedWithin<L>, service: S, request: Req) -> Self {
         Self {
-            phase: Phase::Waiting { admit },
+            phase: Phase::Waiting {
+                admit,
+                call: Some((service, request)),
+            },
         }
     }
 
@@ -75,23 +96,32 @@ impl<F, L: RawLock> ResponseFuture<F, L> {
     }
 }
 
-impl<F, T, E, L> Future for ResponseFuture<F, L>
+impl<S, Req, T, E, L> Future for ResponseFuture<S, Req, L>
 where
-    F: Future<Output = Result<T, E>>,
+    S: Service<Req, Response = T, Error = E>,
     E: Into<BoxError>,
-    L: RawLock,
+    L: RawLock + 'static,
 {
     type Output = Result<T, BoxError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         loop {
             match self.as_mut().project().phase.project() {
-                PhaseProj::Waiting { admit } => match ready!(admit.as_mut().poll(cx)) {
-                    Ok((seat, future)) => self.as_mut().project().phase.set(Phase::Running {
-                        future,
-                        seat: Some(seat),
-                    }),
-                    Err(error) => return Poll::Ready(Err(error.into())),
+                PhaseProj::Waiting { admit, call } => match ready!(admit.poll(cx)) {
+                    Ok(seat) => {
+                        let (mut service, request) = call
+                            .take()
+                            .expect("`ResponseFuture` polled after it completed");
+                        let future = service.call(request);
+                        self.as_mut().project().phase.set(Phase::Running {
+                            future,
+                            seat: Some(seat),
+                        });
+                    }
+                    Err(error) => {
+                        call.take();
+                        return Poll::Ready(Err(error.into()));
+                    }
                 },
                 PhaseProj::Running { future, seat } => {
                     let output = ready!(future.poll(cx));
@@ -109,7 +139,7 @@ where
     }
 }
 
-impl<F, L: RawLock> fmt::Debug for ResponseFuture<F, L> {
+impl<S: Service<Req>, Req, L: RawLock + 'static> fmt::Debug for ResponseFuture<S, Req, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let phase = match &self.phase {
             Phase::Waiting { .. } => "waiting for a seat",

@@ -2,25 +2,27 @@
 //! compartment.
 
 mod future;
+mod http;
 
 use std::fmt;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::task::{Context, Poll};
 
-use bulkhead_core::{Bulkhead, OwnedSeat, RawLock};
+use bulkhead_core::{Bulkhead, MaxWait, OwnedSeat, RawLock};
 use bulkhead_std::StdLock;
 use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::BulkheadExt;
 pub use future::ResponseFuture;
+pub use http::HttpRejection;
 
 /// The error of a [`BulkheadService`]: tower's usual boxed error.
 ///
 /// A rejection by the compartment is a boxed [`Error`](crate::Error);
-/// find it with `err.downcast_ref::<bulkhead_tokio::Error>()` and answer
-/// 503 Service Unavailable. Errors of the inner service pass through
+/// [`HttpRejection::find`] turns it into a `503` response with
+/// `Retry-After` in one call (or find it with
+/// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner service pass through
 /// unchanged (boxed).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -49,12 +51,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// // Fail fast (the default) on one route ...
 /// let search = BulkheadLayer::new(upstream.clone());
 /// // ... and wait up to 50 ms on another, sharing the same 32 seats.
-/// let checkout = BulkheadLayer::new(upstream).max_wait(Some(Duration::from_millis(50)));
+/// let checkout = BulkheadLayer::new(upstream).max_wait(Duration::from_millis(50));
 /// # let _ = (search, checkout);
 /// ```
 pub struct BulkheadLayer<L: RawLock = StdLock> {
     bulkhead: Arc<Bulkhead<L>>,
-    max_wait: Option<Duration>,
+    max_wait: MaxWait,
 }
 
 impl<L: RawLock> BulkheadLayer<L> {
@@ -66,20 +68,60 @@ impl<L: RawLock> BulkheadLayer<L> {
     pub fn new(bulkhead: Arc<Bulkhead<L>>) -> Self {
         Self {
             bulkhead,
-            max_wait: None,
+            max_wait: MaxWait::FailFast,
         }
     }
 
-    /// How long a request may wait for a seat; `None` or zero fails fast.
+    /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
+    /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
-    pub fn max_wait(mut self, max_wait: Option<Duration>) -> Self {
-        self.max_wait = max_wait;
+    pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
+        self.max_wait = max_wait.into();
         self
     }
 
     /// The compartment.
     pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
         &self.bulkhead
+    }
+
+    /// How long a request may wait for a seat.
+    pub fn wait_budget(&self) -> MaxWait {
+        self.max_wait
+    }
+}
+
+impl BulkheadLayer {
+    /// A layer over the registry's compartment `name`, with the wait
+    /// budget configured for it (its `max_wait`: code < file <
+    /// environment), so a service built only from the registry gets the
+    /// configured budgets. The budget is read now: a later
+    /// [`reconfigure`](bulkhead_std::registry::Registry::reconfigure) of
+    /// `max_wait` applies to layers built after it (a change of
+    /// `max_concurrent` applies at once, since the compartment is shared).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::{BulkheadLayer, MaxWait};
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create("checkout", DomainConfig::new(8).max_wait(MaxWait::from_millis(50)))?;
+    /// let layer = BulkheadLayer::from_registry(&registry, "checkout")?;
+    /// assert_eq!(layer.wait_budget(), MaxWait::UpTo(Duration::from_millis(50)));
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`](bulkhead_std::registry::RegistryError::NotFound),
+    /// or [`RegistryError::WrongKind`](bulkhead_std::registry::RegistryError::WrongKind)
+    /// for a thread pool.
+    pub fn from_registry(
+        registry: &bulkhead_std::registry::Registry,
+        name: &str,
+    ) -> Result<Self, bulkhead_std::registry::RegistryError> {
+        let (bulkhead, config) = registry.get_with_config(name)?;
+        Ok(Self::new(bulkhead).max_wait(config.max_wait))
     }
 }
 
@@ -116,12 +158,12 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 /// A service that calls its inner service only inside a compartment seat.
 /// Made by [`BulkheadLayer`].
 ///
-/// - **Admission in `call`.** With a free seat, `call` takes it and calls
-///   the inner service at once. Without one, the request is rejected at
-///   once (fail fast), or, with a `max_wait`, it joins the compartment's
-///   line in `call` and the response future calls the inner service when
-///   it is handed a seat. Waiting needs a tokio runtime with the time
-///   driver.
+/// - **Admission.** Failing fast (the default), `call` takes a free seat
+///   and calls the inner service at once, or rejects the request at once.
+///   With a `max_wait`, the response future takes the seat at its first
+///   poll (the fast path if one is free, else it joins the compartment's
+///   line, in first-poll order) and calls the inner service when it is
+///   handed a seat. Waiting needs a tokio runtime with the time driver.
 /// - **Rejection** is a boxed [`Error`](crate::Error) (`Full`, `Timeout`,
 ///   `QueueFull` or `Closed`) in the [`BoxError`]; the inner service is
 ///   not called.
@@ -141,9 +183,10 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 ///
 /// # Allocation
 ///
-/// Fail-fast admission allocates nothing. A service with a `max_wait`
-/// boxes each request's wait-then-call future once, since a future that
-/// owns its `Arc` and borrows it to wait cannot be named without `unsafe`.
+/// Neither mode allocates per request: the response future holds a named
+/// owned wait ([`AcquireOwnedWithin`](crate::AcquireOwnedWithin), built
+/// on core's `AcquireOwned`) and the ready service with its request, with
+/// no boxing (tested by `examples/tests/zero_alloc.rs`).
 ///
 /// # Waiting and readiness
 ///
@@ -188,7 +231,7 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 pub struct BulkheadService<S, L: RawLock = StdLock> {
     inner: S,
     bulkhead: Arc<Bulkhead<L>>,
-    max_wait: Option<Duration>,
+    max_wait: MaxWait,
 }
 
 impl<S, L: RawLock> BulkheadService<S, L> {
@@ -197,10 +240,11 @@ impl<S, L: RawLock> BulkheadService<S, L> {
         BulkheadLayer::new(bulkhead).layer(inner)
     }
 
-    /// How long a request may wait for a seat; `None` or zero fails fast.
+    /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
+    /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
-    pub fn max_wait(mut self, max_wait: Option<Duration>) -> Self {
-        self.max_wait = max_wait;
+    pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
+        self.max_wait = max_wait.into();
         self
     }
 
@@ -254,7 +298,7 @@ where
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<S::Future, L>;
+    type Future = ResponseFuture<S, Req, L>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         // Readiness only: no seat is taken here (bug class 12 in docs/bug-classes.md).
@@ -262,29 +306,18 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        match self.max_wait {
-            Some(budget) if !budget.is_zero() => {
-                // The ready instance goes with the request; a clone stays.
-                let fresh = self.inner.clone();
-                let mut ready = std::mem::replace(&mut self.inner, fresh);
-                let bulkhead = Arc::clone(&self.bulkhead);
-                let mut admit: future::Admit<S::Future, L> = Box::pin(async move {
-                    let seat = bulkhead.acquire_owned(Some(budget)).await?;
-                    Ok((seat, ready.call(request)))
-                });
-                // Admit now if a seat is free, or join the line now, so that
-                // the line is ordered by `call`. Every later poll passes the
-                // real waker, which replaces this one.
-                match admit.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                    Poll::Ready(Ok((seat, inner))) => ResponseFuture::running(inner, seat),
-                    Poll::Ready(Err(error)) => ResponseFuture::rejected(error),
-                    Poll::Pending => ResponseFuture::waiting(admit),
-                }
-            }
-            _ => match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
+        if self.max_wait.is_fail_fast() {
+            return match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
                 Ok(seat) => ResponseFuture::running(self.inner.call(request), seat),
                 Err(error) => ResponseFuture::rejected(error),
-            },
+            };
         }
+        // The ready instance goes with the request; a clone stays.
+        let fresh = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, fresh);
+        let admit = Arc::clone(&self.bulkhead).acquire_owned(self.max_wait);
+        // The wait starts at the response future's first poll (a queued
+        // wait is pinned in it and cannot move), so nothing is allocated.
+        ResponseFuture::waiting(admit, ready, request)
     }
 }

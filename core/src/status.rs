@@ -1,0 +1,172 @@
+//! The status of a waiter's node: the whole state machine of a waiter, in
+//! one place.
+//!
+//! | status \ event | link | notify | lose the race | grant | close | leave | seat at once |
+//! |---|---|---|---|---|---|---|---|
+//! | `Idle` | `Waiting` | – | – | – | – | – | `Granted` |
+//! | `Waiting` | – | `Notified` | – | `Granted` | `Closed` | `Idle` | – |
+//! | `Notified` | – | – | `Waiting` | `Granted` | `Closed` | `Idle` | – |
+//! | `Granted` | – | – | – | – | – | – | – |
+//! | `Closed` | – | – | – | – | – | – | – |
+//!
+//! - **link**: `enqueue` found no seat and links the node (`List::push_back`).
+//! - **notify**: barging only; a drain wakes the oldest un-notified waiter
+//!   (`List::notify_next`).
+//! - **lose the race**: barging only; a notified waiter re-polls and finds
+//!   no free seat (`List::requeue`).
+//! - **grant**: a FIFO drain reserves a seat for the node, or a barging
+//!   waiter takes a free seat in its re-poll.
+//! - **close**: a drain of a closed compartment.
+//! - **leave**: the owner gives up (`abandon`: drop, timeout).
+//! - **seat at once**: `enqueue` found a free seat and never links the node.
+//!
+//! Every transition happens under the compartment's lock. `Waiting` and
+//! `Notified` are exactly the linked statuses. `Granted` and `Closed` are
+//! final, and storing one is the last touch of the node by anyone but its
+//! owner, which may read it without the lock and free the node at once
+//! (rule 2 in `engine.rs`). Only the owner moves a node out of `Idle`, so
+//! the owner may also trust `Idle` without the lock.
+//!
+//! Each method below is one transition; in debug builds it checks that it
+//! starts from a status the table allows.
+
+use crate::sync::{AtomicU8, Ordering};
+
+/// Where a waiter's node is in its life; see the module's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Status {
+    /// Not linked; no verdict.
+    Idle = 0,
+    /// Linked, waiting for a seat (or, in barging mode, for a wake-up).
+    Waiting = 1,
+    /// Barging mode only: linked, and woken to compete for a free seat.
+    Notified = 2,
+    /// Not linked; a seat was reserved for this node and now belongs to it.
+    Granted = 3,
+    /// Not linked; the compartment was closed while the node waited.
+    Closed = 4,
+}
+
+impl Status {
+    const fn from_u8(v: u8) -> Self {
+        match v {
+            0 => Self::Idle,
+            1 => Self::Waiting,
+            2 => Self::Notified,
+            3 => Self::Granted,
+            _ => Self::Closed,
+        }
+    }
+
+    /// Whether a node in this status is linked in the list.
+    pub(crate) const fn is_linked(self) -> bool {
+        matches!(self, Self::Waiting | Self::Notified)
+    }
+}
+
+/// A node's status cell. Reads are `Acquire` and the stores of a final
+/// verdict are `Release`, so a granted seat's history (the previous
+/// holder's writes, acquired by the drainer's `AcqRel` CAS) reaches the
+/// owner.
+#[derive(Debug)]
+pub(crate) struct NodeStatus(AtomicU8);
+
+impl NodeStatus {
+    crate::sync::loom_const_fn! {
+        pub(crate) fn new() -> Self {
+            Self(AtomicU8::new(Status::Idle as u8))
+        }
+    }
+
+    /// The status as the owner sees it, without the lock. `Acquire` pairs
+    /// with the `Release` store of a verdict.
+    #[inline]
+    pub(crate) fn get(&self) -> Status {
+        Status::from_u8(self.0.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    fn change(&self, from: &[Status], to: Status, order: Ordering) {
+        debug_assert!(
+            from.contains(&Status::from_u8(self.0.load(Ordering::Relaxed))),
+            "inconsistent state: {:?} -> {to:?}",
+            Status::from_u8(self.0.load(Ordering::Relaxed)),
+        );
+        self.0.store(to as u8, order);
+    }
+
+    /// **link**: `Idle -> Waiting`. `Relaxed`: the owner never acts on
+    /// `Waiting` without taking the lock, which orders it.
+    ///
+    /// # Safety
+    /// The lock is held, and the node is being linked.
+    pub(crate) unsafe fn link(&self) {
+        self.change(&[Status::Idle], Status::Waiting, Ordering::Relaxed);
+    }
+
+    /// **notify**: `Waiting -> Notified`.
+    ///
+    /// # Safety
+    /// The lock is held, and the node is linked.
+    pub(crate) unsafe fn notify(&self) {
+        self.change(&[Status::Waiting], Status::Notified, Ordering::Release);
+    }
+
+    /// **lose the race**: `Notified -> Waiting`.
+    ///
+    /// # Safety
+    /// The lock is held, and the node is linked.
+    pub(crate) unsafe fn requeue(&self) {
+        self.change(&[Status::Notified], Status::Waiting, Ordering::Release);
+    }
+
+    /// **seat at once**: `Idle -> Granted`, by `enqueue` for a node it never
+    /// linked. Stored before anything can panic, so that the owner's `Drop`
+    /// gives the seat back.
+    ///
+    /// # Safety
+    /// The lock is held, and the caller owns the unlinked node.
+    pub(crate) unsafe fn seat(&self) {
+        self.change(&[Status::Idle], Status::Granted, Ordering::Release);
+    }
+
+    /// **grant**: `Waiting | Notified -> Granted`. The last touch of the
+    /// node by the caller (rule 2).
+    ///
+    /// # Safety
+    /// The lock is held, and the node has just been unlinked.
+    pub(crate) unsafe fn grant(&self) {
+        self.change(
+            &[Status::Waiting, Status::Notified],
+            Status::Granted,
+            Ordering::Release,
+        );
+    }
+
+    /// **close**: `Waiting | Notified -> Closed`. The last touch of the
+    /// node by the caller (rule 2).
+    ///
+    /// # Safety
+    /// The lock is held, and the node has just been unlinked.
+    pub(crate) unsafe fn close(&self) {
+        self.change(
+            &[Status::Waiting, Status::Notified],
+            Status::Closed,
+            Ordering::Release,
+        );
+    }
+
+    /// **leave**: `Waiting | Notified -> Idle`, by the owner giving up.
+    ///
+    /// # Safety
+    /// The lock is held, the caller owns the node, and it has just been
+    /// unlinked.
+    pub(crate) unsafe fn leave(&self) {
+        self.change(
+            &[Status::Waiting, Status::Notified],
+            Status::Idle,
+            Ordering::Release,
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! [`WaitTimer`]: how long a caller queued for its seat, for the
+//! `bulkhead_wait_seconds` histogram (feature `metrics`).
+
+#[cfg(feature = "metrics")]
+use std::time::Instant;
+
+/// Times one wait for a seat, for the registry metrics' wait histogram.
+///
+/// Every wait in this workspace that can queue uses one: the blocking
+/// path, [`Run`](crate::Run)'s timer waits (async-std, smol, any runtime),
+/// the registry's async helpers, and bulkhead-tokio's waits and tower
+/// layer. An adapter of your own can use it too.
+///
+/// Only a wait that actually queued is recorded: a caller admitted on its
+/// first try did not wait, and costs no clock read. The clock starts at
+/// the first poll that did not get a seat and stops when the seat
+/// arrives; a wait that ends without a seat (timed out, closed, dropped)
+/// is not recorded, because `bulkhead_timed_out_total` counts it.
+///
+/// Without the `metrics` feature it is an empty type and every method
+/// compiles to nothing. With it, a recorded wait goes to the `metrics`
+/// facade's current recorder under `bulkhead_wait_seconds{name=...}`,
+/// without allocating (the label is interned once per compartment name).
+///
+/// ```
+/// use bulkhead_std::WaitTimer;
+///
+/// let mut timer = WaitTimer::new();
+/// timer.queued(); // a poll returned Pending: the clock starts (once)
+/// timer.queued(); // later polls keep the first start
+/// timer.admitted("database"); // recorded, if the `metrics` feature is on
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct WaitTimer {
+    #[cfg(feature = "metrics")]
+    queued_at: Option<Instant>,
+}
+
+impl WaitTimer {
+    /// A timer that has not started.
+    pub const fn new() -> Self {
+        Self {
+            #[cfg(feature = "metrics")]
+            queued_at: None,
+        }
+    }
+
+    /// The wait queued (a poll did not get a seat): starts the clock, the
+    /// first time only.
+    #[inline]
+    pub fn queued(&mut self) {
+        #[cfg(feature = "metrics")]
+        if self.queued_at.is_none() {
+            self.queued_at = Some(Instant::now());
+        }
+    }
+
+    /// The wait ended with a seat in compartment `name`: records how long
+    /// it queued, if it queued, and resets the timer.
+    #[inline]
+    pub fn admitted(&mut self, name: &'static str) {
+        #[cfg(feature = "metrics")]
+        if let Some(at) = self.queued_at.take() {
+            crate::metrics::record_wait(name, at.elapsed());
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = name;
+    }
+
+    /// Records the wait if `result` is a seat (see
+    /// [`admitted`](Self::admitted)), and passes `result` on.
+    #[inline]
+    pub fn finish<T, E>(&mut self, name: &'static str, result: Result<T, E>) -> Result<T, E> {
+        if result.is_ok() {
+            self.admitted(name);
+        }
+        result
+    }
+}

@@ -1,0 +1,115 @@
+//! [`RegistryExt`]: the registry's lookups for tokio tasks, with each
+//! compartment's configured wait budget measured on tokio's clock.
+
+use std::future::Future;
+
+use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
+
+/// Takes seats by compartment name from tokio tasks, honouring each
+/// compartment's configured `max_wait` (code < file < environment, see
+/// [`RegistryBuilder`](bulkhead_std::registry::RegistryBuilder)).
+///
+/// bulkhead-std's [`Registry::acquire`] is a *blocking* call: on a tokio
+/// worker it gives the immediate verdict, whatever the budget, because
+/// blocking there could stall the task that holds the seat. These methods
+/// wait asynchronously instead, on [`tokio::time`], in the same line as
+/// threads and other tasks. Admissions, rejections and timeouts are counted
+/// by the compartment itself and the wait is recorded for the metrics
+/// histogram, so the registry's metrics see them like any other path.
+///
+/// For a tower service, [`BulkheadLayer::from_registry`](crate::BulkheadLayer::from_registry)
+/// (feature `tower`) takes the same budget.
+///
+/// Sealed: implemented for [`Registry`] only.
+///
+/// # Examples
+/// ```
+/// use bulkhead_tokio::MaxWait;
+/// use std::time::Duration;
+/// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+/// use bulkhead_tokio::{Error, RegistryExt};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), RegistryError> {
+/// let registry = Registry::local();
+/// registry.get_or_create("search", DomainConfig::new(1).max_wait(MaxWait::from_millis(20)))?;
+/// let seat = registry.acquire_async("search").await?;
+/// // Full: this task waits its configured 20 ms, then times out.
+/// let err = registry.acquire_async("search").await.unwrap_err();
+/// assert!(matches!(err, RegistryError::Rejected(Error::Timeout { .. })));
+/// drop(seat);
+/// assert_eq!(registry.run_async("search", async { 7 }).await?, 7);
+/// # Ok(())
+/// # }
+/// ```
+pub trait RegistryExt: sealed::Sealed {
+    /// Takes a seat in compartment `name`, waiting at most its configured
+    /// `max_wait` on tokio's clock (fail fast by default). The seat owns an
+    /// `Arc` of the compartment, so it can move into a spawned task.
+    ///
+    /// The future does nothing until it is polled: the lookup, the budget
+    /// and the seat are taken at the first poll.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future leaves the line, and a seat that
+    /// had already been handed over goes to the next waiter.
+    ///
+    /// # Panics
+    /// When polled with a budget outside a tokio runtime with the time
+    /// driver enabled, as any [`tokio::time::sleep`].
+    ///
+    /// # Errors
+    /// As [`Registry::acquire`]: [`RegistryError::NotFound`],
+    /// [`RegistryError::WrongKind`], or [`RegistryError::Rejected`] with
+    /// `Full`, `Timeout`, `QueueFull` or `Closed`.
+    fn acquire_async<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Future<Output = Result<RegistrySeat, RegistryError>> + Send + 'a;
+
+    /// Runs `work` inside compartment `name`, as
+    /// [`acquire_async`](Self::acquire_async) takes the seat. The budget
+    /// bounds only the wait, not `work`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future loses no seat: before admission it leaves the
+    /// line; after admission `work` is dropped unfinished and the seat is
+    /// given back.
+    ///
+    /// # Errors
+    /// As [`acquire_async`](Self::acquire_async); `work` has then not been
+    /// polled.
+    fn run_async<'a, F>(
+        &'a self,
+        name: &'a str,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
+    where
+        F: Future + Send + 'a;
+}
+
+mod sealed {
+    /// Only the registry gets these methods.
+    pub trait Sealed {}
+    impl Sealed for bulkhead_std::registry::Registry {}
+}
+
+impl RegistryExt for Registry {
+    fn acquire_async<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Future<Output = Result<RegistrySeat, RegistryError>> + Send + 'a {
+        self.acquire_with_timer(name, tokio::time::sleep)
+    }
+
+    fn run_async<'a, F>(
+        &'a self,
+        name: &'a str,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
+    where
+        F: Future + Send + 'a,
+    {
+        self.run_with_timer(name, tokio::time::sleep, work)
+    }
+}

@@ -1,0 +1,105 @@
+//! [`HttpRejection`]: how to answer an HTTP request that a compartment
+//! turned away, in one call.
+
+use std::time::Duration;
+
+use bulkhead_core::Error;
+use http::{HeaderValue, Response, StatusCode, header::RETRY_AFTER};
+
+use super::BoxError;
+
+/// The HTTP answer to a bulkhead rejection: `503 Service Unavailable`,
+/// with `Retry-After` when retrying may succeed.
+///
+/// | rejection | status | `Retry-After` |
+/// |---|---|---|
+/// | [`Error::Full`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
+/// | [`Error::Closed`] | 503 | no: the compartment admits nobody any more |
+///
+/// 503 rather than 429 (the client did nothing wrong: this server is
+/// shedding load) or 504 (no upstream timed out; the caller's wait for a
+/// seat did).
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_tokio::{BoxError, Error, HttpRejection};
+/// use http::StatusCode;
+///
+/// let err: BoxError = Box::new(Error::Full { name: "db", max_concurrent: 8, active: 8 });
+/// // In a tower/hyper/axum error handler: one call, `None` for other errors.
+/// let response = HttpRejection::find(&err).unwrap().response::<String>();
+/// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+/// assert_eq!(response.headers()["retry-after"], "1");
+///
+/// let closed = HttpRejection::from_error(&Error::Closed { name: "db" });
+/// assert_eq!(closed.retry_after, None);
+/// let slow = HttpRejection::from_error(&Error::Timeout { name: "db", budget: Duration::from_millis(50) })
+///     .with_retry_after(Duration::from_secs(5));
+/// assert_eq!(slow.response::<()>().headers()["retry-after"], "5");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpRejection {
+    /// The status to answer with (503).
+    pub status: StatusCode,
+    /// How long the client should wait before retrying, sent as
+    /// `Retry-After` in whole seconds (at least 1); `None` when retrying
+    /// cannot help.
+    pub retry_after: Option<Duration>,
+}
+
+impl HttpRejection {
+    /// The `Retry-After` of a transient rejection unless set otherwise.
+    pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+    /// The answer to `error`.
+    pub fn from_error(error: &Error) -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            retry_after: error.is_transient().then_some(Self::DEFAULT_RETRY_AFTER),
+        }
+    }
+
+    /// The answer to a service error, if it is (or was caused by) a bulkhead
+    /// rejection: the error itself, or any error in its `source()` chain,
+    /// so it also finds a rejection wrapped by another layer or in a
+    /// [`RegistryError::Rejected`](bulkhead_std::registry::RegistryError::Rejected).
+    /// `None` for every other error, which is the caller's to answer.
+    pub fn find(error: &BoxError) -> Option<Self> {
+        let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&**error);
+        while let Some(e) = current {
+            if let Some(rejection) = e.downcast_ref::<Error>() {
+                return Some(Self::from_error(rejection));
+            }
+            current = e.source();
+        }
+        None
+    }
+
+    /// Sends `Retry-After: retry_after` (rounded up to whole seconds) for a
+    /// transient rejection; a `Closed` one keeps none.
+    #[must_use]
+    pub fn with_retry_after(mut self, retry_after: Duration) -> Self {
+        if self.retry_after.is_some() {
+            self.retry_after = Some(retry_after);
+        }
+        self
+    }
+
+    /// The `Retry-After` header value, in whole seconds (at least 1).
+    pub fn retry_after_header(&self) -> Option<HeaderValue> {
+        let d = self.retry_after?;
+        let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+        Some(HeaderValue::from(secs.max(1)))
+    }
+
+    /// A response with this status, `Retry-After` where it applies, and an
+    /// empty (`Default`) body.
+    pub fn response<B: Default>(&self) -> Response<B> {
+        let mut response = Response::new(B::default());
+        *response.status_mut() = self.status;
+        if let Some(value) = self.retry_after_header() {
+            response.headers_mut().insert(RETRY_AFTER, value);
+        }
+        response
+    }
+}
