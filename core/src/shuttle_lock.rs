@@ -23,8 +23,11 @@ impl ShuttleLock {
 // SAFETY: shuttle's mutex gives mutual exclusion between shuttle threads
 // (its scheduler runs one at a time and orders them through the mutex),
 // its `try_lock` fails with `WouldBlock` only while another thread holds
-// it, and its guard unlocks on drop, also when unwinding. A poisoned mutex
-// is still locked by us, so poisoning is ignored.
+// it, and its guard unlocks on drop, also when unwinding. Its lock and
+// try-lock panic only before `f` runs (outside a shuttle test, or on a
+// deadlock shuttle detects), never after. A poisoned mutex is still locked
+// by us, so poisoning is ignored. Each `ShuttleLock` value is its own mutex
+// and serves one compartment.
 unsafe impl RawLock for ShuttleLock {
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         let _guard = self.0.lock().unwrap_or_else(|e| e.into_inner());

@@ -18,6 +18,21 @@ use shuttle::sync::Arc;
 use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use shuttle::thread;
 
+/// Two tests that run `scenario` under shuttle, one per admission mode.
+macro_rules! in_both_modes {
+    ($scenario:ident: $fifo:ident, $barging:ident) => {
+        #[test]
+        fn $fifo() {
+            check(|| $scenario(Admission::Fifo));
+        }
+
+        #[test]
+        fn $barging() {
+            check(|| $scenario(Admission::Barging));
+        }
+    };
+}
+
 /// Queues one waiter per entry of `styles` on `b`, one after another, so
 /// that line order is spawn order. Waiter `i` enters through `tracker`,
 /// waits at `hold` while inside, and leaves; leavers (time-outs, cancels)
@@ -133,15 +148,11 @@ fn grow_past_a_batch_then_shrink(mode: Admission) {
     assert_eq!(b.state().max_concurrent, 3);
 }
 
-#[test]
-fn fifo_grow_past_a_batch_then_shrink() {
-    check(|| grow_past_a_batch_then_shrink(Admission::Fifo));
-}
-
-#[test]
-fn barging_grow_past_a_batch_then_shrink() {
-    check(|| grow_past_a_batch_then_shrink(Admission::Barging));
-}
+in_both_modes!(
+    grow_past_a_batch_then_shrink:
+    fifo_grow_past_a_batch_then_shrink,
+    barging_grow_past_a_batch_then_shrink
+);
 
 /// Twelve seats held by three threads are released in a burst while twelve
 /// waiters queue: concurrent releases whose lock tries fail hand their
@@ -178,15 +189,7 @@ fn burst_of_releases(mode: Admission) {
     assert_no_lost_seats(&b);
 }
 
-#[test]
-fn fifo_burst_of_releases() {
-    check(|| burst_of_releases(Admission::Fifo));
-}
-
-#[test]
-fn barging_burst_of_releases() {
-    check(|| burst_of_releases(Admission::Barging));
-}
+in_both_modes!(burst_of_releases: fifo_burst_of_releases, barging_burst_of_releases);
 
 /// Ten waiters in line, a third of which time out or cancel at random
 /// moments, possibly just after a seat was handed to them (it must pass
@@ -312,15 +315,11 @@ fn close_racing_everything(mode: Admission) {
     assert_no_lost_seats(&b);
 }
 
-#[test]
-fn fifo_close_racing_everything() {
-    check(|| close_racing_everything(Admission::Fifo));
-}
-
-#[test]
-fn barging_close_racing_everything() {
-    check(|| close_racing_everything(Admission::Barging));
-}
+in_both_modes!(
+    close_racing_everything:
+    fifo_close_racing_everything,
+    barging_close_racing_everything
+);
 
 /// Six workers each make three random calls (wait as a task or a thread,
 /// time out, cancel, or try) against a compartment with a queue limit,
@@ -385,12 +384,4 @@ fn random_workload(mode: Admission) {
     assert_no_lost_seats(&b);
 }
 
-#[test]
-fn fifo_random_workload() {
-    check(|| random_workload(Admission::Fifo));
-}
-
-#[test]
-fn barging_random_workload() {
-    check(|| random_workload(Admission::Barging));
-}
+in_both_modes!(random_workload: fifo_random_workload, barging_random_workload);
