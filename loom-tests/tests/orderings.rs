@@ -13,7 +13,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use bulkhead_core::OwnedSeat;
-use bulkhead_loom_tests::{acquire_blocking, assert_quiescent, barging, fifo};
+use bulkhead_loom_tests::{acquire_blocking, assert_quiescent, barging, fifo, queued};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -132,6 +132,41 @@ fn barging_release_while_the_lock_is_held_is_delegated() {
         let releaser = thread::spawn(move || drop(seat));
         releaser.join().unwrap();
         waiter.join().unwrap();
+        assert_quiescent(&b);
+    });
+}
+
+/// A barging wake-up handed on by a third thread carries its seat: the
+/// release's try fails because a second waiter holds the lock to link
+/// itself; that waiter's drain takes the owed wake-up and notifies the
+/// older waiter, which re-polls. Nothing orders the release's seat before
+/// the re-poll but the owed count: the release adds its wake-up with
+/// `Release` after the seat, the drain takes it with `Acquire` (E4 in
+/// docs/design.md). Without that, the re-poll's take may read a word from
+/// before the seat, give up and wait again with nothing owed, and the
+/// second waiter sleeps next to the free seat (a loom deadlock). Catches an
+/// owed `fetch_add` in the release that does not release.
+#[test]
+fn a_barging_wake_up_handed_on_by_a_third_thread_carries_its_seat() {
+    loom::model(|| {
+        let b = barging(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let mut older = queued(&b);
+        let releaser = thread::spawn(move || drop(seat));
+        let younger = {
+            let b = b.clone();
+            thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
+        };
+        // Re-poll once: take the seat if it is free by now, else leave.
+        if let Poll::Ready(result) = older
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            drop(result.unwrap());
+        }
+        drop(older);
+        releaser.join().unwrap();
+        younger.join().unwrap();
         assert_quiescent(&b);
     });
 }
