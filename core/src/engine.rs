@@ -322,7 +322,12 @@ impl<L: RawLock> Bulkhead<L> {
         if w & WAITERS == 0 {
             // Nobody waits; in barging mode a drain still clears stale owed
             // wake-ups so that they are not handed to a later waiter.
-            return !self.fifo() && self.owed.fetch_add(0, Release) != 0;
+            // `Relaxed`: a release that owes a wake-up saw `WAITERS`, so
+            // either the list emptied after it (nobody is left to wake, and
+            // its seat is in the word for the next caller), or a waiter
+            // linked after this re-check, and the release's RMW on the word
+            // then acquires this re-check's `Release` on the word above.
+            return !self.fifo() && self.owed.fetch_add(0, Relaxed) != 0;
         }
         w & CLOSED != 0
             || if self.fifo() {
