@@ -41,10 +41,12 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// Everything a seat holder did before dropping its seat happens-before
 /// everything the next holder of that seat does after getting it, however
 /// the seat travelled (fast path, hand-off, or barging). Precisely: a
-/// release is an `AcqRel` read-modify-write of the seat word, the fast-path
-/// acquire is an `Acquire` CAS, a hand-off is an `AcqRel` CAS by the
-/// drainer followed by a `Release` store of the verdict, which the waiter
-/// reads with `Acquire`.
+/// release is an `AcqRel` read-modify-write of the seat word, every take
+/// of a seat is an `Acquire` CAS, and a hand-off is the drainer's CAS
+/// followed by a `Release` store of the verdict, which the waiter reads
+/// with `Acquire`. In barging mode the release also adds its owed wake-up
+/// with `Release` and the drain takes it with `Acquire`, so the woken
+/// waiter sees the seat.
 ///
 /// # Examples
 ///

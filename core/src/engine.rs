@@ -255,10 +255,7 @@ impl<L: RawLock> Bulkhead<L> {
             } else {
                 w - ONE
             };
-            match self
-                .word
-                .compare_exchange_weak(w, new, Acquire, Relaxed)
-            {
+            match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
                 Ok(_) => return Ok(()),
                 Err(actual) => w = actual,
             }

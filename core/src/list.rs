@@ -71,7 +71,10 @@ impl Drop for Node {
         self.waker.with_mut(|w| {
             // SAFETY: as above.
             let w = unsafe { &*w };
-            debug_assert!(w.is_none(), "inconsistent state: a node is dropped with a waker");
+            debug_assert!(
+                w.is_none(),
+                "inconsistent state: a node is dropped with a waker"
+            );
         });
     }
 }

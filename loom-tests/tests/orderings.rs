@@ -158,10 +158,7 @@ fn a_barging_wake_up_handed_on_by_a_third_thread_carries_its_seat() {
             thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
         };
         // Re-poll once: take the seat if it is free by now, else leave.
-        if let Poll::Ready(result) = older
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
+        if let Poll::Ready(result) = older.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
             drop(result.unwrap());
         }
         drop(older);
