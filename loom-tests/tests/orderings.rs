@@ -13,10 +13,28 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use bulkhead_core::OwnedSeat;
-use bulkhead_loom_tests::{acquire_blocking, assert_quiescent, barging, fifo, queued};
+use bulkhead_loom_tests::{
+    LoomBulkhead, acquire_blocking, assert_quiescent, barging, fifo, queued,
+    release_while_a_waiter_links,
+};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
+
+/// Takes the only seat of `b` and returns a thread that writes `1` into
+/// `data` under it, then gives the seat back.
+fn writer_holding_the_seat(
+    b: &Arc<LoomBulkhead>,
+    data: &Arc<UnsafeCell<usize>>,
+) -> thread::JoinHandle<()> {
+    let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+    let data = data.clone();
+    thread::spawn(move || {
+        // SAFETY: the seat excludes every other access.
+        data.with_mut(|d| unsafe { *d = 1 });
+        drop(seat);
+    })
+}
 
 /// `close` happens-before an `is_closed` that returns `true`: the closer's
 /// `Release` RMW on the word pairs with `is_closed`'s `Acquire` load, as a
@@ -54,15 +72,7 @@ fn a_snapshot_with_nobody_inside_sees_the_last_holders_work() {
     loom::model(|| {
         let b = fifo(1);
         let data = Arc::new(UnsafeCell::new(0usize));
-        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
-        let holder = {
-            let data = data.clone();
-            thread::spawn(move || {
-                // SAFETY: the seat excludes every other access.
-                data.with_mut(|d| unsafe { *d = 1 });
-                drop(seat);
-            })
-        };
+        let holder = writer_holding_the_seat(&b, &data);
         if b.state().active == 0 {
             // SAFETY: the only write happened under the seat, which was
             // given back before this snapshot.
@@ -85,15 +95,7 @@ fn a_barging_re_poll_taking_a_seat_sees_the_releasers_work() {
     loom::model(|| {
         let b = barging(1);
         let data = Arc::new(UnsafeCell::new(0usize));
-        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
-        let releaser = {
-            let data = data.clone();
-            thread::spawn(move || {
-                // SAFETY: the seat excludes every other access.
-                data.with_mut(|d| unsafe { *d = 1 });
-                drop(seat);
-            })
-        };
+        let releaser = writer_holding_the_seat(&b, &data);
         {
             let mut cx = Context::from_waker(Waker::noop());
             let mut fut = pin!(b.acquire());
@@ -122,18 +124,7 @@ fn a_barging_re_poll_taking_a_seat_sees_the_releasers_work() {
 /// (rule 1 in core/src/engine.rs). Catches either side weakened.
 #[test]
 fn barging_release_while_the_lock_is_held_is_delegated() {
-    loom::model(|| {
-        let b = barging(1);
-        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
-        let waiter = {
-            let b = b.clone();
-            thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
-        };
-        let releaser = thread::spawn(move || drop(seat));
-        releaser.join().unwrap();
-        waiter.join().unwrap();
-        assert_quiescent(&b);
-    });
+    loom::model(|| release_while_a_waiter_links(barging(1)));
 }
 
 /// A barging wake-up handed on by a third thread carries its seat: the
