@@ -36,12 +36,13 @@ cargo fmt --check
 elf_dir="$CARGO_TARGET_DIR/elf"
 mkdir -p "$elf_dir"
 targets=(thumbv7m-none-eabi thumbv6m-none-eabi)
-variants=(bulkhead fair-semaphore)
+variants=(bulkhead fair-semaphore adaptive)
 
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
         features=()
         [[ $variant == fair-semaphore ]] && features=(--features fair-semaphore)
+        [[ $variant == adaptive ]] && features=(--features adaptive)
         echo "firmware: building $variant for $target"
         cargo build --quiet --release --target "$target" "${features[@]}"
         cp "$CARGO_TARGET_DIR/$target/release/bulkhead-embassy-firmware" "$elf_dir/$target-$variant.elf"
@@ -65,19 +66,24 @@ run() {
     echo "--- $variant on $target ($cpu, QEMU $machine): exit $rc"
     sed 's/^/    /' "$log"
 
+    local primitive=$variant
+    [[ $variant == adaptive ]] && primitive=bulkhead
     local required=(
-        "^bulkhead-scenario: primitive=$variant\$"
+        "^bulkhead-scenario: primitive=$primitive\$"
         '^flash: limit=1 peak=[01] admitted=2 rejected=1 timed_out=1$'
         '^radio: limit=2 peak=[012] admitted=12 rejected=1 timed_out=0$'
         '^isr: released=1( handed_off=1)?$'
         '^RESULT: PASS$'
     )
-    if [[ $variant == bulkhead ]]; then
+    if [[ $primitive == bulkhead ]]; then
         required+=(
             '^flash: own counters rejected=1 timed_out=1 active=0$'
             '^radio: own counters rejected=1 timed_out=0 active=0$'
             '^isr: released=1 handed_off=1$'
         )
+    fi
+    if [[ $variant == adaptive ]]; then
+        required+=('^adaptive: limit=[123] changes=[1-9][0-9]* samples=64 peak=[1-4]$')
     fi
     local ok=1
     if [[ $rc -ne 0 ]]; then
@@ -109,11 +115,23 @@ done
 echo
 echo "footprint (bytes; release, opt-level=s, LTO; flash = text, RAM = data + bss):"
 printf '%-20s %-15s %8s %6s %6s %8s\n' target primitive text data bss RAM
+declare -A flash ram
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
         read -r text data bss _ < <(arm-none-eabi-size "$elf_dir/$target-$variant.elf" | tail -n 1)
         printf '%-20s %-15s %8d %6d %6d %8d\n' "$target" "$variant" "$text" "$data" "$bss" $((data + bss))
+        flash[$target-$variant]=$text
+        ram[$target-$variant]=$((data + bss))
     done
+done
+echo
+echo "footprint against FairSemaphore (target: flash <= 1.05x, RAM no more):"
+for target in "${targets[@]}"; do
+    ours_flash=${flash[$target-bulkhead]} fair_flash=${flash[$target-fair-semaphore]}
+    ours_ram=${ram[$target-bulkhead]} fair_ram=${ram[$target-fair-semaphore]}
+    printf '%-20s flash %s x (%+d bytes), RAM %+d bytes\n' "$target" \
+        "$(awk -v a="$ours_flash" -v b="$fair_flash" 'BEGIN { printf "%.3f", a / b }')" \
+        $((ours_flash - fair_flash)) $((ours_ram - fair_ram))
 done
 
 echo

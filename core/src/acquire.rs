@@ -207,7 +207,7 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
                 let bulkhead = this.bulkhead;
                 let node = this.node_ptr();
                 if bulkhead.repoll(node, cx.waker().clone()) {
-                    return this.finish(Ok(Seat::new(bulkhead)));
+                    return this.seated();
                 }
                 this.poll_verdict()
             }
@@ -222,7 +222,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
         let bulkhead = self.bulkhead;
         match bulkhead.try_take() {
-            Ok(()) => return self.finish(Ok(Seat::new(bulkhead))),
+            Ok(()) => return self.seated(),
             Err(Refusal::Closed) => return self.finish(Err(bulkhead.closed_error())),
             Err(Refusal::Full) => {}
         }
@@ -234,15 +234,20 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         self.phase = Phase::Queued;
         let node = self.node_ptr();
         match bulkhead.enqueue(node, waker) {
-            Ok(Enqueued::Seated) => self.finish(Ok(Seat::new(bulkhead))),
+            Ok(Enqueued::Seated) => self.seated(),
             // A drain at the end of `enqueue`'s section may have granted
             // the node already.
             Ok(Enqueued::Linked) => self.poll_verdict(),
             Err(e) => {
-                if let Error::QueueFull { .. } = e {
+                // Finished before the rejection hook (foreign code) runs:
+                // if it panics, the rejection is counted once, not again
+                // by a re-poll that starts over.
+                let queue_full = matches!(e, Error::QueueFull { .. });
+                let done = self.finish(Err(e));
+                if queue_full {
                     bulkhead.count_rejection();
                 }
-                self.finish(Err(e))
+                done
             }
         }
     }
@@ -252,11 +257,21 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         Poll::Ready(result)
     }
 
+    /// Resolves to the seat this future now holds. `Done` comes first:
+    /// `Seat::new` runs the lock's admission hook, and if that panics the
+    /// unwinding `Seat` gives the seat back, so the future must no longer
+    /// own it (a `Queued` future with a `Granted` node would give it back
+    /// again when dropped).
+    fn seated(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
+        self.phase = Phase::Done;
+        Poll::Ready(Ok(Seat::new(self.bulkhead)))
+    }
+
     /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
     /// was reserved by the drainer, so it is not counted again.
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
         match self.node.status.get() {
-            Status::Granted => self.finish(Ok(Seat::new(self.bulkhead))),
+            Status::Granted => self.seated(),
             Status::Closed => self.finish(Err(self.bulkhead.closed_error())),
             _ => Poll::Pending,
         }

@@ -93,7 +93,10 @@ where
             // dropped: `acquire` is dropped first (field order, and
             // explicitly in `finish`), and `handle` is only moved out after
             // that. An `Acquire` that is done or dropped never touches its
-            // compartment again.
+            // compartment again. The `Seat<'static>` it resolves to is
+            // forgotten before the handle moves, and never passed to a call
+            // that moves it (see `settle`): with a handle that holds its
+            // compartment inline, that move moves the compartment.
             let bulkhead: &'static Bulkhead<P::Lock> = unsafe { bulkhead.as_ref() };
             this.acquire = Some(bulkhead.acquire());
         }
@@ -115,37 +118,26 @@ where
             .expect("`AcquireOwned` polled after it completed")
     }
 
-    /// Turns the inner wait's seat, if any, into an owned one.
-    fn finish(self: Pin<&mut Self>, seat: Option<Seat<'static, P::Lock>>) -> Option<OwnedSeat<P>> {
-        // The seat's count moves to the owned seat: the borrowed one must
-        // not give it back (and is gone before the handle moves).
-        let seated = seat.map(core::mem::forget).is_some();
+    /// Ends the inner wait with `result`, in which the inner seat has
+    /// already been forgotten (`Ok(())`): its count moves to the owned
+    /// seat.
+    ///
+    /// The inner `Seat<'static>` must be gone before this is called, never
+    /// passed in: a reference held by a function argument must stay valid
+    /// for the whole call, and with a handle that holds its compartment
+    /// inline, moving the handle out moves the compartment that reference
+    /// points to (undefined behaviour, even if the seat is never used).
+    fn settle(self: Pin<&mut Self>, result: Result<(), Error>) -> Result<OwnedSeat<P>, Error> {
         let handle = self.take_handle();
-        seated.then(|| OwnedSeat::counted(handle))
-    }
-
-    /// Ends the inner wait with `result`.
-    fn settle(
-        self: Pin<&mut Self>,
-        result: Result<Seat<'static, P::Lock>, Error>,
-    ) -> Result<OwnedSeat<P>, Error> {
-        match result {
-            Ok(seat) => {
-                core::mem::forget(seat);
-                Ok(OwnedSeat::counted(self.take_handle()))
-            }
-            Err(e) => {
-                drop(self.take_handle());
-                Err(e)
-            }
-        }
+        result.map(|()| OwnedSeat::counted(handle))
     }
 
     /// Stops waiting, as [`Acquire::abandon`]: the seat if one had already
     /// been handed over, `None` otherwise. The future is then finished.
     pub fn abandon(mut self: Pin<&mut Self>) -> Option<OwnedSeat<P>> {
-        let seat = self.as_mut().acquire().abandon();
-        self.finish(seat)
+        let seated = self.as_mut().acquire().abandon().map(forget_seat);
+        let handle = self.take_handle();
+        seated.map(|()| OwnedSeat::counted(handle))
     }
 
     /// Gives up after a wait budget ran out, as [`Acquire::time_out`]: the
@@ -156,7 +148,7 @@ where
     /// # Errors
     /// As [`Acquire::time_out`].
     pub fn time_out(mut self: Pin<&mut Self>, budget: Duration) -> Result<OwnedSeat<P>, Error> {
-        let result = self.as_mut().acquire().time_out(budget);
+        let result = self.as_mut().acquire().time_out(budget).map(forget_seat);
         self.settle(result)
     }
 }
@@ -169,10 +161,17 @@ where
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().acquire().poll(cx) {
-            Poll::Ready(result) => Poll::Ready(self.settle(result)),
+            Poll::Ready(result) => Poll::Ready(self.settle(result.map(forget_seat))),
             Poll::Pending => Poll::Pending,
         }
     }
+}
+
+/// Forgets the inner wait's seat, whose count an [`OwnedSeat`] takes over;
+/// see `AcquireOwned::settle` for why this happens before the handle
+/// moves, outside any call that also moves it.
+fn forget_seat<L: crate::lock::RawLock>(seat: Seat<'static, L>) {
+    core::mem::forget(seat);
 }
 
 impl<P: Handle> fmt::Debug for AcquireOwned<P>

@@ -94,7 +94,6 @@ pub struct Bulkhead<L: RawLock> {
     pub(crate) rejected: Counter,
     pub(crate) timed_out: Counter,
     pub(crate) name: &'static str,
-    pub(crate) admission: Admission,
     /// # Safety
     /// Accessed only inside `lock`'s closures.
     pub(crate) list: UnsafeCell<List>,
@@ -221,7 +220,10 @@ impl<L: RawLock> Bulkhead<L> {
         /// The compartment of a validated `config`.
         fn build(config: Config, lock: L) -> Self {
             Self {
-                word: AtomicUsize::new(word::initial(config.max_concurrent)),
+                word: AtomicUsize::new(word::initial(
+                    config.max_concurrent,
+                    matches!(config.admission, Admission::Barging),
+                )),
                 owed: AtomicUsize::new(0),
                 max: AtomicUsize::new(config.max_concurrent),
                 max_waiting: AtomicUsize::new(match config.max_waiting {
@@ -232,7 +234,6 @@ impl<L: RawLock> Bulkhead<L> {
                 rejected: Counter::new(),
                 timed_out: Counter::new(),
                 name: config.name,
-                admission: config.admission,
                 list: UnsafeCell::new(List::new()),
                 lock,
             }
@@ -246,7 +247,11 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The admission order chosen at construction.
     pub fn admission(&self) -> Admission {
-        self.admission
+        if self.fifo() {
+            Admission::Fifo
+        } else {
+            Admission::Barging
+        }
     }
 
     /// Takes a seat if one is free right now, without waiting.
@@ -373,6 +378,34 @@ impl<L: RawLock> Bulkhead<L> {
     /// assert!(b.try_acquire().is_ok());
     /// ```
     pub fn set_max_concurrent(&self, max_concurrent: usize) -> Result<usize, ConfigError> {
+        self.check_capacity(max_concurrent)?;
+        Ok(self.with_list(|_, _| self.resize_locked(max_concurrent)))
+    }
+
+    /// As [`set_max_concurrent`](Self::set_max_concurrent), but never waits
+    /// for the waiter-list lock: returns `Ok(None)`, changing nothing, if
+    /// another caller holds it right now. With [`CsLock`](crate::CsLock)
+    /// it always succeeds. Safe in an interrupt handler; adaptive limits
+    /// apply their changes this way.
+    ///
+    /// # Errors
+    /// As [`set_max_concurrent`](Self::set_max_concurrent).
+    ///
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock};
+    /// let b: Bulkhead<CsLock> = Bulkhead::new("db", 2).unwrap();
+    /// assert_eq!(b.try_set_max_concurrent(5), Ok(Some(2)));
+    /// assert_eq!(b.state().max_concurrent, 5);
+    /// ```
+    pub fn try_set_max_concurrent(
+        &self,
+        max_concurrent: usize,
+    ) -> Result<Option<usize>, ConfigError> {
+        self.check_capacity(max_concurrent)?;
+        Ok(self.try_with_list(|_, _| self.resize_locked(max_concurrent)))
+    }
+
+    fn check_capacity(&self, max_concurrent: usize) -> Result<(), ConfigError> {
         if max_concurrent > MAX_CONCURRENT_LIMIT {
             return Err(ConfigError::CapacityOverflow {
                 name: self.name,
@@ -380,21 +413,24 @@ impl<L: RawLock> Bulkhead<L> {
                 limit: MAX_CONCURRENT_LIMIT,
             });
         }
-        Ok(self.with_list(|_, _| {
-            let old = self.max.load(Ordering::Relaxed);
-            self.max.store(max_concurrent, Ordering::Relaxed);
-            if max_concurrent > old {
-                self.add_seats(max_concurrent - old);
-            } else if max_concurrent < old {
-                // A debt that later releases pay before anyone is admitted.
-                // `Relaxed`: it frees no seat and publishes nothing; as an
-                // RMW it continues the release sequences of the seats in
-                // the word.
-                self.word
-                    .fetch_sub(word::seats(old - max_concurrent), Ordering::Relaxed);
-            }
-            old
-        }))
+        Ok(())
+    }
+
+    /// Moves the limit to `max_concurrent`; returns the old one. Only with
+    /// the lock held, so that concurrent changes apply in some order.
+    fn resize_locked(&self, max_concurrent: usize) -> usize {
+        let old = self.max.load(Ordering::Relaxed);
+        self.max.store(max_concurrent, Ordering::Relaxed);
+        if max_concurrent > old {
+            self.add_seats(max_concurrent - old);
+        } else if max_concurrent < old {
+            // A debt that later releases pay before anyone is admitted.
+            // `Relaxed`: it frees no seat and publishes nothing; as an RMW
+            // it continues the release sequences of the seats in the word.
+            self.word
+                .fetch_sub(word::seats(old - max_concurrent), Ordering::Relaxed);
+        }
+        old
     }
 
     /// Changes the queue limit, live; `None` removes it. Callers already
@@ -462,6 +498,11 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The lock that guards the waiter list. Adapters whose lock also
     /// records rejections ([`RawLock::record_rejection`]) read them here.
+    ///
+    /// Reading the lock's own state is safe; locking it is not
+    /// ([`RawLock::with_lock`] is `unsafe`): only the compartment locks its
+    /// lock, because a seat given back while someone else held it would
+    /// strand the oldest waiter.
     pub fn raw_lock(&self) -> &L {
         &self.lock
     }
@@ -507,7 +548,7 @@ fn active(max: usize, w: usize) -> usize {
 impl<L: RawLock> fmt::Debug for Bulkhead<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Bulkhead")
-            .field("admission", &self.admission)
+            .field("admission", &self.admission())
             .field("state", &self.state())
             .finish()
     }

@@ -81,7 +81,14 @@ impl Config {
     }
 
     /// Turn callers away at once when `max_waiting` of them already wait.
-    /// `0` means nobody waits: `acquire` then behaves like `try_acquire`.
+    ///
+    /// `0` means nobody waits: a wait that finds no free seat is turned
+    /// away at once, like `try_acquire`, but with [`Error::QueueFull`]
+    /// (the queue is what is full) rather than [`Error::Full`]; both count
+    /// in [`State::rejected`].
+    ///
+    /// [`Error::QueueFull`]: crate::Error::QueueFull
+    /// [`Error::Full`]: crate::Error::Full
     #[must_use]
     pub const fn max_waiting(mut self, max_waiting: usize) -> Self {
         self.max_waiting = Some(max_waiting);

@@ -45,13 +45,12 @@ use core::task::Waker;
 use heapless::Deque;
 
 use crate::bulkhead::Bulkhead;
-use crate::config::Admission;
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use crate::word::{self, CLOSED, ONE, WAITERS};
+use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
@@ -72,6 +71,13 @@ pub(crate) struct Batch<'a, L: RawLock> {
     /// Wakers replaced or removed under the lock; dropped after it, since
     /// dropping a waker runs foreign code. A section discards at most two.
     stale: Deque<Waker, 2>,
+    /// Whether one of this batch's sections ran. A batch whose lock call
+    /// panicked before its first section (`RawLock` promise 4) never held
+    /// the lock, so no failed try relies on its re-check (rule 1); it skips
+    /// it, rather than lock again while that panic unwinds, which with a
+    /// lock that refuses the context every time would be a second panic
+    /// and abort.
+    ran: bool,
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
@@ -80,6 +86,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
             bulkhead,
             wake: Deque::new(),
             stale: Deque::new(),
+            ran: false,
         }
     }
 
@@ -120,7 +127,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.bulkhead.drain_owed() {
+            if !self.ran || !self.bulkhead.drain_owed() {
                 return;
             }
             if !self.bulkhead.try_section(self) {
@@ -166,6 +173,19 @@ impl<L: RawLock> Bulkhead<L> {
         // `batch` drops here, after the unlock: wake, then re-check.
     }
 
+    /// As [`with_list`](Self::with_list) if the lock is free right now;
+    /// `None`, without running `f`, if another caller holds it.
+    pub(crate) fn try_with_list<R>(
+        &self,
+        f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
+    ) -> Option<R> {
+        let mut batch = Batch::new(self);
+        // SAFETY: core is the only caller of its compartment's lock, and
+        // `section` runs inside it.
+        unsafe { self.lock.try_with_lock(|| self.section(&mut batch, f)) }
+        // As in `with_list`, `batch` wakes and re-checks after the unlock.
+    }
+
     /// Runs a section that only drains, if the lock is free right now;
     /// returns whether it ran. If it did not, the holder re-checks after
     /// unlocking (rule 1).
@@ -195,12 +215,14 @@ impl<L: RawLock> Bulkhead<L> {
     /// The body of every lock section: `f`, then the drain (rule 6).
     ///
     /// # Safety
-    /// The lock is held (only `with_list` and `try_section` call it).
+    /// The lock is held (only `with_list`, `try_with_list` and
+    /// `try_section` call it).
     unsafe fn section<R>(
         &self,
         batch: &mut Batch<'_, L>,
         f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
     ) -> R {
+        batch.ran = true;
         self.list.with_mut(|list| {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
@@ -220,12 +242,12 @@ impl<L: RawLock> Bulkhead<L> {
     #[inline]
     pub(crate) fn try_take(&self) -> Result<(), Refusal> {
         let w = self.word.load(Relaxed);
-        self.take_seat(w, Take::newcomer(self.fifo()))
+        self.take_seat(w, Take::NEWCOMER)
             .map_err(|(refusal, _)| refusal)
     }
 
     /// The one take-a-seat CAS loop: from the word `w`, takes one seat if
-    /// the compartment is open, a seat is free and (if `take.yield_to_waiters`)
+    /// the compartment is open, a seat is free and (for a FIFO newcomer)
     /// nobody waits; with `take.clear_waiters` it also clears `WAITERS` in
     /// the same CAS (rule 5: the taker is the last linked node). On refusal,
     /// returns why and the word it last read, so that `enqueue` can go on
@@ -247,7 +269,10 @@ impl<L: RawLock> Bulkhead<L> {
             if w & CLOSED != 0 {
                 return Err((Refusal::Closed, w));
             }
-            if word::available(w) <= 0 || (take.yield_to_waiters && w & WAITERS != 0) {
+            // Full, or a newcomer in FIFO mode with a line: `WAITERS` set
+            // and `BARGING` clear, one mask of the word already loaded.
+            if word::available(w) <= 0 || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
+            {
                 return Err((Refusal::Full, w));
             }
             let new = if take.clear_waiters {
@@ -294,7 +319,7 @@ impl<L: RawLock> Bulkhead<L> {
             "inconsistent state: more seats released than the compartment has"
         );
         let waiters = prev & WAITERS != 0;
-        if waiters && !self.fifo() {
+        if waiters && !word::fifo(prev) {
             self.owed.fetch_add(n, AcqRel);
         }
         waiters
@@ -324,10 +349,10 @@ impl<L: RawLock> Bulkhead<L> {
             // its seat is in the word for the next caller), or a waiter
             // linked after this re-check, and the release's RMW on the word
             // then acquires this re-check's `Release` on the word above.
-            return !self.fifo() && self.owed.fetch_add(0, Relaxed) != 0;
+            return !word::fifo(w) && self.owed.fetch_add(0, Relaxed) != 0;
         }
         w & CLOSED != 0
-            || if self.fifo() {
+            || if word::fifo(w) {
                 word::available(w) > 0
             } else {
                 self.owed.fetch_add(0, Release) != 0
@@ -369,7 +394,14 @@ impl<L: RawLock> Bulkhead<L> {
             // `Closed` verdict instead. Left standing, they would make
             // `drain_owed` ask for another drain forever.
             self.owed.store(0, Relaxed);
-            while !batch.wake.is_full() {
+            // Counted in nodes, not in wakers: a notified node's waker was
+            // taken when it was notified, so its verdict wakes nobody and
+            // would never fill the batch. `finish` drains again while
+            // `WAITERS` is set (rule 7).
+            for _ in 0..BATCH {
+                if batch.wake.is_full() {
+                    return;
+                }
                 let Some(node) = list.front() else { return };
                 self.hand_verdict(list, node, Verdict::Closed, batch);
             }
@@ -465,7 +497,7 @@ impl<L: RawLock> Bulkhead<L> {
             // acquires; `CLOSED` and `WAITERS` are exact under the lock.
             let mut w = self.word.load(Relaxed);
             loop {
-                w = match self.take_seat(w, Take::newcomer(self.fifo())) {
+                w = match self.take_seat(w, Take::NEWCOMER) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // Mark the seat as the node's before anything can
@@ -595,7 +627,8 @@ impl<L: RawLock> Bulkhead<L> {
 
     #[inline(always)]
     pub(crate) fn fifo(&self) -> bool {
-        matches!(self.admission, Admission::Fifo)
+        // The bit never changes, so any value of the word tells.
+        word::fifo(self.word.load(Relaxed))
     }
 }
 
@@ -610,34 +643,34 @@ pub(crate) enum Refusal {
 ///
 /// | taker | yields to waiters | clears `WAITERS` |
 /// |---|---|---|
-/// | newcomer: fast path (`try_take`) and `enqueue` | FIFO | no (its node is not linked) |
+/// | newcomer: fast path (`try_take`) and `enqueue` | in FIFO mode (the word's `BARGING` bit clear) | no (its node is not linked) |
 /// | barging re-poll | no | if its node is the last |
 /// | FIFO drain | no (it *is* the queue) | if the node is the last |
 ///
 /// Every taker's CAS is `Acquire` (see [`Bulkhead::take_seat`]).
 #[derive(Clone, Copy)]
 struct Take {
-    /// Refuse while `WAITERS` is set (FIFO outside the queue).
-    yield_to_waiters: bool,
+    /// A newcomer: in FIFO mode (the word's `BARGING` bit clear) it refuses
+    /// while `WAITERS` is set.
+    fifo_newcomer: bool,
     /// Clear `WAITERS` in the same CAS.
     clear_waiters: bool,
 }
 
 impl Take {
     /// A newcomer (the fast path, and `enqueue`): in FIFO mode it may not
-    /// pass anyone who waits; its node, if any, is not linked.
-    #[inline(always)]
-    const fn newcomer(fifo: bool) -> Self {
-        Self {
-            yield_to_waiters: fifo,
-            clear_waiters: false,
-        }
-    }
+    /// pass anyone who waits; its node, if any, is not linked. The mode is
+    /// read from the word inside the loop, so the fast path loads nothing
+    /// else.
+    const NEWCOMER: Self = Self {
+        fifo_newcomer: true,
+        clear_waiters: false,
+    };
 
     #[inline(always)]
     const fn barging_repoll(last: bool) -> Self {
         Self {
-            yield_to_waiters: false,
+            fifo_newcomer: false,
             clear_waiters: last,
         }
     }
@@ -645,7 +678,7 @@ impl Take {
     #[inline(always)]
     const fn drain(last: bool) -> Self {
         Self {
-            yield_to_waiters: false,
+            fifo_newcomer: false,
             clear_waiters: last,
         }
     }

@@ -12,6 +12,7 @@ mod bulkhead;
 mod config;
 mod engine;
 mod error;
+pub mod limit;
 mod list;
 mod lock;
 mod max_wait;

@@ -48,11 +48,14 @@
 ///    [`try_with_lock`] runs, no other closure passed to either method of the
 ///    same lock value runs, on any thread or interrupt priority. The end of
 ///    one closure happens-before the start of the next (release/acquire).
-/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only if a
-///    closure passed to this same lock value is running at that moment.
+/// 2. **No spurious failure.** [`try_with_lock`] returns `None` only
+///    because of a closure passed to this same lock value that has not
+///    finished as far as the try can tell: if the end of every earlier
+///    closure of this lock value happens-before the try, the try succeeds.
 ///    Core's lost-wake-up argument depends on it: a failed try means that
-///    core's own section for *this* compartment is running, and that it
-///    will re-check after it unlocks. Hence one lock value serves exactly
+///    core's own section for *this* compartment is running (or has just
+///    ended without being ordered before the try), and that section
+///    re-checks after it unlocks. Hence one lock value serves exactly
 ///    one compartment, and distinct values never contend with each other
 ///    (a lock made of a handle to a shared mutex breaks this; a lock whose
 ///    try never fails, such as a critical section, satisfies it even when

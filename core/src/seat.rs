@@ -62,8 +62,14 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
 }
 
 /// Anything that leads to a compartment and can be kept: `&Bulkhead`,
-/// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`. Implemented for
-/// every `Deref<Target = Bulkhead<L>>`.
+/// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`, or a value that
+/// holds its compartment inline. Implemented for every
+/// `Deref<Target = Bulkhead<L>>`.
+///
+/// Every `deref` of one handle must lead to the same compartment: a seat
+/// is taken through one `deref` and given back through a later one, so a
+/// handle that switches compartments would move a seat from one count to
+/// the other (never memory unsafety, but both limits would be wrong).
 pub trait Handle: Deref<Target = Bulkhead<Self::Lock>> {
     /// The compartment's lock.
     type Lock: RawLock;

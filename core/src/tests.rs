@@ -12,10 +12,12 @@ use crate::{Bulkhead, Config, RawLock};
 mod barging;
 mod cancel;
 mod fifo;
+mod layout;
 mod lifecycle;
 mod memory;
 mod model;
 mod owned;
+mod review;
 mod soundness;
 
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.

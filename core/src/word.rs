@@ -1,8 +1,8 @@
-//! The seat word: available seats and two flags in one atomic `usize`.
+//! The seat word: available seats and three flags in one atomic `usize`.
 //!
 //! ```text
-//!  usize::BITS-1 .. 2   1        0
-//! [ available (signed) | CLOSED | WAITERS ]
+//!  usize::BITS-1 .. 3   2         1        0
+//! [ available (signed) | BARGING | CLOSED | WAITERS ]
 //! ```
 //!
 //! The count lives in the high bits so that adding or subtracting whole
@@ -17,19 +17,25 @@
 pub(crate) const WAITERS: usize = 0b01;
 /// Set once by `close`; never cleared.
 pub(crate) const CLOSED: usize = 0b10;
+/// The admission mode, fixed at construction: set for
+/// [`Admission::Barging`](crate::Admission::Barging), clear for FIFO.
+/// Keeping it in the word saves a field, and the fast path tests it in the
+/// value it has already loaded. Every transition of the word is an add of
+/// whole seats or an RMW of single flag bits, so the bit is never changed.
+pub(crate) const BARGING: usize = 0b100;
 #[cfg(test)]
-pub(crate) const FLAGS: usize = WAITERS | CLOSED;
-const SHIFT: u32 = 2;
+pub(crate) const FLAGS: usize = WAITERS | CLOSED | BARGING;
+const SHIFT: u32 = 3;
 /// One seat, in word units.
 pub(crate) const ONE: usize = 1 << SHIFT;
 
 /// The largest `max_concurrent` a compartment accepts.
 ///
-/// The signed count has `usize::BITS - 2` bits. Available seats range over
+/// The signed count has `usize::BITS - 3` bits. Available seats range over
 /// `[-max, max]` (a full compartment shrunk to zero owes `max`), so a limit
-/// of `2^(usize::BITS - 4) - 1` leaves a factor of two of headroom: no
+/// of `2^(usize::BITS - 5) - 1` leaves a factor of two of headroom: no
 /// sequence of releases and reconfigurations can overflow the field.
-/// That is 268,435,455 on 32-bit targets and about 1.15e18 on 64-bit ones.
+/// That is 134,217,727 on 32-bit targets and about 5.76e17 on 64-bit ones.
 pub const MAX_CONCURRENT_LIMIT: usize = usize::MAX >> (SHIFT + 2);
 
 /// The signed number of available seats in `word`.
@@ -46,8 +52,14 @@ pub(crate) const fn seats(n: usize) -> usize {
 }
 
 /// The word of a new compartment with `max` free seats.
-pub(crate) const fn initial(max: usize) -> usize {
-    seats(max)
+pub(crate) const fn initial(max: usize, barging: bool) -> usize {
+    seats(max) | if barging { BARGING } else { 0 }
+}
+
+/// Whether `word` belongs to a FIFO compartment.
+#[inline(always)]
+pub(crate) const fn fifo(word: usize) -> bool {
+    word & BARGING == 0
 }
 
 #[cfg(test)]
@@ -56,21 +68,22 @@ mod tests {
 
     #[test]
     fn count_never_touches_flags() {
-        let w = initial(3) | WAITERS;
+        let w = initial(3, true) | WAITERS;
         let w = w.wrapping_sub(seats(5)); // debt of 2
         assert_eq!(available(w), -2);
-        assert_eq!(w & FLAGS, WAITERS);
+        assert_eq!(w & FLAGS, WAITERS | BARGING);
         let w = w.wrapping_add(seats(2));
         assert_eq!(available(w), 0);
-        assert_eq!(w & FLAGS, WAITERS);
+        assert_eq!(w & FLAGS, WAITERS | BARGING);
+        assert!(!fifo(w) && fifo(initial(3, false)));
     }
 
     #[test]
     fn extremes_fit() {
-        let top = initial(MAX_CONCURRENT_LIMIT) | CLOSED | WAITERS;
+        let top = initial(MAX_CONCURRENT_LIMIT, true) | CLOSED | WAITERS;
         assert_eq!(available(top), MAX_CONCURRENT_LIMIT as isize);
         let bottom = top.wrapping_sub(seats(MAX_CONCURRENT_LIMIT) * 2);
         assert_eq!(available(bottom), -(MAX_CONCURRENT_LIMIT as isize));
-        assert_eq!(bottom & FLAGS, CLOSED | WAITERS);
+        assert_eq!(bottom & FLAGS, CLOSED | WAITERS | BARGING);
     }
 }

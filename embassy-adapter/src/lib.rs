@@ -3,20 +3,25 @@
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "time")]
+mod clock;
 mod lock;
 #[cfg(feature = "time")]
 mod time;
 
 /// The core crate itself, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead).
 pub use bulkhead_core;
-/// Everything from `bulkhead-core`, so that firmware needs one dependency.
-/// [`Bulkhead`] here is the embassy alias; core's generic type stays
-/// reachable as [`bulkhead_core::Bulkhead`].
+// Everything from `bulkhead-core`, so that firmware needs one dependency.
+// `Bulkhead` here is the embassy alias; core's generic type stays reachable
+// as `bulkhead_core::Bulkhead`. (A plain comment: a doc comment on a glob
+// re-export is pasted in front of every re-exported item's summary.)
 pub use bulkhead_core::*;
 /// embassy-sync's raw mutexes, to name a compartment's lock:
 /// `Bulkhead<raw::CriticalSectionRawMutex>`.
 pub use embassy_sync::blocking_mutex::raw;
 
+#[cfg(feature = "time")]
+pub use clock::EmbassyClock;
 pub use lock::EmbassyLock;
 #[cfg(feature = "time")]
 pub use time::{AcquireWithin, BulkheadExt, acquire_until, acquire_within, to_core_duration};

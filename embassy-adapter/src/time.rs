@@ -4,7 +4,7 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use bulkhead_core::{Acquire, AcquireTimeout, Error, RawLock, Seat};
+use bulkhead_core::{Acquire, Error, RawLock, Seat};
 use embassy_time::{Duration, Instant, TICK_HZ, Timer};
 
 /// Bounded waits for any compartment, measured with embassy-time.
@@ -187,10 +187,17 @@ pub struct AcquireWithin<'a, L: RawLock> {
 enum Wait<'a, L: RawLock> {
     /// Zero budget: one `try_acquire` at the first poll.
     FailFast(&'a bulkhead_core::Bulkhead<L>),
-    /// Queue until the timer fires.
-    Bounded(AcquireTimeout<'a, L, Timer>),
-    /// The deadline lies beyond the end of embassy time.
-    Unbounded(Acquire<'a, L>),
+    /// Queued in core's line until `timer` fires; with no timer (a deadline
+    /// beyond the end of embassy time), until a seat comes. Bounded and
+    /// unbounded waits share this variant, so firmware links core's wait
+    /// once. The budget is kept in embassy ticks (8 bytes) and converted
+    /// only for a timeout's error; core's `AcquireTimeout` would keep a
+    /// 16-byte `core::time::Duration` in every waiting task's future.
+    Queued {
+        acquire: Acquire<'a, L>,
+        timer: Option<Timer>,
+        budget: Duration,
+    },
     /// A fail-fast verdict was returned.
     Done,
 }
@@ -208,15 +215,21 @@ impl<'a, L: RawLock> AcquireWithin<'a, L> {
         deadline: Instant,
     ) -> Self {
         Self {
-            state: Wait::Bounded(
-                bulkhead.acquire_timeout(to_core_duration(budget), Timer::at(deadline)),
-            ),
+            state: Wait::Queued {
+                acquire: bulkhead.acquire(),
+                timer: Some(Timer::at(deadline)),
+                budget,
+            },
         }
     }
 
     fn unbounded(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
         Self {
-            state: Wait::Unbounded(bulkhead.acquire()),
+            state: Wait::Queued {
+                acquire: bulkhead.acquire(),
+                timer: None,
+                budget: Duration::MAX,
+            },
         }
     }
 }
@@ -225,9 +238,9 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
     type Output = Result<Seat<'a, L>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: structural pinning. The `Bounded` and `Unbounded` payloads
-        // are only ever used through `Pin::new_unchecked` below and never
-        // moved out; the only other write is replacing `FailFast` (which
+        // SAFETY: structural pinning. `acquire` is only ever used through
+        // `Pin::new_unchecked` below and never moved out; `timer` is
+        // `Unpin`; the only other write is replacing `FailFast` (which
         // holds no pinned data) with `Done`.
         let this = unsafe { self.get_unchecked_mut() };
         match &mut this.state {
@@ -236,10 +249,27 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
                 this.state = Wait::Done;
                 Poll::Ready(bulkhead.try_acquire())
             }
-            // SAFETY: pinned with `self`, see above.
-            Wait::Bounded(wait) => unsafe { Pin::new_unchecked(wait) }.poll(cx),
-            // SAFETY: pinned with `self`, see above.
-            Wait::Unbounded(wait) => unsafe { Pin::new_unchecked(wait) }.poll(cx),
+            Wait::Queued {
+                acquire,
+                timer,
+                budget,
+            } => {
+                // SAFETY: pinned with `self`, see above.
+                let mut acquire = unsafe { Pin::new_unchecked(acquire) };
+                if let Poll::Ready(result) = acquire.as_mut().poll(cx) {
+                    return Poll::Ready(result);
+                }
+                let expired = match timer {
+                    Some(timer) => Pin::new(timer).poll(cx).is_ready(),
+                    None => false,
+                };
+                if expired {
+                    // Decided in one step under core's lock: a seat handed
+                    // over as the timer fires is returned, not lost.
+                    return Poll::Ready(acquire.time_out(to_core_duration(*budget)));
+                }
+                Poll::Pending
+            }
             Wait::Done => panic!("`AcquireWithin` polled after it completed"),
         }
     }
@@ -253,8 +283,13 @@ impl<L: RawLock> fmt::Debug for AcquireWithin<'_, L> {
                 .field("bulkhead", &bulkhead.name())
                 .field("budget", &"zero (fail fast)")
                 .finish(),
-            Wait::Bounded(wait) => f.debug_tuple("AcquireWithin").field(wait).finish(),
-            Wait::Unbounded(wait) => f.debug_tuple("AcquireWithin").field(wait).finish(),
+            Wait::Queued {
+                acquire, budget, ..
+            } => f
+                .debug_struct("AcquireWithin")
+                .field("acquire", acquire)
+                .field("budget", budget)
+                .finish(),
             Wait::Done => f.write_str("AcquireWithin(done)"),
         }
     }

@@ -5,6 +5,9 @@
 //! [`peers`] holds the benchmark scaffolding shared by `benches/peers.rs`
 //! and the `bench-compare` binary (see `BENCHMARKS.md`).
 
+pub mod adaptive;
+pub mod alloc_count;
+pub mod layers;
 pub mod peers;
 pub mod simulation;
 pub mod svg;

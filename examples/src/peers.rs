@@ -268,6 +268,21 @@ impl AsyncSem for Ours {
     }
 }
 
+/// Ours through bulkhead-tokio's `acquire_within(MaxWait::Forever)`: the
+/// same wait as core's `acquire`, plus tokio's cooperative budget (each
+/// poll spends a unit, as tokio's semaphore does).
+pub struct OursTokio(pub Ours);
+
+impl AsyncSem for OursTokio {
+    type Guard<'a> = bulkhead_core::Seat<'a, StdLock>;
+    #[inline]
+    async fn acquire(&self) -> Self::Guard<'_> {
+        bulkhead_tokio::BulkheadExt::acquire_within(&self.0, bulkhead_core::MaxWait::Forever)
+            .await
+            .expect("open compartment")
+    }
+}
+
 impl BlockingSem for Ours {
     type Guard<'a> = bulkhead_core::Seat<'a, StdLock>;
     #[inline]

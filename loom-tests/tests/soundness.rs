@@ -13,60 +13,33 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use bulkhead_core::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
+use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, RawLock};
 use loom::sync::Arc;
 use loom::thread;
 
-/// A spin lock made of loom atomics, whose `with_lock` refuses (panics
-/// before running the closure) once when armed, as embassy's
-/// `ThreadModeRawMutex` does off thread mode. `try_with_lock`, the
-/// release's path, never refuses.
-///
-/// Not `LoomLock`: loom's mutex keeps its state in a std mutex, which a
-/// guard dropped while the (single, shared) OS thread is panicking
-/// poisons, and these models lock while unwinding.
+/// `LoomLock`, whose `with_lock` refuses (panics before running the
+/// closure) once when armed, as embassy's `ThreadModeRawMutex` does off
+/// thread mode. `try_with_lock`, the release's path, never refuses.
 #[derive(Default)]
 struct RefusingLock {
-    locked: loom::sync::atomic::AtomicBool,
+    inner: LoomLock,
     armed: AtomicBool,
 }
 
-/// Unlocks on drop, also while unwinding (promise 3).
-struct Unlock<'a>(&'a loom::sync::atomic::AtomicBool);
-impl Drop for Unlock<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-impl RefusingLock {
-    fn try_lock(&self) -> Option<Unlock<'_>> {
-        self.locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-            .map(|_| Unlock(&self.locked))
-    }
-}
-
-// SAFETY: a CAS spin lock: mutual exclusion with acquire/release, a try
-// that fails only while the flag is held, unlock on unwind by the guard;
-// the refusal comes before the closure, without the lock held (promise 4).
+// SAFETY: delegates to `LoomLock`, which keeps promises 1 to 3 (it unlocks
+// through a drop guard, also while unwinding); the refusal comes before
+// the closure, without the lock held (promise 4).
 unsafe impl RawLock for RefusingLock {
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
         if self.armed.swap(false, Ordering::SeqCst) {
             panic!("RefusingLock: refused");
         }
-        let _unlock = loop {
-            match self.try_lock() {
-                Some(unlock) => break unlock,
-                None => thread::yield_now(),
-            }
-        };
-        f()
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
     }
     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-        let _unlock = self.try_lock()?;
-        Some(f())
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
     }
 }
 

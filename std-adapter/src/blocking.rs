@@ -1,6 +1,6 @@
 //! Bounded blocking waits for threads.
 
-use std::cell::RefCell;
+use std::cell::OnceCell;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -144,14 +144,13 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
         return bulkhead.try_acquire();
     }
     let mut acquire = pin!(bulkhead.acquire());
-    // First attempt: no clock, no event-loop probe and no waker clone,
-    // so a free seat costs core's fast path (one CAS). When it queues,
-    // the node waits with a no-op waker until the loop below registers
-    // this thread's; a seat handed over in between is seen as granted.
-    if let Poll::Ready(result) = acquire
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
+    // First attempt: no clock, no event-loop probe and no waker clone, so a
+    // free seat costs core's fast path (one CAS). The thread's waker is
+    // lent, not cloned: core clones it only if the node queues, so the wait
+    // is registered in this one lock section and the loop below parks at
+    // once instead of re-polling to register.
+    let first = with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
+    if let Poll::Ready(result) = first {
         return result;
     }
     if event_loop().is_some() {
@@ -166,14 +165,9 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
     // no deadline.
     let budget = max_wait.budget();
     let deadline = budget.and_then(|budget| Instant::now().checked_add(budget));
-    let waker = thread_waker();
-    let mut cx = Context::from_waker(&waker);
     let mut timer = WaitTimer::new();
     timer.queued();
     loop {
-        if let Poll::Ready(result) = acquire.as_mut().poll(&mut cx) {
-            return timer.finish(bulkhead.name(), result);
-        }
         match deadline {
             None => thread::park(),
             Some(deadline) => {
@@ -185,6 +179,13 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
                 }
                 thread::park_timeout(deadline - now);
             }
+        }
+        // Woken (a hand-off, a barging notification) or spuriously: `poll`
+        // tells which, and re-registers the waker if needed.
+        let poll =
+            with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
+        if let Poll::Ready(result) = poll {
+            return timer.finish(bulkhead.name(), result);
         }
     }
 }
@@ -204,16 +205,20 @@ impl Wake for ThreadWaker {
 
 thread_local! {
     /// One waker per thread, made on its first wait, so that a wait
-    /// allocates nothing: cloning it is a reference-count increment. The
-    /// waker owns the thread handle and never points into the waiting
-    /// stack frame, so a drainer may wake it after the wait has ended.
-    static THREAD_WAKER: RefCell<Option<Waker>> = const { RefCell::new(None) };
+    /// allocates nothing: polls borrow it, and a queued node holds a clone
+    /// (a reference-count increment). The waker owns the thread handle and
+    /// never points into the waiting stack frame, so a drainer may wake it
+    /// after the wait has ended.
+    static THREAD_WAKER: OnceCell<Waker> = const { OnceCell::new() };
 }
 
-fn thread_waker() -> Waker {
-    THREAD_WAKER.with(|cell| {
-        cell.borrow_mut()
-            .get_or_insert_with(|| Waker::from(Arc::new(ThreadWaker(thread::current()))))
-            .clone()
-    })
+/// This thread's waker, cloned (a reference-count increment).
+pub(crate) fn thread_waker() -> Waker {
+    with_thread_waker(Waker::clone)
+}
+
+/// Runs `f` with this thread's waker, lent.
+fn with_thread_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
+    THREAD_WAKER
+        .with(|cell| f(cell.get_or_init(|| Waker::from(Arc::new(ThreadWaker(thread::current()))))))
 }

@@ -1,9 +1,11 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod adaptive;
 mod blocking;
 mod detect;
 mod execute;
+mod limit_config;
 mod lock;
 #[cfg(feature = "metrics")]
 pub mod metrics;
@@ -11,9 +13,13 @@ mod policy;
 mod pool;
 pub mod registry;
 mod run;
+pub mod scoped;
 mod snapshot;
 mod wait_timer;
 
+pub use adaptive::{AdaptiveBulkhead, Classify, ExecuteAdaptive, StdClock};
+#[cfg(feature = "metrics")]
+pub use adaptive::{adaptive_metrics, publish_adaptive};
 pub use blocking::BlockingAcquire;
 pub use bulkhead_core as core;
 pub use bulkhead_core::{
@@ -22,6 +28,7 @@ pub use bulkhead_core::{
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
+pub use limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig, LimitConfigError};
 pub use lock::StdLock;
 pub use policy::{Outcome, Policy};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};

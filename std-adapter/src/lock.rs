@@ -22,15 +22,28 @@ use bulkhead_core::{ConstInit, RawLock};
 /// Core calls [`RawLock::record_rejection`] outside the lock each time the
 /// compartment turns a caller away ([`Error::Full`], [`Error::QueueFull`]
 /// or [`Error::Timeout`], whichever API took the seat: core's own methods,
-/// this crate's traits, bulkhead-tokio). `StdLock` stores the time then, as
-/// nanoseconds since the Unix epoch in one `AtomicU64`: recording is one
-/// clock read and one `fetch_max`, with no lock. The clock read dominates a
-/// rejection's cost (about 40 ns on a VM, against about 5 ns without it);
-/// a program that sheds load at very high rates and does not need the time
-/// can build its compartments with [`StdLock::untimed`]. Read it with
+/// this crate's traits, bulkhead-tokio). Read the time with
 /// [`last_rejection`](Self::last_rejection), or in a
 /// [`Snapshot`](crate::Snapshot) through [`Inspect`](crate::Inspect).
 /// [`Error::Closed`] is not a rejection by load and is not recorded.
+///
+/// A shedding service rejects most when it is overloaded, so a rejection
+/// must stay cheap: the clock is read for at most one rejection between two
+/// reads of the time, and every other rejection costs one relaxed load on
+/// top of core's counter. The time is resolved when it is read
+/// ("observed"):
+///
+/// - **At most one rejection since the previous observation:** its exact
+///   time, read from the clock when it happened.
+/// - **Several:** the time of the observation that found them. That is
+///   never earlier than the last of them, and later by at most the time
+///   since the previous observation. Read the time regularly (a metrics
+///   exporter that scrapes every 10 s bounds it to 10 s) if a burst's end
+///   must be known more precisely than that.
+///
+/// The precision is otherwise that of [`SystemTime`] (nanoseconds on Linux),
+/// rounded down to a multiple of 4 ns. A compartment that does not need the
+/// time at all can be built with [`StdLock::untimed`].
 ///
 /// # Admissions
 ///
@@ -75,16 +88,11 @@ use bulkhead_core::{ConstInit, RawLock};
 #[derive(Debug, Default)]
 pub struct StdLock {
     mutex: Mutex<()>,
-    /// Nanoseconds since the Unix epoch of the latest rejection; 0 for
-    /// "never", [`UNTIMED`] for a lock that keeps no time. Saturates one
-    /// below `UNTIMED` (the year 2554) instead of wrapping.
-    last_rejection: AtomicU64,
+    /// The last rejection, see [`Rejections`].
+    rejections: Rejections,
     /// Callers admitted so far (every seat handed to a caller).
     admitted: AtomicU64,
 }
-
-/// The `last_rejection` value of a lock built by [`StdLock::untimed`].
-const UNTIMED: u64 = u64::MAX;
 
 impl StdLock {
     /// A new, unlocked lock that has seen no rejection. `const`, so that a
@@ -92,14 +100,14 @@ impl StdLock {
     pub const fn new() -> Self {
         Self {
             mutex: Mutex::new(()),
-            last_rejection: AtomicU64::new(0),
+            rejections: Rejections(AtomicU64::new(QUIET)),
             admitted: AtomicU64::new(0),
         }
     }
 
-    /// A new, unlocked lock that keeps no rejection time: rejections then
-    /// cost only core's counter, and [`last_rejection`](Self::last_rejection)
-    /// is always `None`. `const`, like [`new`](Self::new).
+    /// A new, unlocked lock that keeps no rejection time:
+    /// [`last_rejection`](Self::last_rejection) is always `None`, and no
+    /// rejection ever reads the clock. `const`, like [`new`](Self::new).
     ///
     /// ```
     /// use bulkhead_std::{Bulkhead, Config, StdLock};
@@ -115,20 +123,117 @@ impl StdLock {
     pub const fn untimed() -> Self {
         Self {
             mutex: Mutex::new(()),
-            last_rejection: AtomicU64::new(UNTIMED),
+            rejections: Rejections(AtomicU64::new(UNTIMED)),
             admitted: AtomicU64::new(0),
         }
     }
 
     /// When the compartment last turned a caller away (`Full`, `QueueFull`
-    /// or `Timeout`), if ever; always `None` for an
-    /// [`untimed`](Self::untimed) lock. Of racing rejections, the latest is
-    /// kept.
+    /// or `Timeout`), if ever, with the precision described in
+    /// [the last rejection](Self#the-last-rejection); always `None` for an
+    /// [`untimed`](Self::untimed) lock. This read is an observation: the
+    /// next rejection after it is timed exactly.
     pub fn last_rejection(&self) -> Option<SystemTime> {
-        match self.last_rejection.load(Ordering::Relaxed) {
-            0 | UNTIMED => None,
-            nanos => UNIX_EPOCH.checked_add(Duration::from_nanos(nanos)),
+        self.rejections.observe()
+    }
+}
+
+/// The last rejection as one `AtomicU64`: a time in the high 62 bits
+/// (nanoseconds since the Unix epoch, a multiple of 4; 0 for "never") and
+/// a state in the low two bits. Transitions, each one CAS:
+///
+/// | state | a rejection | an observation |
+/// |---|---|---|
+/// | `QUIET`: none since the last observation; the time is final | reads the clock → `ONE` | returns the time |
+/// | `ONE`: one since; the time is its own | → `MANY` (no clock) | returns the time → `QUIET` |
+/// | `MANY`: several since; the time is the first one's | nothing: one load | returns "now" → `QUIET` with that time |
+/// | `UNTIMED` | nothing: one load | returns `None` |
+///
+/// `MANY` and `UNTIMED` share bit 1, which is all the common path tests.
+/// Times only grow (the later of the stored and the new time is kept), so a
+/// clock stepping back never makes the last rejection earlier.
+#[derive(Debug, Default)]
+struct Rejections(AtomicU64);
+
+const QUIET: u64 = 0b00;
+const ONE: u64 = 0b01;
+const MANY: u64 = 0b10;
+const UNTIMED: u64 = 0b11;
+const STATE: u64 = 0b11;
+
+impl Rejections {
+    /// The common path: a single relaxed load once a rejection has been
+    /// seen since the last observation. Relaxed is enough: the word is only
+    /// ever read for its own value, never to publish other memory.
+    #[inline]
+    fn record(&self) {
+        let v = self.0.load(Ordering::Relaxed);
+        if v & MANY == 0 {
+            self.record_slow(v);
         }
+    }
+
+    /// `QUIET` → `ONE` (the clock read) or `ONE` → `MANY`: at most twice
+    /// between two observations.
+    #[cold]
+    #[inline(never)]
+    fn record_slow(&self, mut v: u64) {
+        loop {
+            let new = match v & STATE {
+                QUIET => later(v, now_stamp()) | ONE,
+                ONE => (v & !STATE) | MANY,
+                _ => return,
+            };
+            match self
+                .0
+                .compare_exchange_weak(v, new, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(actual) => v = actual,
+            }
+        }
+    }
+
+    /// Resolves the time (see the table) and returns it.
+    fn observe(&self) -> Option<SystemTime> {
+        let mut v = self.0.load(Ordering::Relaxed);
+        loop {
+            let resolved = match v & STATE {
+                UNTIMED => return None,
+                QUIET => return to_time(v),
+                ONE => v & !STATE,
+                _ => later(v, now_stamp()),
+            };
+            match self
+                .0
+                .compare_exchange_weak(v, resolved, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return to_time(resolved),
+                Err(actual) => v = actual,
+            }
+        }
+    }
+}
+
+/// The later of `v`'s time and `stamp`, with the state bits cleared.
+fn later(v: u64, stamp: u64) -> u64 {
+    (v & !STATE).max(stamp)
+}
+
+/// "Now" as a stamp: nanoseconds since the epoch, rounded down to a
+/// multiple of 4 and at least 4 (a clock set before 1970 still records a
+/// rejection), saturating in the year 2554 instead of wrapping.
+fn now_stamp() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    nanos.max(STATE + 1) & !STATE
+}
+
+fn to_time(v: u64) -> Option<SystemTime> {
+    match v & !STATE {
+        0 => None,
+        nanos => UNIX_EPOCH.checked_add(Duration::from_nanos(nanos)),
     }
 }
 
@@ -181,19 +286,10 @@ unsafe impl RawLock for StdLock {
         Some(f())
     }
 
-    /// Stores "now", unless the lock is untimed. A clock set before 1970
-    /// records 1 ns after the epoch, so that the rejection is still seen;
-    /// `fetch_max` keeps the latest of racing rejections, and can never
-    /// reach the `UNTIMED` marker because stamps saturate below it.
+    /// Notes the rejection; see [the last rejection](StdLock#the-last-rejection).
+    #[inline]
     fn record_rejection(&self) {
-        if self.last_rejection.load(Ordering::Relaxed) == UNTIMED {
-            return;
-        }
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(1, |d| u64::try_from(d.as_nanos()).unwrap_or(UNTIMED - 1))
-            .clamp(1, UNTIMED - 1);
-        self.last_rejection.fetch_max(nanos, Ordering::Relaxed);
+        self.rejections.record();
     }
 
     /// One relaxed `fetch_add`: the count is a statistic and orders
@@ -207,31 +303,117 @@ unsafe impl RawLock for StdLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::thread;
+
+    fn word(lock: &StdLock) -> u64 {
+        lock.rejections.0.load(Ordering::Relaxed)
+    }
 
     #[test]
-    fn never_rejected_reads_none_and_a_rejection_reads_now() {
+    fn never_rejected_reads_none_and_a_rejection_reads_its_time() {
         let lock = StdLock::new();
         assert_eq!(lock.last_rejection(), None);
         let before = SystemTime::now();
         lock.record_rejection();
+        let after = SystemTime::now();
         let at = lock.last_rejection().unwrap();
-        assert!(before <= at && at <= SystemTime::now());
+        // Stamps are rounded down to 4 ns.
+        assert!(before - Duration::from_nanos(4) <= at && at <= after);
+        assert_eq!(
+            lock.last_rejection(),
+            Some(at),
+            "reading again changes nothing"
+        );
     }
 
     #[test]
-    fn the_stamp_saturates_and_keeps_the_latest() {
+    fn a_single_rejection_keeps_its_own_time_however_late_it_is_read() {
         let lock = StdLock::new();
-        lock.last_rejection.store(UNTIMED - 1, Ordering::Relaxed);
-        lock.record_rejection(); // now < the saturated stamp: fetch_max keeps it
-        assert_eq!(lock.last_rejection.load(Ordering::Relaxed), UNTIMED - 1);
+        lock.record_rejection();
+        let after = SystemTime::now();
+        thread::sleep(Duration::from_millis(20));
+        assert!(lock.last_rejection().unwrap() <= after);
+    }
+
+    #[test]
+    fn several_rejections_resolve_to_the_observation_never_before_the_last() {
+        let lock = StdLock::new();
+        lock.record_rejection();
+        lock.record_rejection();
+        let v = word(&lock);
+        assert_eq!(v & STATE, MANY);
+        // The common path: no clock, no write.
+        lock.record_rejection();
+        assert_eq!(word(&lock), v);
+        let last = SystemTime::now();
+        thread::sleep(Duration::from_millis(5));
+        let before_read = SystemTime::now();
+        let at = lock.last_rejection().unwrap();
+        assert!(at >= last && at >= before_read - Duration::from_nanos(4));
+        assert!(at <= SystemTime::now());
+        assert_eq!(word(&lock) & STATE, QUIET);
+    }
+
+    #[test]
+    fn the_first_rejection_after_an_observation_is_timed_exactly_again() {
+        let lock = StdLock::new();
+        lock.record_rejection();
+        lock.record_rejection();
+        let first = lock.last_rejection().unwrap();
+        thread::sleep(Duration::from_millis(2));
+        lock.record_rejection();
+        let after = SystemTime::now();
+        thread::sleep(Duration::from_millis(20));
+        let at = lock.last_rejection().unwrap();
+        assert!(first < at && at <= after, "{first:?} < {at:?} <= {after:?}");
+    }
+
+    #[test]
+    fn the_time_never_goes_back_and_saturates() {
+        let lock = StdLock::new();
+        let top = !STATE; // the largest time
+        lock.rejections.0.store(top, Ordering::Relaxed);
+        lock.record_rejection(); // "now" is earlier than the stored time
+        assert_eq!(word(&lock), top | ONE);
+        assert_eq!(lock.last_rejection(), to_time(top));
         assert!(lock.last_rejection().is_some());
+        assert_eq!(word(&lock), top);
     }
 
     #[test]
     fn an_untimed_lock_never_reads_the_clock_or_reports_a_time() {
         let lock = StdLock::untimed();
         lock.record_rejection();
-        assert_eq!(lock.last_rejection.load(Ordering::Relaxed), UNTIMED);
+        lock.record_rejection();
+        assert_eq!(word(&lock), UNTIMED);
         assert_eq!(lock.last_rejection(), None);
+        assert_eq!(word(&lock), UNTIMED);
+    }
+
+    #[test]
+    fn racing_rejections_and_observations_stay_consistent() {
+        let lock = StdLock::new();
+        let start = SystemTime::now() - Duration::from_nanos(4);
+        thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for _ in 0..2_000 {
+                        lock.record_rejection();
+                    }
+                });
+            }
+            s.spawn(|| {
+                let mut seen = None;
+                for _ in 0..500 {
+                    let at = lock.last_rejection();
+                    assert!(at >= seen, "went back: {seen:?} then {at:?}");
+                    seen = at;
+                }
+            });
+        });
+        let at = lock.last_rejection().expect("rejections were recorded");
+        let end = SystemTime::now();
+        assert!(start <= at && at <= end);
+        assert_eq!(word(&lock) & STATE, QUIET);
     }
 }

@@ -13,6 +13,9 @@
 //! | `bulkhead_rejected_total` | counter | count | the compartment's rejections (core's [`State::rejected`](bulkhead_core::State::rejected)) |
 //! | `bulkhead_timed_out_total` | counter | count | the compartment's expired wait budgets (core's [`State::timed_out`](bulkhead_core::State::timed_out); thread pool: execution timeouts) |
 //! | `bulkhead_wait_seconds` | histogram | seconds | how long each admitted caller queued, recorded as the seat arrives |
+//! | `bulkhead_resource_open` | gauge | count | scoped compartments: 1 while the resource is open, else 0 |
+//! | `bulkhead_resource_opens_total` | counter | count | scoped compartments: successful openings |
+//! | `bulkhead_resource_open_failures_total` | counter | count | scoped compartments: failed openings |
 //!
 //! # Every path counts
 //!
@@ -45,6 +48,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::thread::{self, JoinHandle};
@@ -69,14 +73,35 @@ pub const REJECTED: &str = "bulkhead_rejected_total";
 pub const TIMED_OUT: &str = "bulkhead_timed_out_total";
 /// Histogram: how long admitted callers queued, in seconds.
 pub const WAIT_SECONDS: &str = "bulkhead_wait_seconds";
+/// Gauge: 1 while a scoped compartment's resource is open, else 0.
+pub const RESOURCE_OPEN: &str = "bulkhead_resource_open";
+/// Counter: a scoped compartment's successful openings (absolute).
+pub const RESOURCE_OPENS: &str = "bulkhead_resource_opens_total";
+/// Counter: a scoped compartment's failed openings (absolute).
+pub const RESOURCE_OPEN_FAILURES: &str = "bulkhead_resource_open_failures_total";
 
-/// Describes every series (kind, unit, meaning) to the current recorder.
+/// Whether waits are timed for the histogram: off until [`describe`] runs
+/// (directly, or through [`publish_registry`] or a [`MetricsUpdater`]), so
+/// a program built with the feature but exporting nothing pays no clock
+/// reads on its waits.
+static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether [`describe`] has run, i.e. whether waits are timed.
+#[inline]
+pub(crate) fn recording() -> bool {
+    RECORDING.load(AtomicOrdering::Relaxed)
+}
+
+/// Describes every series (kind, unit, meaning) to the current recorder,
+/// and turns on the timing of waits for `bulkhead_wait_seconds`.
 ///
 /// [`publish_registry`] and [`MetricsUpdater::start`] call it, so a
 /// program that uses either needs nothing more; describing again is
 /// harmless. Call it yourself after installing the recorder if you only
-/// record waits.
+/// want the wait histogram: until it runs, waits are not timed (which
+/// keeps the clock off the wait path of programs that export nothing).
 pub fn describe() {
+    RECORDING.store(true, AtomicOrdering::Relaxed);
     metrics::describe_gauge!(ACTIVE, Unit::Count, "Seats held in the compartment.");
     metrics::describe_gauge!(
         WAITING,
@@ -107,6 +132,21 @@ pub fn describe() {
         WAIT_SECONDS,
         Unit::Seconds,
         "How long admitted callers queued for their seat."
+    );
+    metrics::describe_gauge!(
+        RESOURCE_OPEN,
+        Unit::Count,
+        "1 while a scoped compartment's resource is open, else 0."
+    );
+    metrics::describe_counter!(
+        RESOURCE_OPENS,
+        Unit::Count,
+        "Successful openings of a scoped compartment's resource."
+    );
+    metrics::describe_counter!(
+        RESOURCE_OPEN_FAILURES,
+        Unit::Count,
+        "Failed openings of a scoped compartment's resource."
     );
 }
 
@@ -155,12 +195,17 @@ pub(crate) fn publish(s: &Snapshot) {
 
 /// Describes the series ([`describe`]), then publishes the gauges and
 /// counters of every compartment of `registry` once, to the current
-/// recorder. Call it before each scrape, or let a [`MetricsUpdater`] do it
+/// recorder, with the resource series of its scoped compartments. Call it before each scrape, or let a [`MetricsUpdater`] do it
 /// periodically.
 pub fn publish_registry(registry: &Registry) {
     describe();
     for s in registry.all_states().values() {
         publish(s);
+    }
+    for (name, r) in registry.resource_states() {
+        metrics::gauge!(RESOURCE_OPEN, "name" => name).set(if r.open { 1.0 } else { 0.0 });
+        metrics::counter!(RESOURCE_OPENS, "name" => name).absolute(r.opens);
+        metrics::counter!(RESOURCE_OPEN_FAILURES, "name" => name).absolute(r.open_failures);
     }
 }
 

@@ -18,15 +18,18 @@ use std::time::Instant;
 /// is not recorded, because `bulkhead_timed_out_total` counts it.
 ///
 /// Without the `metrics` feature it is an empty type and every method
-/// compiles to nothing. With it, a recorded wait goes to the `metrics`
-/// facade's current recorder under `bulkhead_wait_seconds{name=...}`,
-/// without allocating (the label is interned once per compartment name).
+/// compiles to nothing. With it, once metrics are in use
+/// ([`metrics::describe`](crate::metrics::describe) has run, which
+/// `publish_registry` and `MetricsUpdater` do), a recorded wait goes to
+/// the `metrics` facade's current recorder under
+/// `bulkhead_wait_seconds{name=...}`, without allocating (the label is
+/// interned once per compartment name). Before that, it reads no clock.
 ///
 /// ```
 /// use bulkhead_std::WaitTimer;
 ///
 /// let mut timer = WaitTimer::new();
-/// timer.queued(); // a poll returned Pending: the clock starts (once)
+/// timer.queued(); // a poll returned Pending: the clock starts (once, if metrics are on)
 /// timer.queued(); // later polls keep the first start
 /// timer.admitted("database"); // recorded, if the `metrics` feature is on
 /// ```
@@ -50,7 +53,7 @@ impl WaitTimer {
     #[inline]
     pub fn queued(&mut self) {
         #[cfg(feature = "metrics")]
-        if self.queued_at.is_none() {
+        if self.queued_at.is_none() && crate::metrics::recording() {
             self.queued_at = Some(Instant::now());
         }
     }

@@ -15,6 +15,7 @@ fn every_path_is_counted_and_queued_waits_are_timed() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     ::metrics::with_local_recorder(&recorder, || {
+        bm::describe(); // metrics in use: from now on waits are timed
         let registry = Registry::local();
         let m = registry
             .get_or_create("m", DomainConfig::new(1).max_wait(MaxWait::from_millis(5)))

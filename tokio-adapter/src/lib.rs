@@ -1,8 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod clock;
 mod pool;
 mod registry;
+mod scoped;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -28,11 +30,16 @@ pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, even
 pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
+pub use clock::TokioClock;
 #[allow(deprecated)]
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
+pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
-pub use tower::{BoxError, BulkheadLayer, BulkheadService, HttpRejection, ResponseFuture};
+pub use tower::{
+    AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BulkheadLayer,
+    BulkheadService, HttpRejection, ResponseFuture,
+};
 pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
 
 /// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
@@ -45,6 +52,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{BulkheadExt, RegistryExt};
+    pub use crate::{BulkheadExt, RegistryExt, ScopedExt};
     pub use bulkhead_std::prelude::*;
 }

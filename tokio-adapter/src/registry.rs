@@ -2,8 +2,10 @@
 //! compartment's configured wait budget measured on tokio's clock.
 
 use std::future::Future;
+use std::time::Duration;
 
 use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
+use bulkhead_std::scoped::ShutdownReport;
 
 /// Takes seats by compartment name from tokio tasks, honouring each
 /// compartment's configured `max_wait` (code < file < environment, see
@@ -17,8 +19,8 @@ use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
 /// by the compartment itself and the wait is recorded for the metrics
 /// histogram, so the registry's metrics see them like any other path.
 ///
-/// For a tower service, [`BulkheadLayer::from_registry`](crate::BulkheadLayer::from_registry)
-/// (feature `tower`) takes the same budget.
+/// For a tower service, `BulkheadLayer::from_registry` (feature `tower`)
+/// takes the same budget.
 ///
 /// Sealed: implemented for [`Registry`] only.
 ///
@@ -86,6 +88,45 @@ pub trait RegistryExt: sealed::Sealed {
     ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
     where
         F: Future + Send + 'a;
+
+    /// Shuts the registry's compartments down from a tokio task, as
+    /// [`Registry::shutdown_with_timer`] with `tokio::time::sleep`: every
+    /// compartment stops admitting at once, then the scoped compartments
+    /// close in reverse order of opening, each after its holders finish
+    /// (within what is left of `bound`), awaiting async close hooks.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves every compartment closed and the scoped
+    /// compartments not yet reached with their resources open; call it
+    /// again to finish.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::bulkhead_std::scoped::{Opener, Scoped};
+    /// use bulkhead_tokio::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::local();
+    /// for name in ["first", "second"] {
+    ///     registry.create_scoped(name, DomainConfig::new(1), |c| {
+    ///         Scoped::new(c, "pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))
+    ///     })?;
+    /// }
+    /// registry.get_scoped::<()>("first")?.run(async {}).await?;
+    /// registry.get_scoped::<()>("second")?.run(async {}).await?;
+    /// let order: Vec<_> = registry.shutdown_async(Duration::from_secs(1)).await
+    ///     .iter().map(|r| r.compartment).collect();
+    /// assert_eq!(order, ["second", "first"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn shutdown_async(
+        &self,
+        bound: Duration,
+    ) -> impl Future<Output = Vec<ShutdownReport>> + Send + '_;
 }
 
 mod sealed {
@@ -111,5 +152,12 @@ impl RegistryExt for Registry {
         F: Future + Send + 'a,
     {
         self.run_with_timer(name, tokio::time::sleep, work)
+    }
+
+    fn shutdown_async(
+        &self,
+        bound: Duration,
+    ) -> impl Future<Output = Vec<ShutdownReport>> + Send + '_ {
+        self.shutdown_with_timer(bound, tokio::time::sleep)
     }
 }

@@ -56,7 +56,8 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// # Panics
     /// When polled with a budget outside a tokio runtime with the time
     /// driver enabled, as any [`tokio::time::sleep`]. Making the future
-    /// needs no runtime; the budget counts from then.
+    /// needs no runtime; the budget counts from the first poll that does
+    /// not get a seat (a seat free at the first poll costs no clock read).
     ///
     /// # Errors
     /// [`Error::Full`] (fail fast), [`Error::Timeout`],
@@ -397,10 +398,15 @@ impl<L: RawLock + 'static> std::fmt::Debug for AcquireOwnedWithin<L> {
 }
 
 pin_project! {
-    /// `tokio::time::sleep`, made on first poll so that a wait can be built
-    /// outside a runtime. The deadline is fixed at construction.
+    /// `tokio::time::sleep`, made at its first poll: a wait can be built
+    /// outside a runtime, and a wait that gets its seat on the first try
+    /// never reads the clock. The budget counts from that first poll, which
+    /// comes right after the first poll of the wait that did not get a
+    /// seat.
     struct LazySleep {
-        deadline: Option<Instant>,
+        budget: Duration,
+        // No deadline: a budget too large to add to now (`Forever`).
+        unbounded: bool,
         #[pin]
         sleep: Option<Sleep>,
     }
@@ -409,8 +415,8 @@ pin_project! {
 impl LazySleep {
     fn new(budget: Duration) -> Self {
         Self {
-            // A budget too large to add is a wait with no deadline.
-            deadline: Instant::now().checked_add(budget),
+            budget,
+            unbounded: budget == Duration::MAX,
             sleep: None,
         }
     }
@@ -421,11 +427,17 @@ impl Future for LazySleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
-        let Some(deadline) = *this.deadline else {
+        if *this.unbounded {
             return Poll::Pending;
-        };
+        }
         if this.sleep.is_none() {
-            this.sleep.set(Some(tokio::time::sleep_until(deadline)));
+            match Instant::now().checked_add(*this.budget) {
+                Some(deadline) => this.sleep.set(Some(tokio::time::sleep_until(deadline))),
+                None => {
+                    *this.unbounded = true;
+                    return Poll::Pending;
+                }
+            }
         }
         match this.sleep.as_pin_mut() {
             Some(sleep) => sleep.poll(cx),

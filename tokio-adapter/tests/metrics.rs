@@ -55,6 +55,7 @@ fn threads_tokio_tasks_and_tower_all_get_budgets_and_metrics() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     metrics::set_global_recorder(recorder).unwrap();
+    bm::describe(); // metrics in use: from now on waits are timed
 
     let registry = Arc::new(Registry::local());
     for name in ["via_thread", "via_task", "via_tower"] {

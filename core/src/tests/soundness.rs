@@ -505,3 +505,19 @@ fn closing_a_long_queue_stays_within_the_section_bound() {
         drop(held);
     }
 }
+
+/// Defect 1 through the owned wait: `AcquireOwned` drops its inner
+/// `Acquire` (which settles its node) before the handle it borrows from.
+#[test]
+fn an_owned_wait_dropped_while_the_lock_panics_once_is_unlinked() {
+    let b: &'static Bulkhead<RefusingLock> = super::leak(refusing(Config::new("owned", 1)));
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut waiter = boxed(crate::OwnedSeat::acquire(b));
+    assert!(t.poll(waiter.as_mut()).is_pending());
+    b.raw_lock().refuse(1);
+    assert!(catch_unwind(AssertUnwindSafe(|| drop(waiter))).is_err());
+    assert_eq!(b.state().waiting, 0, "the node was unlinked anyway");
+    drop(held);
+    assert!(b.try_acquire().is_ok());
+}

@@ -5,7 +5,8 @@
 //! passed.
 //!
 //! With `--features fair-semaphore` the same program uses embassy-sync's
-//! `FairSemaphore`, for the footprint comparison.
+//! `FairSemaphore`, for the footprint comparison. With `--features
+//! adaptive` it also runs an adaptive compartment (`src/adaptive.rs`).
 
 #![no_std]
 #![no_main]
@@ -17,6 +18,8 @@ use embassy_executor::Spawner;
 use embassy_time::{Duration, Instant, Timer};
 use panic_semihosting as _;
 
+#[cfg(feature = "adaptive")]
+mod adaptive;
 #[path = "../../tests/scenario/mod.rs"]
 mod scenario;
 mod systick;
@@ -65,9 +68,24 @@ async fn radio_user() {
     SCENARIO.radio_user().await;
 }
 
+#[cfg(feature = "adaptive")]
+#[embassy_executor::task(pool_size = 4)]
+async fn sensor_user() {
+    adaptive::sensor_user().await;
+}
+
 #[embassy_executor::task]
 async fn radio_probe() {
     SCENARIO.radio_probe().await;
+}
+
+/// Whether the adaptive compartment's callers are done (there are none
+/// without the `adaptive` feature).
+fn adaptive_finished() -> bool {
+    #[cfg(feature = "adaptive")]
+    return adaptive::finished();
+    #[cfg(not(feature = "adaptive"))]
+    return true;
 }
 
 /// Semihosting standard output as a `fmt::Write`.
@@ -94,11 +112,15 @@ async fn main(spawner: Spawner) {
         spawner.spawn(radio_user().unwrap());
     }
     spawner.spawn(radio_probe().unwrap());
+    #[cfg(feature = "adaptive")]
+    for _ in 0..adaptive::TASKS {
+        spawner.spawn(sensor_user().unwrap());
+    }
 
     // Every role is bounded (5 s per wait at most); this bound only keeps a
     // broken build from spinning until the outer `timeout`.
     for _ in 0..20_000 {
-        if SCENARIO.finished() == ROLES && SCENARIO.slot_empty() {
+        if SCENARIO.finished() == ROLES && SCENARIO.slot_empty() && adaptive_finished() {
             break;
         }
         Timer::after(Duration::from_millis(1)).await;
@@ -106,6 +128,8 @@ async fn main(spawner: Spawner) {
 
     let mut host = Host;
     let passed = SCENARIO.report(&mut host).unwrap_or(false);
+    #[cfg(feature = "adaptive")]
+    let passed = adaptive::report(&mut host).unwrap_or(false) && passed;
     let _ = fmt::Write::write_fmt(
         &mut host,
         format_args!("elapsed: {} ms (emulated)\n", started.elapsed().as_millis()),

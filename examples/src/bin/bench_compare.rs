@@ -10,13 +10,19 @@
 use std::hint::black_box;
 use std::mem::size_of;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bulkhead_core::Admission;
+use bulkhead_examples::alloc_count::{self, CountingAlloc};
+use bulkhead_examples::layers::{self, Mode};
 use bulkhead_examples::peers::{
     self, CondvarSemaphore, EmbassyFair, Floor, Hold, Ours, Throughput, poll_once, work,
 };
 use embassy_sync::semaphore::Semaphore as _;
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
 
 /// Repeats of each single-thread figure (groups a, b, e).
 const MICRO_REPEATS: usize = 9;
@@ -131,6 +137,57 @@ fn single_d(which: &str, work_iters: u32) {
     );
 }
 
+/// `bench-compare c1`: group c1 only, with ours both through core's
+/// `acquire` and through bulkhead-tokio's `acquire_within` (which spends
+/// tokio's cooperative budget, as tokio's semaphore does), next to tokio
+/// constrained and unconstrained, in one run.
+fn only_c1(work_iters: u32) {
+    let rt = peers::runtime(2);
+    fn one<S: peers::AsyncSem>(
+        rt: &tokio::runtime::Runtime,
+        s: &Arc<S>,
+        w: u32,
+        free: bool,
+    ) -> f64 {
+        peers::run_async(rt, s, 64, w, Hold::Plain, WINDOW, free).mops()
+    }
+    let core = Arc::new(peers::ours(4, Admission::Fifo));
+    let adapter = Arc::new(peers::OursTokio(peers::ours(4, Admission::Fifo)));
+    let tokio = Arc::new(tokio::sync::Semaphore::new(4));
+    let w = work_iters;
+    let rt = &rt;
+    let rows = run_all(
+        vec![
+            (
+                "ours FIFO, core acquire (no coop)",
+                Box::new(|| one(rt, &core, w, false)),
+            ),
+            (
+                "ours FIFO, bulkhead-tokio acquire_within (coop)",
+                Box::new(|| one(rt, &adapter, w, false)),
+            ),
+            (
+                "ours FIFO, bulkhead-tokio acquire_within (unconstrained)",
+                Box::new(|| one(rt, &adapter, w, true)),
+            ),
+            ("tokio", Box::new(|| one(rt, &tokio, w, false))),
+            (
+                "tokio (unconstrained)",
+                Box::new(|| one(rt, &tokio, w, true)),
+            ),
+        ],
+        CONTENDED_REPEATS,
+    );
+    let tokio_v = rows
+        .iter()
+        .find(|(n, _)| *n == "tokio")
+        .map_or(f64::NAN, |r| r.1);
+    println!("c1. 2 workers, 64 tasks, 4 seats (Mops/s, median of {CONTENDED_REPEATS})");
+    for (name, v) in &rows {
+        println!("{name:<50} {v:>7.2}  ({:.2}x tokio)", v / tokio_v);
+    }
+}
+
 /// `bench-compare callgrind`: 1,000,000 uncontended try_acquire + release
 /// of ours and of the floor, each in its own non-inlined function, for
 /// `valgrind --tool=callgrind` (see `BENCHMARKS.md`).
@@ -147,6 +204,39 @@ fn cg_floor(f: &Floor, n: u32) {
     for _ in 0..n {
         let s = black_box(f).try_acquire();
         black_box(s.is_some());
+    }
+}
+
+/// Rejections (every seat held) of ours with the default `StdLock`, of
+/// tokio, and of the floor with a `fetch_add` counter, for callgrind.
+#[inline(never)]
+fn cg_reject_ours(b: &Ours, n: u32) {
+    for _ in 0..n {
+        black_box(black_box(b).try_acquire().is_err());
+    }
+}
+
+#[inline(never)]
+fn cg_reject_tokio(t: &tokio::sync::Semaphore, n: u32) {
+    for _ in 0..n {
+        black_box(black_box(t).try_acquire().is_err());
+    }
+}
+
+#[inline(never)]
+fn cg_reject_floor_counted(f: &Floor, counted: &std::sync::atomic::AtomicUsize, n: u32) {
+    for _ in 0..n {
+        if black_box(f).try_acquire().is_none() {
+            counted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What the rejection path paid per rejection before: one wall-clock read.
+#[inline(never)]
+fn cg_clock(n: u32) {
+    for _ in 0..n {
+        black_box(std::time::SystemTime::now());
     }
 }
 
@@ -266,6 +356,201 @@ impl TrySet {
     }
 }
 
+/// One contender of group g: a window of it, and its allocations per
+/// request, each with a number of callers.
+struct LayerBench {
+    name: &'static str,
+    window: Box<dyn Fn(usize) -> layers::Window>,
+    allocs: Box<dyn Fn(usize) -> f64>,
+}
+
+fn layer_bench<S>(name: &'static str, rt: &Arc<tokio::runtime::Runtime>, proto: S) -> LayerBench
+where
+    S: tower_service::Service<u32, Response = u32> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send,
+{
+    let (rt1, p1) = (Arc::clone(rt), proto.clone());
+    let rt2 = Arc::clone(rt);
+    LayerBench {
+        name,
+        window: Box::new(move |callers| layers::run(&rt1, &p1, callers, G_WINDOW, None)),
+        allocs: Box::new(move |callers| {
+            alloc_count::count_process(true);
+            let a = layers::allocs_per_request(&rt2, &proto, callers, &alloc_count::process_allocs);
+            alloc_count::count_process(false);
+            a
+        }),
+    }
+}
+
+const G_REPEATS: usize = 3;
+const G_WINDOW: Duration = Duration::from_millis(100);
+const G_OURS: &str = "ours (`BulkheadLayer`)";
+const G_BARE: &str = "bare service (no layer)";
+
+/// One row of group g.
+struct GRow {
+    name: &'static str,
+    served: f64,
+    rejected: f64,
+    p50: Duration,
+    p99: Duration,
+    allocs: f64,
+}
+
+/// Group g for one mode and one number of callers: the contenders' windows
+/// run round-robin; throughput is the median window, latencies are pooled.
+fn group_g(benches: &[LayerBench], callers: usize) -> Vec<GRow> {
+    for b in benches {
+        (b.window)(callers); // warm-up
+    }
+    let mut windows: Vec<Vec<layers::Window>> = benches.iter().map(|_| Vec::new()).collect();
+    for _ in 0..G_REPEATS {
+        for (i, b) in benches.iter().enumerate() {
+            windows[i].push((b.window)(callers));
+        }
+    }
+    benches
+        .iter()
+        .zip(windows)
+        .map(|(b, ws)| {
+            let rate = |f: fn(&layers::Window) -> u64| {
+                median(
+                    ws.iter()
+                        .map(|w| f(w) as f64 / w.elapsed.as_secs_f64())
+                        .collect(),
+                )
+            };
+            let mut lat: Vec<Duration> = ws.iter().flat_map(|w| w.latencies.clone()).collect();
+            GRow {
+                name: b.name,
+                served: rate(|w| w.served),
+                rejected: rate(|w| w.rejected),
+                p50: layers::quantile(&mut lat, 0.5),
+                p99: layers::quantile(&mut lat, 0.99),
+                allocs: (b.allocs)(callers),
+            }
+        })
+        .collect()
+}
+
+fn print_g(title: &str, rows: &[GRow]) {
+    let ours = rows.iter().find(|r| r.name == G_OURS).expect("ours");
+    let bare = rows.iter().find(|r| r.name == G_BARE).expect("bare");
+    println!("\n#### {title}\n");
+    println!(
+        "| contender | served (k req/s) | rejected (k req/s) | p50 (µs) | p99 (µs) | added p50 (µs) | added p99 (µs) | allocations per request | ours ÷ it (served) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    for r in rows {
+        println!(
+            "| {} | {:.1} | {:.1} | {:.2} | {:.2} | {:+.2} | {:+.2} | {:.2} | {:.2}× |",
+            r.name,
+            r.served / 1e3,
+            r.rejected / 1e3,
+            us(r.p50),
+            us(r.p99),
+            us(r.p50) - us(bare.p50),
+            us(r.p99) - us(bare.p99),
+            r.allocs,
+            ours.served / r.served
+        );
+    }
+}
+
+/// The contenders of group g in `mode`, each over `SEATS` seats.
+fn g_contenders(rt: &Arc<tokio::runtime::Runtime>, half_iters: u32, mode: Mode) -> Vec<LayerBench> {
+    use tower::Layer as _;
+    use tower::ServiceBuilder;
+    let svc = layers::Work { half_iters };
+    let ours = Arc::new(peers::ours(layers::SEATS, Admission::Fifo));
+    let ours = bulkhead_tokio::BulkheadLayer::new(ours).max_wait(match mode {
+        Mode::FailFast => bulkhead_core::MaxWait::FailFast,
+        Mode::Wait => bulkhead_core::MaxWait::up_to(Duration::from_secs(1)),
+    });
+    let resilience =
+        tower_resilience_bulkhead::BulkheadLayer::builder().max_concurrent_calls(layers::SEATS);
+    let resilience = match mode {
+        Mode::FailFast => resilience.reject_when_full(),
+        Mode::Wait => resilience.max_wait_duration(Duration::from_secs(1)),
+    }
+    .build()
+    .expect("valid tower-resilience settings");
+    let mut v = vec![
+        layer_bench(G_BARE, rt, svc),
+        layer_bench(G_OURS, rt, ours.layer(svc)),
+    ];
+    v.push(match mode {
+        Mode::FailFast => layer_bench(
+            "tower `LoadShed` + `ConcurrencyLimit`",
+            rt,
+            ServiceBuilder::new()
+                .load_shed()
+                .concurrency_limit(layers::SEATS)
+                .service(svc),
+        ),
+        Mode::Wait => layer_bench(
+            "tower `ConcurrencyLimit` (waits in `poll_ready`, unbounded)",
+            rt,
+            ServiceBuilder::new()
+                .concurrency_limit(layers::SEATS)
+                .service(svc),
+        ),
+    });
+    v.push(layer_bench(
+        "tower-resilience-bulkhead 0.14",
+        rt,
+        resilience.layer(svc),
+    ));
+    v
+}
+
+/// Group g, in both modes at 1 and 64 callers: prints the four tables and
+/// returns, per (mode, callers), ours ÷ the best peer and ours' allocations.
+fn run_g(rt: &Arc<tokio::runtime::Runtime>) -> Vec<(Mode, usize, f64, &'static str, f64)> {
+    let half_iters = peers::calibrate_work(Duration::from_nanos(500));
+    let call_ns = 2.0
+        * ns_per_op(100_000, || {
+            black_box(peers::work(black_box(half_iters)));
+        });
+    println!(
+        "\n#### g. tower layers, {} seats, a service of {call_ns:.0} ns of work around one yield, 2 workers\n\n\
+         Median of {G_REPEATS} × {} ms windows; latency from `poll_ready` to the response, every {}th request, pooled; \
+         \"added\" is against the bare service at the same percentile.",
+        layers::SEATS,
+        G_WINDOW.as_millis(),
+        layers::SAMPLE
+    );
+    let mut out = Vec::new();
+    for mode in [Mode::FailFast, Mode::Wait] {
+        let benches = g_contenders(rt, half_iters, mode);
+        for callers in [1, 64] {
+            let rows = group_g(&benches, callers);
+            let what = match mode {
+                Mode::FailFast => "fail fast",
+                Mode::Wait => "bounded wait (1 s)",
+            };
+            print_g(&format!("g. {what}, {callers} concurrent callers"), &rows);
+            let ours = rows.iter().find(|r| r.name == G_OURS).expect("ours");
+            let best = rows
+                .iter()
+                .filter(|r| r.name != G_OURS && r.name != G_BARE)
+                .max_by(|a, b| a.served.total_cmp(&b.served))
+                .expect("a peer");
+            out.push((
+                mode,
+                callers,
+                ours.served / best.served,
+                best.name,
+                ours.allocs,
+            ));
+        }
+    }
+    out
+}
+
 fn main() {
     let started = Instant::now();
     if std::env::args().nth(1).as_deref() == Some("callgrind") {
@@ -273,13 +558,34 @@ fn main() {
         cg_ours(&peers::ours(4, Admission::Fifo), n);
         cg_floor(&Floor::new(4), n);
         cg_tokio(&tokio::sync::Semaphore::new(4), n);
+        let (ours, tokio, floor) = (
+            peers::ours(1, Admission::Fifo),
+            tokio::sync::Semaphore::new(1),
+            Floor::new(1),
+        );
+        let _held = (ours.try_acquire(), tokio.try_acquire(), floor.try_acquire());
+        cg_reject_ours(&ours, n);
+        cg_reject_tokio(&tokio, n);
+        cg_reject_floor_counted(&floor, &std::sync::atomic::AtomicUsize::new(0), n);
+        cg_clock(n / 10);
         return;
     }
     let work_iters = peers::calibrate_work(Duration::from_nanos(45));
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [group, which] = &args[..] {
-        assert_eq!(group, "d", "usage: bench-compare [d <contender>]");
-        return single_d(which, work_iters);
+    match &args[..] {
+        [] => {}
+        [group] if group == "g" => {
+            run_g(&Arc::new(peers::runtime(2)));
+            return;
+        }
+        [group] if group == "c1" => return only_c1(work_iters),
+        [group, which] if group == "d" => return single_d(which, work_iters),
+        _ => {
+            eprintln!(
+                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [c1 | g | d <contender>]"
+            );
+            std::process::exit(2);
+        }
     }
     let work_ns = ns_per_op(200_000, || {
         black_box(work(black_box(work_iters)));
@@ -451,7 +757,7 @@ fn main() {
     );
 
     // -- c. contended async: 2 workers, 64 tasks, 4 seats --------------------
-    let rt = peers::runtime(2);
+    let rt = Arc::new(peers::runtime(2));
     let c = |hold: Hold| {
         let fifo = Arc::new(peers::ours(4, Admission::Fifo));
         let barging = Arc::new(peers::ours(4, Admission::Barging));
@@ -589,6 +895,9 @@ fn main() {
         &[FIFO],
     );
 
+    // -- g. the tower layer against what users pick instead -----------------
+    let g = run_g(&rt);
+
     // -- sizes ---------------------------------------------------------------
     let ours_c = peers::ours(1, Admission::Fifo);
     let tokio_s = tokio::sync::Semaphore::new(1);
@@ -664,7 +973,7 @@ fn main() {
         &["tokio (block_on per op)", "maitake-sync (block_on per op)"],
         true,
     );
-    let rows: Vec<(String, String, f64, bool)> = vec![
+    let mut rows: Vec<(String, String, f64, bool)> = vec![
         {
             let r = find(&a, FIFO) / find(&a, "floor (bare atomic)");
             ("a: ours ÷ floor".into(), "≤ 1.15×".into(), r, r <= 1.15)
@@ -715,15 +1024,40 @@ fn main() {
             )
         },
         {
-            let r = find(&e, FIFO) / find(&e, "floor (bare atomic)");
-            ("e: ours ÷ floor".into(), "≤ 1.20×".into(), r, r <= 1.2)
+            let r = find(&e, FIFO) / find(&e, "tokio");
+            (
+                "e: ours (default `StdLock`) ÷ tokio".into(),
+                "≤ 1.50×".into(),
+                r,
+                r <= 1.5,
+            )
         },
     ];
+    for (mode, callers, r, peer, a) in &g {
+        let what = match mode {
+            Mode::FailFast => "fail fast",
+            Mode::Wait => "wait",
+        };
+        rows.push((
+            format!("g, {what}, {callers} callers: ours ÷ best peer ({peer}), served req/s"),
+            "≥ 1.50×".into(),
+            *r,
+            *r >= 1.5,
+        ));
+        rows.push((
+            format!("g, {what}, {callers} callers: our allocations per request"),
+            "0".into(),
+            *a,
+            *a == 0.0,
+        ));
+    }
     println!("\n#### targets\n");
     println!("| target | wanted | measured | met |\n|---|---|---:|---|");
     for (name, want, r, ok) in rows {
+        // Allocation rows are counts, every other row a ratio.
+        let unit = if want == "0" { "" } else { "×" };
         println!(
-            "| {name} | {want} | {r:.2}× | {} |",
+            "| {name} | {want} | {r:.2}{unit} | {} |",
             if ok { "yes" } else { "**no**" }
         );
     }

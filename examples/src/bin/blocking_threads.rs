@@ -117,10 +117,9 @@ fn main() -> Result<(), Error> {
             s.active,
             s.rejected,
             s.timed_out,
-            if s.last_rejection.is_some() {
-                "recorded"
-            } else {
-                "none"
+            match s.last_rejection.map(|at| at.elapsed().unwrap_or_default()) {
+                Some(age) => format!("{age:.1?} ago"),
+                None => "never".to_owned(),
             }
         );
         assert_eq!(s.active, 0, "every seat was given back");

@@ -7,21 +7,34 @@
 //! Run it with `cargo run -p bulkhead-examples --bin demo`; add
 //! `-- --svg latency.svg` to also write a chart of cache latency over time
 //! in both phases.
+//!
+//! `-- --adaptive` runs the adaptive variant instead: the database
+//! compartment starts with a wrong static guess and finds its limit (on
+//! simulated time, in well under a second); it prints the limit over time,
+//! and `--adaptive --svg limit.svg` charts it.
 
 use std::io::{IsTerminal, Write};
 
 use bulkhead_examples::simulation::{PhaseResult, Scenario, Tally, conclusion, ms, run_phase};
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let svg_path = match (args.next().as_deref(), args.next(), args.next()) {
-        (None, ..) => None,
-        (Some("--svg"), Some(path), None) => Some(path),
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let adaptive = args.first().is_some_and(|a| a == "--adaptive");
+    if adaptive {
+        args.remove(0);
+    }
+    let svg_path = match &args[..] {
+        [] => None,
+        [flag, path] if flag == "--svg" => Some(path.clone()),
         _ => {
-            eprintln!("usage: demo [--svg PATH]");
+            eprintln!("usage: demo [--adaptive] [--svg PATH]");
             std::process::exit(2);
         }
     };
+    if adaptive {
+        adaptive_demo(svg_path);
+        return;
+    }
     let s = Scenario::demo();
     println!(
         "bulkhead demo: {} workers serve a request every {:?}; 1 in {} goes to a `database` whose calls take {:?},",
@@ -54,6 +67,12 @@ fn main() {
         row(name, "no bulkheads", a);
         row(name, "bulkheads", b);
     }
+    println!(
+        "\n\"rejected\" counts callers turned away at once (no wait budget, or a full queue); the database \
+         has a {} wait budget,\nso a caller that finds it full waits up to that budget and, if no seat frees up, \
+         counts as \"timed out\" instead.",
+        ms(s.database_budget)
+    );
     println!("\n{}", conclusion(&without, &with, &s));
     if let Some(path) = svg_path {
         let chart = bulkhead_examples::svg::latency_chart(&without, &with, &s);
@@ -99,4 +118,54 @@ fn row(name: &str, phase: &str, t: &Tally) {
         ms(t.percentile(0.99)),
         ms(t.max())
     );
+}
+
+/// The adaptive variant: a wrong static guess, kept or adapted.
+fn adaptive_demo(svg_path: Option<String>) {
+    use bulkhead_examples::adaptive::{self, DEMO_GUESS};
+    let s = adaptive::demo_scenario();
+    println!(
+        "bulkhead demo, adaptive: a `database` with {} servers (10 ms per call) gets {} calls/s; \
+         its capacity halves from 10 s to 20 s.",
+        s.capacity, s.rate
+    );
+    println!(
+        "The compartment starts with a guess of {DEMO_GUESS} seats. Simulated time: every figure is reproducible.\n"
+    );
+    let (fixed, adapted) = adaptive::run_demo(&s);
+    println!("limit over time (adaptive, Vegas):");
+    for second in (0..30).step_by(2) {
+        let t = second * 1_000_000_000;
+        let limit = adapted
+            .limit_trace
+            .iter()
+            .find(|(at, _)| *at >= t)
+            .map_or(0, |&(_, l)| l);
+        println!(
+            "  t = {second:>2} s  capacity {:>2}  limit {limit:>3}  {}",
+            s.capacity_at(t),
+            "#".repeat(limit.min(80))
+        );
+    }
+    println!();
+    for r in [&fixed, &adapted] {
+        println!(
+            "{:<18} goodput {:>5.0}/s  p50 {:>5.1} ms  p99 {:>6.1} ms  shed {:>4.1} %  timed out {:>4.1} %",
+            r.name,
+            r.goodput,
+            r.p50_ms,
+            r.p99_ms,
+            100.0 * r.shed,
+            100.0 * r.timed_out
+        );
+    }
+    if let Some(path) = svg_path {
+        match std::fs::write(&path, adaptive::limit_chart(&adapted, &s)) {
+            Ok(()) => println!("\nwrote {path}"),
+            Err(e) => {
+                eprintln!("demo: cannot write {path}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
 }

@@ -11,6 +11,15 @@
 //! threads call the registry's `database` (2 seats, 20 ms wait budget)
 //! and `cache` compartments (30 ms calls), so the database's rejections and wait times
 //! show up. The program always exits by itself.
+//!
+//! The wait histogram is exported with buckets, not as a summary: with
+//! metrics-exporter-prometheus 0.18 a summary's quantiles can disagree
+//! with its own `_sum` and `_count`. Its rolling summary drops a sample
+//! that is older than the newest bucket's start, while still counting it,
+//! and samples reach it newest block first; so the quantiles then cover
+//! only the last few samples (checked: 200 samples recorded at once gave
+//! quantiles over the last 8). Buckets have no such window, so
+//! `bulkhead_wait_seconds_bucket`, `_sum` and `_count` always agree.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -22,7 +31,7 @@ use std::time::{Duration, Instant};
 use bulkhead_std::MaxWait;
 use bulkhead_std::metrics::MetricsUpdater;
 use bulkhead_std::registry::{DomainConfig, Registry};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 struct Args {
     seconds: u64,
@@ -105,7 +114,12 @@ fn scrape(addr: std::net::SocketAddr) -> std::io::Result<String> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
-    let handle = PrometheusBuilder::new().install_recorder()?;
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full(bulkhead_std::metrics::WAIT_SECONDS.to_owned()),
+            &[0.001, 0.005, 0.01, 0.015, 0.02, 0.05, 0.1, 0.5, 1.0],
+        )?
+        .install_recorder()?;
     let registry = Arc::new(Registry::builder().build()?);
     registry.reconfigure(
         "database",

@@ -19,7 +19,7 @@ max_concurrent = 4
 
 [domains.database]
 max_concurrent = 20
-max_wait_ms = 50
+max_wait = "50ms"              # a duration with a unit (or max_wait_ms = 50)
 
 [domains."database:replica"]   # a per-alias compartment
 max_concurrent = 8
@@ -38,7 +38,7 @@ fn main() -> Result<(), RegistryError> {
             "cache",
             DomainConfig::new(64).max_wait(MaxWait::from_millis(5)),
         )
-        // environment: BULKHEAD_<NAME>_MAX_CONCURRENT, _MAX_WAIT_MS, ... (on by default)
+        // environment: BULKHEAD_<NAME>_MAX_CONCURRENT, _MAX_WAIT (e.g. 250ms), ... (on by default)
         .env(EnvSource::process());
     let builder = match &file {
         Some(path) => builder.toml_file(path),

@@ -42,6 +42,14 @@ pub enum RegistryError {
         /// Whether it is a thread pool.
         is_pool: bool,
     },
+    /// The name is registered, but not as a scoped compartment whose
+    /// resource has the type asked for.
+    NotScoped {
+        /// The compartment.
+        name: &'static str,
+        /// The resource type asked for.
+        wanted: &'static str,
+    },
     /// A name that is empty, too long or contains control characters.
     InvalidName {
         /// The name given.
@@ -156,6 +164,11 @@ impl fmt::Display for RegistryError {
                 };
                 write!(f, "bulkhead `{name}` is {is}; look it up with {ask}")
             }
+            RegistryError::NotScoped { name, wanted } => write!(
+                f,
+                "bulkhead `{name}` is not a scoped compartment holding a `{wanted}`; register \
+                 it with create_scoped or register_scoped, or ask for its own resource type"
+            ),
             RegistryError::InvalidName { name } => write!(
                 f,
                 "{name:?} is not a valid compartment name: use 1 to {} bytes without control \

@@ -14,11 +14,12 @@ mod helpers;
 mod names;
 mod parse;
 mod pool;
+mod scoped;
 mod settings;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use bulkhead_core::Config;
@@ -131,8 +132,15 @@ struct Entry {
 /// - [`list_names`](Self::list_names), [`all_states`](Self::all_states).
 ///
 /// The returned `Arc<Bulkhead>` is also the **async view**: async callers
-/// use core's `acquire()` (or bulkhead-tokio's extension trait) on the same
-/// compartment, so they share its seats and its state with threads.
+/// share its seats and its state with threads. To take a seat by name with
+/// the compartment's configured `max_wait`, threads call
+/// [`acquire`](Self::acquire) / [`execute`](Self::execute) (blocking), async
+/// code on any runtime [`acquire_with_timer`](Self::acquire_with_timer) /
+/// [`run_with_timer`](Self::run_with_timer), and tokio tasks bulkhead-tokio's
+/// `RegistryExt::acquire_async` / `run_async`. Every path that takes a
+/// seat, these and a bare `try_acquire` on the returned compartment
+/// alike, is counted in the [`metrics`](crate::metrics) (feature
+/// `metrics`).
 ///
 /// # Built-ins
 ///
@@ -199,6 +207,8 @@ pub struct Registry {
     idle_after: Option<Duration>,
     epoch: Instant,
     unknown: Vec<UnknownVariable>,
+    /// Scoped compartments (also registered as semaphores), for shutdown.
+    scoped: Mutex<Vec<Arc<dyn scoped::AnyScoped>>>,
 }
 
 impl Registry {
@@ -250,6 +260,7 @@ impl Registry {
             idle_after: b.idle_after,
             epoch: Instant::now(),
             unknown,
+            scoped: Mutex::new(Vec::new()),
         };
         let mut template = registry.template;
         template.apply(&registry.file.default);

@@ -1,6 +1,7 @@
 //! A tower [`Layer`] and [`Service`] that admit each request through a
 //! compartment.
 
+mod adaptive;
 mod future;
 mod http;
 
@@ -14,6 +15,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::BulkheadExt;
+pub use adaptive::{AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService};
 pub use future::ResponseFuture;
 pub use http::HttpRejection;
 

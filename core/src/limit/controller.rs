@@ -1,0 +1,411 @@
+//! The feedback path: samples from many callers into one algorithm, and
+//! the result into the compartment, without ever waiting.
+//!
+//! See the limit module's "The feedback path" section for the design.
+
+use core::fmt;
+
+use crate::bulkhead::Bulkhead;
+use crate::error::Error;
+use crate::lock::RawLock;
+use crate::seat::Seat;
+use crate::sync::{AtomicU8, Counter, Ordering, UnsafeCell, loom_const_fn};
+
+use super::{CallOutcome, Limit, Sample};
+
+const FREE: u8 = 0;
+const TAKEN: u8 = 1;
+
+/// Bits of `missed`.
+const MISSED_DROP: u8 = 1;
+const MISSED_TIMEOUT: u8 = 2;
+
+/// What became of one recorded sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The algorithm moved the limit and the compartment now has it.
+    Changed {
+        /// The limit before.
+        old: usize,
+        /// The limit now.
+        new: usize,
+    },
+    /// The algorithm kept the compartment's limit.
+    Unchanged {
+        /// The limit.
+        limit: usize,
+    },
+    /// The algorithm chose `limit`, but the compartment's lock was busy;
+    /// the next sample applies it.
+    Deferred {
+        /// The limit waiting to be applied.
+        limit: usize,
+    },
+    /// Another sampler was updating the algorithm; this sample was
+    /// skipped (a success) or kept for the next update (a drop or timeout).
+    Skipped,
+}
+
+/// Feeds samples into a [`Limit`] and applies its limit to a compartment.
+///
+/// Any number of threads, tasks and interrupt handlers may call
+/// [`record`](Self::record) at once; none of them ever waits. See the
+/// [feedback path](super#the-feedback-path) for what happens to a sample that arrives
+/// while another one is being processed.
+///
+/// # Memory ordering
+///
+/// Taking the flag is an `Acquire` compare-exchange and giving it back a `Release`
+/// store, so each update of the algorithm happens-before the next one.
+/// The flag orders nothing else: seats keep the ordering of
+/// [`Bulkhead`](crate::Bulkhead#memory-ordering).
+///
+/// ```
+/// use core::time::Duration;
+/// use bulkhead_core::{Bulkhead, CsLock};
+/// use bulkhead_core::limit::{Aimd, AimdParams, CallOutcome, Controller, Recorded, Sample};
+///
+/// let db: Bulkhead<CsLock> = Bulkhead::new("database", 10)?;
+/// let aimd = Aimd::new(AimdParams { initial: 10, min: 1, ..AimdParams::DEFAULT })?;
+/// let controller = Controller::new(aimd);
+/// let dropped = Sample::new(Duration::from_millis(4), 10, CallOutcome::Dropped);
+/// assert_eq!(controller.record(&db, &dropped), Recorded::Changed { old: 10, new: 9 });
+/// assert_eq!(db.state().max_concurrent, 9);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+pub struct Controller<A> {
+    pub(super) busy: AtomicU8,
+    pub(super) missed: AtomicU8,
+    changes: Counter,
+    skipped: Counter,
+    /// # Safety
+    /// Accessed only by the holder of `busy`.
+    algorithm: UnsafeCell<A>,
+}
+
+// SAFETY: `algorithm` is only touched by the one caller that holds the
+// `busy` flag (taken with an Acquire compare-exchange, given back with a Release
+// store), so sharing the controller never shares `&mut A`; `A: Send`
+// because successive holders may be different threads.
+unsafe impl<A: Send> Sync for Controller<A> {}
+
+impl<A: Limit> Controller<A> {
+    loom_const_fn! {
+        /// A controller around `algorithm`.
+        pub fn new(algorithm: A) -> Self {
+            Self {
+                busy: AtomicU8::new(FREE),
+                missed: AtomicU8::new(0),
+                changes: Counter::new(),
+                skipped: Counter::new(),
+                algorithm: UnsafeCell::new(algorithm),
+            }
+        }
+    }
+
+    /// Feeds `sample` to the algorithm and applies the resulting limit to
+    /// `bulkhead`. Never waits, never allocates, never panics unless the
+    /// algorithm does.
+    ///
+    /// Pass samples of calls that held seats in `bulkhead`; the controller
+    /// cannot tell.
+    pub fn record<L: RawLock>(&self, bulkhead: &Bulkhead<L>, sample: &Sample) -> Recorded {
+        let Some(_flag) = self.try_flag() else {
+            let bit = match sample.outcome {
+                CallOutcome::Success => 0,
+                CallOutcome::Dropped => MISSED_DROP,
+                CallOutcome::Timeout => MISSED_TIMEOUT,
+            };
+            if bit != 0 {
+                self.missed.fetch_or(bit, Ordering::Relaxed);
+            }
+            self.skipped.increment();
+            return Recorded::Skipped;
+        };
+
+        let limit = self.algorithm.with_mut(|algorithm| {
+            // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
+            let algorithm = unsafe { &mut *algorithm };
+            // Relaxed: a loser's bit is not ordered with this winner, so
+            // a winner may miss a bit set a moment ago; it then stays for
+            // the next winner. The swap is a read-modify-write, so it takes
+            // every bit set so far, and none twice.
+            if self.missed.load(Ordering::Relaxed) != 0 {
+                let missed = self.missed.swap(0, Ordering::Relaxed);
+                let outcome = if missed & MISSED_DROP != 0 {
+                    CallOutcome::Dropped
+                } else {
+                    CallOutcome::Timeout
+                };
+                algorithm.update(&Sample { outcome, ..*sample });
+            }
+            algorithm.update(sample)
+        });
+        self.apply(bulkhead, limit)
+    }
+
+    /// Brings `bulkhead` to `limit` if it differs; only under the flag.
+    fn apply<L: RawLock>(&self, bulkhead: &Bulkhead<L>, limit: usize) -> Recorded {
+        // One relaxed load: `max` is what `state()` reports, written under
+        // the lock by every resize.
+        let current = bulkhead.max.load(Ordering::Relaxed);
+        if current == limit {
+            return Recorded::Unchanged { limit };
+        }
+        match bulkhead.try_set_max_concurrent(limit) {
+            Ok(Some(old)) => {
+                self.changes.increment();
+                Recorded::Changed { old, new: limit }
+            }
+            Ok(None) => Recorded::Deferred { limit },
+            // Algorithms clamp to at most 2^28 - 1, which every target can
+            // count; a custom `Limit` that returns more keeps the old limit.
+            Err(_) => Recorded::Unchanged { limit: current },
+        }
+    }
+
+    /// Takes the flag if it is free. A compare-exchange rather than a
+    /// swap: a loser then writes nothing, so it cannot disturb the
+    /// holder's cache line or, in a model checker, the flag's history.
+    fn try_flag(&self) -> Option<Flag<'_>> {
+        self.busy
+            .compare_exchange(FREE, TAKEN, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| Flag(&self.busy))
+    }
+
+    /// How many times a sample changed the compartment's limit.
+    pub fn changes(&self) -> usize {
+        self.changes.get()
+    }
+
+    /// How many samples arrived while another was being processed.
+    pub fn skipped(&self) -> usize {
+        self.skipped.get()
+    }
+
+    /// Runs `f` on the algorithm if no sample is being processed right now
+    /// (for inspection); `None` otherwise. Never waits.
+    pub fn try_inspect<R>(&self, f: impl FnOnce(&A) -> R) -> Option<R> {
+        let _flag = self.try_flag()?;
+        // SAFETY: we hold the `busy` flag.
+        Some(self.algorithm.with_mut(|a| f(unsafe { &*a })))
+    }
+}
+
+/// The held flag; gives it back on drop, also if the algorithm panics.
+struct Flag<'a>(&'a AtomicU8);
+
+impl Drop for Flag<'_> {
+    fn drop(&mut self) {
+        self.0.store(FREE, Ordering::Release);
+    }
+}
+
+impl<A> fmt::Debug for Controller<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("changes", &self.changes.get())
+            .field("skipped", &self.skipped.get())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A monotonic clock, injected by an adapter: core never reads time.
+///
+/// bulkhead-std implements it with `std::time::Instant`, bulkhead-tokio
+/// with tokio's (pausable) clock, bulkhead-embassy with embassy-time. Any
+/// `Fn() -> u64` returning nanoseconds is a clock too.
+pub trait Clock {
+    /// Nanoseconds since an arbitrary, fixed origin; never decreasing.
+    fn now_nanos(&self) -> u64;
+}
+
+impl<F: Fn() -> u64> Clock for F {
+    fn now_nanos(&self) -> u64 {
+        self()
+    }
+}
+
+/// A compartment whose limit adapts: a [`Bulkhead`], a [`Controller`]
+/// and a [`Clock`].
+///
+/// Seats taken through it ([`try_acquire`](Self::try_acquire), or any
+/// acquire on [`bulkhead`](Self::bulkhead) followed by
+/// [`track`](Self::track)) time themselves and record a sample when they
+/// are given back. The compartment starts at its configured
+/// `max_concurrent` and moves to the algorithm's limit at the first sample.
+/// Calling `set_max_concurrent` by hand is undone by the next sample.
+///
+/// Const-constructible, so it can be a `static` in firmware.
+///
+/// ```
+/// use core::sync::atomic::{AtomicU64, Ordering};
+/// use bulkhead_core::{Bulkhead, CsLock};
+/// use bulkhead_core::limit::{Adaptive, Aimd, AimdParams, CallOutcome};
+///
+/// static NOW: AtomicU64 = AtomicU64::new(0);
+/// let clock = || NOW.load(Ordering::Relaxed);
+/// let aimd = Aimd::new(AimdParams { initial: 2, min: 1, max: 8, ..AimdParams::DEFAULT })?;
+/// let api = Adaptive::new(Bulkhead::<CsLock>::new("api", 2)?, aimd, clock);
+///
+/// let a = api.try_acquire()?;
+/// let _b = api.try_acquire()?;
+/// NOW.store(3_000_000, Ordering::Relaxed); // 3 ms later
+/// drop(a); // a success with both seats in use: + 1
+/// assert_eq!(api.limit(), 3);
+/// let c = api.try_acquire()?;
+/// c.record(CallOutcome::Dropped); // floor(0.9 × 3) = 2
+/// assert_eq!(api.limit(), 2);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+pub struct Adaptive<L: RawLock, A, C> {
+    bulkhead: Bulkhead<L>,
+    controller: Controller<A>,
+    clock: C,
+}
+
+impl<L: RawLock, A: Limit, C: Clock> Adaptive<L, A, C> {
+    loom_const_fn! {
+        /// `bulkhead`, driven by `algorithm`, timed by `clock`.
+        pub fn new(bulkhead: Bulkhead<L>, algorithm: A, clock: C) -> Self {
+            Self {
+                bulkhead,
+                controller: Controller::new(algorithm),
+                clock,
+            }
+        }
+    }
+
+    /// The compartment, for every other operation (waiting acquires,
+    /// snapshots, closing).
+    pub fn bulkhead(&self) -> &Bulkhead<L> {
+        &self.bulkhead
+    }
+
+    /// The controller, for its counters.
+    pub fn controller(&self) -> &Controller<A> {
+        &self.controller
+    }
+
+    /// The injected clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The compartment's current limit.
+    pub fn limit(&self) -> usize {
+        self.bulkhead.state().max_concurrent
+    }
+
+    /// Takes a seat if one is free right now, as
+    /// [`Bulkhead::try_acquire`], and starts timing it.
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire`].
+    pub fn try_acquire(&self) -> Result<AdaptiveSeat<'_, L, A, C>, Error> {
+        let seat = self.bulkhead.try_acquire()?;
+        Ok(self.start(seat))
+    }
+
+    /// Starts timing a seat taken from [`bulkhead`](Self::bulkhead) by any
+    /// other means (a blocking or async wait).
+    ///
+    /// # Errors
+    /// The seat itself, untouched, if it belongs to another compartment.
+    pub fn track<'a>(
+        &'a self,
+        seat: Seat<'a, L>,
+    ) -> Result<AdaptiveSeat<'a, L, A, C>, Seat<'a, L>> {
+        if core::ptr::eq(seat.bulkhead(), &self.bulkhead) {
+            Ok(self.start(seat))
+        } else {
+            Err(seat)
+        }
+    }
+
+    fn start<'a>(&'a self, seat: Seat<'a, L>) -> AdaptiveSeat<'a, L, A, C> {
+        AdaptiveSeat {
+            in_flight: self.bulkhead.state().active,
+            started: self.clock.now_nanos(),
+            adaptive: self,
+            seat: Some(seat),
+        }
+    }
+
+    /// Records a sample measured elsewhere, as [`Controller::record`].
+    pub fn record(&self, sample: &Sample) -> Recorded {
+        self.controller.record(&self.bulkhead, sample)
+    }
+}
+
+impl<L: RawLock, A, C> fmt::Debug for Adaptive<L, A, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Adaptive")
+            .field("bulkhead", &self.bulkhead)
+            .field("controller", &self.controller)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A seat of an [`Adaptive`] compartment that times itself.
+///
+/// Give it back with [`record`](Self::record) to say how the call ended.
+/// Dropped without an outcome, it counts as a [`CallOutcome::Success`]:
+/// most calls succeed, and a seat given back by an early return or `?`
+/// usually belongs to a call that completed; an adapter that can tell a
+/// failure (an `Err`, a panic, a 5xx) records it explicitly. Use
+/// [`ignore`](Self::ignore) for calls that say nothing about the
+/// dependency (cancelled, or failed before reaching it).
+#[must_use = "a seat is given back as soon as it is dropped"]
+pub struct AdaptiveSeat<'a, L: RawLock, A: Limit, C: Clock> {
+    adaptive: &'a Adaptive<L, A, C>,
+    seat: Option<Seat<'a, L>>,
+    started: u64,
+    in_flight: usize,
+}
+
+impl<L: RawLock, A: Limit, C: Clock> AdaptiveSeat<'_, L, A, C> {
+    /// Seats held when this one was taken, itself included.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Gives the seat back, recording how the call ended. The sample is
+    /// recorded first, so a lower limit already applies to the seat being
+    /// freed.
+    pub fn record(mut self, outcome: CallOutcome) -> Recorded {
+        self.finish(outcome)
+    }
+
+    /// Gives the seat back without recording anything.
+    pub fn ignore(mut self) {
+        self.seat = None;
+    }
+
+    fn finish(&mut self, outcome: CallOutcome) -> Recorded {
+        let rtt = self.adaptive.clock.now_nanos().saturating_sub(self.started);
+        let recorded = self
+            .adaptive
+            .record(&Sample::from_nanos(rtt, self.in_flight, outcome));
+        self.seat = None;
+        recorded
+    }
+}
+
+impl<L: RawLock, A: Limit, C: Clock> Drop for AdaptiveSeat<'_, L, A, C> {
+    fn drop(&mut self) {
+        if self.seat.is_some() {
+            self.finish(CallOutcome::Success);
+        }
+    }
+}
+
+impl<L: RawLock, A: Limit, C: Clock> fmt::Debug for AdaptiveSeat<'_, L, A, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdaptiveSeat")
+            .field("bulkhead", &self.adaptive.bulkhead.name())
+            .field("in_flight", &self.in_flight)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,64 @@
+//! The compartment's layout: the admission mode kept as a flag bit of the
+//! seat word, and the size that buys.
+
+use core::mem::size_of;
+
+use super::{Task, TestBulkhead, TestLock, boxed, with_config};
+use crate::{Admission, Config};
+
+fn admission_of(b: &TestBulkhead) -> Admission {
+    b.admission()
+}
+
+/// Every kind of transition of the word (taking and giving back seats, the
+/// WAITERS flag, a debt from shrinking, growing, a hand-off, closing)
+/// leaves the admission bit alone, in both modes.
+#[test]
+fn the_admission_survives_every_transition_of_the_word() {
+    for admission in [Admission::Fifo, Admission::Barging] {
+        let b = with_config(Config::new("layout", 1).admission(admission));
+        let check = |what: &str| assert_eq!(admission_of(&b), admission, "after {what}");
+        check("construction");
+        let seat = b.try_acquire().unwrap();
+        check("a fast-path take");
+        assert!(b.try_acquire().is_err());
+        check("a rejection");
+        let task = Task::new();
+        let mut waiter = boxed(b.acquire());
+        assert!(task.poll(waiter.as_mut()).is_pending());
+        assert_eq!(b.state().waiting, 1);
+        check("queuing (WAITERS set)");
+        assert_eq!(b.set_max_concurrent(0), Ok(1));
+        check("shrinking below the seats held (a debt)");
+        drop(seat);
+        check("a release that pays the debt");
+        assert_eq!(b.set_max_concurrent(1), Ok(0));
+        check("growing");
+        let handed = match task.poll(waiter.as_mut()) {
+            core::task::Poll::Ready(Ok(seat)) => seat,
+            other => panic!(
+                "{admission:?}: expected the seat, got {:?}",
+                other.is_ready()
+            ),
+        };
+        check("a hand-off (WAITERS cleared)");
+        b.close();
+        check("closing");
+        drop(handed);
+        check("a release after closing");
+        let s = b.state();
+        assert_eq!((s.active, s.waiting, s.closed), (0, 0, true));
+    }
+}
+
+/// Seven counters and limits, the name (two words), the list and the lock:
+/// the admission mode takes no field of its own (it used to take a byte,
+/// padded to a word).
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn the_compartment_is_nine_words_the_list_and_its_lock() {
+    assert_eq!(
+        size_of::<TestBulkhead>(),
+        9 * size_of::<usize>() + size_of::<crate::list::List>() + size_of::<TestLock>()
+    );
+}

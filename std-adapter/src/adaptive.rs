@@ -1,0 +1,381 @@
+//! Adaptive compartments for std programs: a clock from
+//! `std::time::Instant`, and `execute`/`run` that time and classify each
+//! call themselves.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use bulkhead_core::limit::{Adaptive, AdaptiveSeat, AnyLimit, CallOutcome, Clock, Limit, Windowed};
+use bulkhead_core::{Error, MaxWait, RawLock};
+
+use crate::blocking::BlockingAcquire;
+use crate::lock::StdLock;
+use crate::run::Run;
+
+/// Core's [`Clock`] from `std::time::Instant`: nanoseconds since the first
+/// use in this process.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StdClock;
+
+impl Clock for StdClock {
+    #[inline]
+    fn now_nanos(&self) -> u64 {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        let epoch = *EPOCH.get_or_init(Instant::now);
+        u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A std compartment whose limit adapts: core's [`Adaptive`] with the std
+/// lock and [`StdClock`]. The default algorithm is any of the three,
+/// chosen at run time, fed one aggregate sample per round of calls.
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, StdClock};
+/// use bulkhead_std::core::limit::{Gradient2, Gradient2Params, Windowed};
+///
+/// let limit = Gradient2::new(Gradient2Params { initial: 8, min: 2, max: 64, ..Gradient2Params::DEFAULT })?;
+/// let db: AdaptiveBulkhead =
+///     AdaptiveBulkhead::new(Bulkhead::new("database", 8)?, Windowed::new(limit.into(), 10), StdClock);
+/// let rows = db.execute(Duration::from_millis(50), || Ok::<_, std::io::Error>(3))?;
+/// assert_eq!(rows.unwrap(), 3);
+/// assert!(db.limit() >= 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub type AdaptiveBulkhead<A = Windowed<AnyLimit>> = Adaptive<StdLock, A, StdClock>;
+
+/// How a call's own result tells the adaptive limit how the call went.
+///
+/// `Err` is a [`CallOutcome::Dropped`]; anything else a success. For a
+/// timeout of the work itself, or a business error that says nothing about
+/// load, classify with a closure:
+/// [`execute_classified`](ExecuteAdaptive::execute_classified).
+pub trait Classify {
+    /// The outcome this result stands for.
+    fn outcome(&self) -> CallOutcome;
+}
+
+impl<T, E> Classify for Result<T, E> {
+    fn outcome(&self) -> CallOutcome {
+        match self {
+            Ok(_) => CallOutcome::Success,
+            Err(_) => CallOutcome::Dropped,
+        }
+    }
+}
+
+impl Classify for () {
+    fn outcome(&self) -> CallOutcome {
+        CallOutcome::Success
+    }
+}
+
+/// Running work in an adaptive compartment: each call is timed from seat
+/// to release and its outcome fed to the limit, with no code from the
+/// caller.
+///
+/// - `Err` (via [`Classify`]) or a panic counts as dropped;
+/// - a classifier may say [`CallOutcome::Timeout`] for the work's own
+///   timeout;
+/// - a seat that is given back without an outcome counts as a success.
+///
+/// Turned-away callers record nothing: they never reached the dependency.
+pub trait ExecuteAdaptive {
+    /// As [`Execute::execute`](crate::Execute::execute), and records the
+    /// call's round trip and outcome.
+    ///
+    /// # Errors
+    /// As [`Execute::execute`](crate::Execute::execute).
+    fn execute<T: Classify>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error>;
+
+    /// As [`execute`](Self::execute), with the outcome decided by
+    /// `classify` (for instance `io::ErrorKind::TimedOut` as a timeout).
+    ///
+    /// ```
+    /// use std::{io, time::Duration};
+    /// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, MaxWait, StdClock};
+    /// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+    ///
+    /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
+    /// // Not windowed, so that one call moves the limit.
+    /// let api: AdaptiveBulkhead<Aimd> = AdaptiveBulkhead::new(Bulkhead::new("api", 4)?, aimd, StdClock);
+    /// let classify = |r: &io::Result<()>| match r {
+    ///     Err(e) if e.kind() == io::ErrorKind::TimedOut => CallOutcome::Timeout,
+    ///     Err(_) => CallOutcome::Dropped,
+    ///     Ok(()) => CallOutcome::Success,
+    /// };
+    /// let r = api.execute_classified(MaxWait::FailFast, || Err(io::ErrorKind::TimedOut.into()), classify)?;
+    /// assert!(r.is_err());
+    /// assert_eq!(api.limit(), 3); // floor(0.9 × 4)
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Execute::execute`](crate::Execute::execute).
+    fn execute_classified<T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+        classify: impl FnOnce(&T) -> CallOutcome,
+    ) -> Result<T, Error>;
+
+    /// As [`Run::run_with_timer`](crate::Run::run_with_timer), and records
+    /// the call's round trip and outcome ([`Classify`]). A task dropped
+    /// while it holds the seat records a success.
+    ///
+    /// # Cancel safety
+    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    ///
+    /// # Errors
+    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    fn run<F, T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, Error>>
+    where
+        F: Future,
+        F::Output: Classify,
+        T: Future;
+}
+
+impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
+    fn execute<T: Classify>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error> {
+        self.execute_classified(max_wait, work, T::outcome)
+    }
+
+    fn execute_classified<T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+        classify: impl FnOnce(&T) -> CallOutcome,
+    ) -> Result<T, Error> {
+        let seat = self.bulkhead().acquire_blocking(max_wait)?;
+        let seat = OnPanic(Some(track(self, seat)));
+        let value = work();
+        seat.finish(classify(&value));
+        Ok(value)
+    }
+
+    async fn run<F, T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+    ) -> Result<F::Output, Error>
+    where
+        F: Future,
+        F::Output: Classify,
+        T: Future,
+    {
+        let seat = self.bulkhead().acquire_with_timer(max_wait, sleep).await?;
+        let seat = OnPanic(Some(track(self, seat)));
+        let value = work.await;
+        seat.finish(value.outcome());
+        Ok(value)
+    }
+}
+
+fn track<'a, L: RawLock, A: Limit, C: Clock>(
+    adaptive: &'a Adaptive<L, A, C>,
+    seat: bulkhead_core::Seat<'a, L>,
+) -> AdaptiveSeat<'a, L, A, C> {
+    match adaptive.track(seat) {
+        Ok(seat) => seat,
+        // The seat came from `adaptive.bulkhead()` just above.
+        Err(_) => unreachable!("a seat of this compartment"),
+    }
+}
+
+/// Records a drop if the work panics; otherwise `finish` records its
+/// outcome.
+struct OnPanic<'a, L: RawLock, A: Limit, C: Clock>(Option<AdaptiveSeat<'a, L, A, C>>);
+
+impl<L: RawLock, A: Limit, C: Clock> OnPanic<'_, L, A, C> {
+    fn finish(mut self, outcome: CallOutcome) {
+        if let Some(seat) = self.0.take() {
+            seat.record(outcome);
+        }
+    }
+}
+
+impl<L: RawLock, A: Limit, C: Clock> Drop for OnPanic<'_, L, A, C> {
+    fn drop(&mut self) {
+        if let Some(seat) = self.0.take() {
+            let outcome = if std::thread::panicking() {
+                CallOutcome::Dropped
+            } else {
+                // A future dropped while it held the seat: the default.
+                CallOutcome::Success
+            };
+            seat.record(outcome);
+        }
+    }
+}
+
+/// The adaptive limit's series, published by [`publish_adaptive`].
+#[cfg(feature = "metrics")]
+pub mod adaptive_metrics {
+    /// Gauge: the compartment's current (adaptive) limit. The same series
+    /// the registry publishes for every compartment, so a registered
+    /// adaptive compartment shows one limit, not two.
+    pub const LIMIT: &str = crate::metrics::MAX_CONCURRENT;
+    /// Counter: how many times a sample changed the limit.
+    pub const LIMIT_CHANGES: &str = "bulkhead_limit_changes_total";
+    /// Counter: samples that arrived while another was being processed
+    /// (successes skipped, drops kept for the next update).
+    pub const SAMPLES_SKIPPED: &str = "bulkhead_limit_samples_skipped_total";
+}
+
+/// Publishes `adaptive`'s limit (gauge) and its limit changes and skipped
+/// samples (counters, absolute), labelled with the compartment's name.
+/// Call it from the same place that publishes the registry, or on a timer.
+#[cfg(feature = "metrics")]
+pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A, C>) {
+    use adaptive_metrics::{LIMIT, LIMIT_CHANGES, SAMPLES_SKIPPED};
+    let name = adaptive.bulkhead().name();
+    metrics::describe_counter!(
+        LIMIT_CHANGES,
+        metrics::Unit::Count,
+        "Times a sample changed the adaptive limit."
+    );
+    metrics::describe_counter!(
+        SAMPLES_SKIPPED,
+        metrics::Unit::Count,
+        "Adaptive-limit samples that arrived while another was being processed."
+    );
+    metrics::gauge!(LIMIT, "name" => name).set(adaptive.limit() as f64);
+    metrics::counter!(LIMIT_CHANGES, "name" => name)
+        .absolute(adaptive.controller().changes() as u64);
+    metrics::counter!(SAMPLES_SKIPPED, "name" => name)
+        .absolute(adaptive.controller().skipped() as u64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bulkhead;
+    use bulkhead_core::limit::{Aimd, AimdParams};
+
+    fn aimd_db(limit: usize) -> AdaptiveBulkhead<Aimd> {
+        let aimd = Aimd::new(AimdParams {
+            initial: limit,
+            min: 1,
+            max: 100,
+            ..AimdParams::DEFAULT
+        })
+        .unwrap();
+        // Not windowed, so that every call moves the limit.
+        AdaptiveBulkhead::new(Bulkhead::new("db", limit).unwrap(), aimd, StdClock)
+    }
+
+    #[test]
+    fn err_and_panic_back_off_ok_grows() {
+        let db = aimd_db(10);
+        // A success with the compartment at least half full grows by one:
+        // hold 5 seats so that in-flight is 6.
+        let held: Vec<_> = (0..5)
+            .map(|_| db.bulkhead().try_acquire().unwrap())
+            .collect();
+        assert_eq!(
+            db.execute(MaxWait::FailFast, || Ok::<_, ()>(1)).unwrap(),
+            Ok(1)
+        );
+        assert_eq!(db.limit(), 11);
+        drop(held);
+        assert!(
+            db.execute(MaxWait::FailFast, || Err::<(), _>("boom"))
+                .unwrap()
+                .is_err()
+        );
+        assert_eq!(db.limit(), 9, "floor(0.9 x 11)");
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = db.execute(MaxWait::FailFast, || -> Result<(), ()> {
+                panic!("work panicked")
+            });
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(db.limit(), 8, "a panic is a drop: floor(0.9 x 9)");
+        assert_eq!(db.bulkhead().state().active, 0, "the seat came back");
+    }
+
+    #[test]
+    fn classifier_marks_timeouts_and_rejections_record_nothing() {
+        let db = aimd_db(2);
+        let r = db.execute_classified(MaxWait::FailFast, || "slow", |_| CallOutcome::Timeout);
+        assert_eq!(r, Ok("slow"));
+        assert_eq!(db.limit(), 1);
+        let _hog = db.bulkhead().try_acquire().unwrap();
+        let changes = db.controller().changes();
+        assert!(db.execute(MaxWait::FailFast, || ()).is_err(), "full");
+        assert_eq!(
+            db.controller().changes(),
+            changes,
+            "a rejection is no sample"
+        );
+    }
+
+    #[test]
+    fn run_times_async_work() {
+        let db = aimd_db(1);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            Err::<(), _>("dependency said 503")
+        }));
+        assert!(r.unwrap().is_err());
+        assert_eq!(db.limit(), 1, "min 1");
+        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async {
+            Ok::<_, ()>(5)
+        }));
+        assert_eq!(r.unwrap(), Ok(5));
+        assert_eq!(db.limit(), 2, "success with 1 of 1 in use: + 1");
+    }
+
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn publishes_the_limit_and_its_changes() {
+        use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let db = aimd_db(10);
+            for _ in 0..3 {
+                let _ = db.execute(MaxWait::FailFast, || Err::<(), _>("503"));
+            }
+            publish_adaptive(&db);
+        });
+        let all = snapshotter.snapshot().into_vec();
+        let value = |metric: &str| {
+            all.iter()
+                .find(|(k, ..)| k.key().name() == metric)
+                .map(|(.., v)| v)
+        };
+        // 10 -> 9 -> 8 -> 7
+        assert_eq!(
+            value(adaptive_metrics::LIMIT),
+            Some(&DebugValue::Gauge(7.0.into()))
+        );
+        assert_eq!(
+            value(adaptive_metrics::LIMIT_CHANGES),
+            Some(&DebugValue::Counter(3))
+        );
+        assert_eq!(
+            value(adaptive_metrics::SAMPLES_SKIPPED),
+            Some(&DebugValue::Counter(0))
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! [`AdaptiveLayer`]: a tower layer over an adaptive compartment that
+//! classifies each response with a user-supplied classifier.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use bulkhead_core::limit::{Adaptive, CallOutcome, Clock, Limit, Sample};
+use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock};
+use bulkhead_std::StdLock;
+use pin_project_lite::pin_project;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::BoxError;
+use crate::TokioClock;
+
+/// An `Arc` of an adaptive compartment that leads to its [`Bulkhead`], so
+/// that core's [`OwnedSeat`] can hold it.
+struct Handle<L: RawLock, A, C>(Arc<Adaptive<L, A, C>>);
+
+impl<L: RawLock, A: Limit, C: Clock> Deref for Handle<L, A, C> {
+    type Target = Bulkhead<L>;
+    fn deref(&self) -> &Bulkhead<L> {
+        self.0.bulkhead()
+    }
+}
+
+/// A seat that records one sample when it is given back; dropped without
+/// an outcome (the response future was cancelled), it records a success.
+struct Timed<L: RawLock, A: Limit, C: Clock> {
+    seat: Option<OwnedSeat<Handle<L, A, C>>>,
+    started: u64,
+    in_flight: usize,
+}
+
+impl<L: RawLock, A: Limit, C: Clock> Timed<L, A, C> {
+    fn finish(&mut self, outcome: CallOutcome) {
+        if let Some(seat) = self.seat.take() {
+            let adaptive = &seat.handle().0;
+            let rtt = adaptive.clock().now_nanos().saturating_sub(self.started);
+            adaptive.record(&Sample::from_nanos(rtt, self.in_flight, outcome));
+            drop(seat);
+        }
+    }
+}
+
+impl<L: RawLock, A: Limit, C: Clock> Drop for Timed<L, A, C> {
+    fn drop(&mut self) {
+        self.finish(CallOutcome::Success);
+    }
+}
+
+/// Admits each request through an adaptive compartment, fail fast, and
+/// feeds the limit every response's round trip and the outcome `classify`
+/// gives it. A rejected request records nothing.
+///
+/// ```
+/// use std::sync::Arc;
+/// use bulkhead_tokio::{AdaptiveLayer, Bulkhead, TokioClock};
+/// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, CallOutcome, Gradient2, Gradient2Params, Windowed};
+///
+/// let limit = Gradient2::new(Gradient2Params { min: 4, ..Gradient2Params::DEFAULT })?;
+/// let upstream = Arc::new(Adaptive::new(Bulkhead::new("upstream", 20)?, Windowed::new(limit, 10), TokioClock));
+/// // 5xx counts as dropped; transport errors too.
+/// let layer = AdaptiveLayer::new(upstream, |r: &Result<u16, std::io::Error>| match r {
+///     Ok(status) if *status >= 500 => CallOutcome::Dropped,
+///     Ok(_) => CallOutcome::Success,
+///     Err(_) => CallOutcome::Dropped,
+/// });
+/// # let _ = layer;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct AdaptiveLayer<A, K, C = TokioClock, L: RawLock = StdLock> {
+    adaptive: Arc<Adaptive<L, A, C>>,
+    classify: K,
+}
+
+impl<A: Limit, K, C: Clock, L: RawLock> AdaptiveLayer<A, K, C, L> {
+    /// A layer over `adaptive` that classifies responses with `classify`.
+    pub fn new(adaptive: Arc<Adaptive<L, A, C>>, classify: K) -> Self {
+        Self { adaptive, classify }
+    }
+}
+
+impl<A, K: Clone, C, L: RawLock> Clone for AdaptiveLayer<A, K, C, L> {
+    fn clone(&self) -> Self {
+        Self {
+            adaptive: Arc::clone(&self.adaptive),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+impl<A, K, C, L: RawLock> fmt::Debug for AdaptiveLayer<A, K, C, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdaptiveLayer").finish_non_exhaustive()
+    }
+}
+
+impl<S, A, K: Clone, C, L: RawLock> Layer<S> for AdaptiveLayer<A, K, C, L> {
+    type Service = AdaptiveService<S, A, K, C, L>;
+    fn layer(&self, inner: S) -> Self::Service {
+        AdaptiveService {
+            inner,
+            adaptive: Arc::clone(&self.adaptive),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+/// The service of an [`AdaptiveLayer`].
+pub struct AdaptiveService<S, A, K, C = TokioClock, L: RawLock = StdLock> {
+    inner: S,
+    adaptive: Arc<Adaptive<L, A, C>>,
+    classify: K,
+}
+
+impl<S: Clone, A, K: Clone, C, L: RawLock> Clone for AdaptiveService<S, A, K, C, L> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            adaptive: Arc::clone(&self.adaptive),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+impl<S, A, K, C, L: RawLock> fmt::Debug for AdaptiveService<S, A, K, C, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdaptiveService").finish_non_exhaustive()
+    }
+}
+
+impl<S, Req, A, K, C, L> Service<Req> for AdaptiveService<S, A, K, C, L>
+where
+    S: Service<Req>,
+    S::Error: Into<BoxError>,
+    A: Limit,
+    K: Fn(&Result<S::Response, S::Error>) -> CallOutcome + Clone,
+    C: Clock,
+    L: RawLock,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = AdaptiveResponseFuture<S::Future, A, K, C, L>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        // Readiness only: the seat is taken in `call`.
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        match OwnedSeat::try_acquire(Handle(Arc::clone(&self.adaptive))) {
+            Ok(seat) => AdaptiveResponseFuture {
+                state: State::Running {
+                    future: self.inner.call(request),
+                    timed: Timed {
+                        in_flight: self.adaptive.bulkhead().state().active,
+                        started: self.adaptive.clock().now_nanos(),
+                        seat: Some(seat),
+                    },
+                    classify: self.classify.clone(),
+                },
+            },
+            Err(error) => AdaptiveResponseFuture {
+                state: State::Rejected { error: Some(error) },
+            },
+        }
+    }
+}
+
+pin_project! {
+    /// The response future of an [`AdaptiveService`].
+    ///
+    /// # Cancel safety
+    /// Dropping it gives its seat back and records a success (the default
+    /// for a seat given back without an outcome).
+    #[must_use = "futures do nothing unless polled"]
+    pub struct AdaptiveResponseFuture<F, A: Limit, K, C: Clock, L: RawLock> {
+        #[pin]
+        state: State<F, A, K, C, L>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F, A: Limit, K, C: Clock, L: RawLock> {
+        Running { #[pin] future: F, timed: Timed<L, A, C>, classify: K },
+        Rejected { error: Option<Error> },
+    }
+}
+
+impl<F, T, E, A, K, C, L> Future for AdaptiveResponseFuture<F, A, K, C, L>
+where
+    F: Future<Output = Result<T, E>>,
+    E: Into<BoxError>,
+    A: Limit,
+    K: Fn(&Result<T, E>) -> CallOutcome,
+    C: Clock,
+    L: RawLock,
+{
+    type Output = Result<T, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Running {
+                future,
+                timed,
+                classify,
+            } => {
+                let output = ready!(future.poll(cx));
+                timed.finish(classify(&output));
+                Poll::Ready(output.map_err(Into::into))
+            }
+            StateProj::Rejected { error } => {
+                let error = error
+                    .take()
+                    .expect("`AdaptiveResponseFuture` polled after it completed");
+                Poll::Ready(Err(error.into()))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bulkhead_core::limit::{Aimd, AimdParams};
+    use std::convert::Infallible;
+    use std::future::{Ready, ready};
+
+    /// Answers with the status it is asked for.
+    #[derive(Clone)]
+    struct Status;
+    impl Service<u16> for Status {
+        type Response = u16;
+        type Error = Infallible;
+        type Future = Ready<Result<u16, Infallible>>;
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, status: u16) -> Self::Future {
+            ready(Ok(status))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn five_hundreds_back_off_and_rejections_record_nothing() {
+        let aimd = Aimd::new(AimdParams {
+            initial: 2,
+            min: 1,
+            max: 8,
+            ..AimdParams::DEFAULT
+        })
+        .unwrap();
+        let adaptive = Arc::new(Adaptive::new(
+            Bulkhead::<StdLock>::new("upstream", 2).unwrap(),
+            aimd,
+            TokioClock,
+        ));
+        let classify = |r: &Result<u16, Infallible>| match r {
+            Ok(s) if *s >= 500 => CallOutcome::Dropped,
+            _ => CallOutcome::Success,
+        };
+        let mut svc = AdaptiveLayer::new(Arc::clone(&adaptive), classify).layer(Status);
+        assert_eq!(svc.call(200).await.unwrap(), 200);
+        assert_eq!(adaptive.limit(), 3, "a success with 1 of 2 in use: + 1");
+        assert_eq!(svc.call(503).await.unwrap(), 503);
+        assert_eq!(adaptive.limit(), 2, "503 is a drop: floor(0.9 x 3)");
+        let _a = adaptive.try_acquire().unwrap();
+        let _b = adaptive.try_acquire().unwrap();
+        let changes = adaptive.controller().changes();
+        let rejected = svc.call(200).await.unwrap_err();
+        assert!(rejected.downcast_ref::<Error>().is_some());
+        assert_eq!(adaptive.controller().changes(), changes);
+    }
+}
