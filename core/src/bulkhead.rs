@@ -41,10 +41,12 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// Everything a seat holder did before dropping its seat happens-before
 /// everything the next holder of that seat does after getting it, however
 /// the seat travelled (fast path, hand-off, or barging). Precisely: a
-/// release is an `AcqRel` read-modify-write of the seat word, the fast-path
-/// acquire is an `Acquire` CAS, a hand-off is an `AcqRel` CAS by the
-/// drainer followed by a `Release` store of the verdict, which the waiter
-/// reads with `Acquire`.
+/// release is an `AcqRel` read-modify-write of the seat word, every take
+/// of a seat is an `Acquire` CAS, and a hand-off is the drainer's CAS
+/// followed by a `Release` store of the verdict, which the waiter reads
+/// with `Acquire`. In barging mode the release also adds its owed wake-up
+/// with `Release` and the drain takes it with `Acquire`, so the woken
+/// waiter sees the seat.
 ///
 /// # Examples
 ///
@@ -423,8 +425,10 @@ impl<L: RawLock> Bulkhead<L> {
             self.add_seats(max_concurrent - old);
         } else if max_concurrent < old {
             // A debt that later releases pay before anyone is admitted.
+            // `Relaxed`: it frees no seat and publishes nothing; as an RMW
+            // it continues the release sequences of the seats in the word.
             self.word
-                .fetch_sub(word::seats(old - max_concurrent), Ordering::AcqRel);
+                .fetch_sub(word::seats(old - max_concurrent), Ordering::Relaxed);
         }
         old
     }
@@ -451,16 +455,37 @@ impl<L: RawLock> Bulkhead<L> {
     /// ```
     pub fn close(&self) {
         self.with_list(|_, _| {
-            self.word.fetch_or(CLOSED, Ordering::AcqRel);
+            // `Release`: pairs with `is_closed`'s `Acquire`. The closer
+            // reads nothing it needs, so no `Acquire`.
+            self.word.fetch_or(CLOSED, Ordering::Release);
         });
     }
 
     /// Whether [`close`](Self::close) was called.
+    ///
+    /// # Memory ordering
+    ///
+    /// A `close` happens-before every `is_closed` that returns `true`
+    /// (`Release` and `Acquire` on the seat word), so it can serve as a
+    /// shutdown flag: what the closer wrote before closing is visible to a
+    /// thread that saw the compartment closed.
     pub fn is_closed(&self) -> bool {
         self.word.load(Ordering::Acquire) & CLOSED != 0
     }
 
     /// A snapshot of the compartment's counters.
+    ///
+    /// # Memory ordering
+    ///
+    /// `active` and `closed` come from one `Acquire` load of the seat word:
+    /// every seat given back and every `close` that the snapshot reflects
+    /// happens-before it. A snapshot with `active == 0` taken while no
+    /// [`set_max_concurrent`](Self::set_max_concurrent) runs therefore sees
+    /// everything the holders did before they gave their seats back. A
+    /// resize changes the limit and the seat word in two steps, so a
+    /// snapshot taken between them can report a seat too few or too many:
+    /// treat `active` under a concurrent resize as an estimate. The other
+    /// fields are plain counters with no ordering.
     pub fn state(&self) -> State {
         let w = self.word.load(Ordering::Acquire);
         let max = self.max.load(Ordering::Relaxed);

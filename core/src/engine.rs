@@ -5,16 +5,19 @@
 //!
 //! 1. **No lost wake-up between "a release fails to take the lock" and "the
 //!    holder unlocks".** A release that finds waiters adds its seat with an
-//!    `AcqRel` RMW and then *tries* the lock. If the try fails, the holder
-//!    will re-check after unlocking, and that re-check is itself an `AcqRel`
-//!    RMW on the same word (`fetch_add(0)`). Two RMWs on one word are
-//!    totally ordered, so either the holder's re-check sees the seat, or the
-//!    release's RMW reads the re-check's write, which makes the holder's
-//!    unlock happen-before the release's try, and that try then succeeds
+//!    RMW that acquires, and then *tries* the lock. If the try fails, the
+//!    holder will re-check after unlocking, and that re-check is itself an
+//!    RMW on the same word (`fetch_add(0)`) that releases. Two RMWs on one
+//!    word are totally ordered, so either the holder's re-check sees the
+//!    seat, or the release's RMW reads the re-check's write, which makes the
+//!    holder's unlock happen-before the release's try, and that try then
+//!    succeeds
 //!    (`RawLock` promise 2 forbids spurious failure, and only core locks a
 //!    compartment's lock, so a failed try means one of *these* sections
 //!    runs). Plain loads would allow the store-buffer outcome where both
-//!    sides miss.
+//!    sides miss. In barging mode the same pair of RMWs runs on the owed
+//!    count. Every ordering in core is argued in docs/design.md ("Memory
+//!    orderings").
 //! 2. **A verdict is the last touch of a node.** `unlink`, the one exit
 //!    from the list, removes a node and takes its waker *before* storing
 //!    its new status (`Granted`/`Closed` with `Release`), because the owner
@@ -46,7 +49,7 @@ use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::status::Status;
-use crate::sync::Ordering::{self, AcqRel, Acquire, Relaxed};
+use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
@@ -249,8 +252,17 @@ impl<L: RawLock> Bulkhead<L> {
     /// the same CAS (rule 5: the taker is the last linked node). On refusal,
     /// returns why and the word it last read, so that `enqueue` can go on
     /// from it. `#[inline(always)]` with a constant `take`: each caller
-    /// compiles to its own loop with its own orderings, so the fast path
-    /// stays one load and one CAS.
+    /// compiles to its own loop, so the fast path stays one load and one
+    /// CAS.
+    ///
+    /// `Acquire` on success, for every taker: it pairs with the `Release`
+    /// half of every release before it (all changes of the word are RMWs,
+    /// so they continue each release's release sequence), which orders the
+    /// seat's previous holders' work before the new holder's. The drain
+    /// takes on a waiter's behalf and passes that work on with the
+    /// verdict's `Release` store, so its CAS needs no `Release` of its own.
+    /// The first load and a failure are `Relaxed`: they only pick the value
+    /// to try, and a refusal promises nothing.
     #[inline(always)]
     fn take_seat(&self, mut w: usize, take: Take) -> Result<(), (Refusal, usize)> {
         loop {
@@ -268,10 +280,7 @@ impl<L: RawLock> Bulkhead<L> {
             } else {
                 w - ONE
             };
-            match self
-                .word
-                .compare_exchange_weak(w, new, take.success, Relaxed)
-            {
+            match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
                 Ok(_) => return Ok(()),
                 Err(actual) => w = actual,
             }
@@ -291,9 +300,10 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     /// Adds `n` seats to the word; in barging mode also owes one wake-up per
-    /// seat if anyone waits. Returns whether anyone waited. `AcqRel`: the
-    /// release half publishes the holder's work to the next holder; the
-    /// acquire half is rule 1's.
+    /// seat if anyone waits. Returns whether anyone waited. Both RMWs are
+    /// `AcqRel`: the release half publishes the holder's work (to the next
+    /// holder through the word; through the owed count to the drainer that
+    /// notifies a barging waiter); the acquire half is rule 1's.
     ///
     /// `n >= 1`: adding nothing needs no RMW, and rule 1's argument is about
     /// a release that really frees a seat.
@@ -324,18 +334,28 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// Rule 1's re-check: whether a drain may be owed. The RMWs are what
     /// order this check against a release that failed to take the lock.
+    /// `Release`: a release whose RMW reads this one's write must see this
+    /// thread's unlock. No `Acquire`: nothing read here is used as a seat
+    /// (every taker's CAS acquires), and if this thread's own try then
+    /// fails, the section it sees began after its own ended, so that
+    /// section drains what this one saw (docs/design.md).
     fn drain_owed(&self) -> bool {
-        let w = self.word.fetch_add(0, AcqRel);
+        let w = self.word.fetch_add(0, Release);
         if w & WAITERS == 0 {
             // Nobody waits; in barging mode a drain still clears stale owed
             // wake-ups so that they are not handed to a later waiter.
-            return !word::fifo(w) && self.owed.fetch_add(0, AcqRel) != 0;
+            // `Relaxed`: a release that owes a wake-up saw `WAITERS`, so
+            // either the list emptied after it (nobody is left to wake, and
+            // its seat is in the word for the next caller), or a waiter
+            // linked after this re-check, and the release's RMW on the word
+            // then acquires this re-check's `Release` on the word above.
+            return !word::fifo(w) && self.owed.fetch_add(0, Relaxed) != 0;
         }
         w & CLOSED != 0
             || if word::fifo(w) {
                 word::available(w) > 0
             } else {
-                self.owed.fetch_add(0, AcqRel) != 0
+                self.owed.fetch_add(0, Release) != 0
             }
     }
 
@@ -354,10 +374,9 @@ impl<L: RawLock> Bulkhead<L> {
         while !batch.wake.is_full() {
             let Some(node) = list.front() else { return };
             // Reserve the seat for `node`, clearing WAITERS in the same CAS
-            // if it is the last waiter (rule 5). `AcqRel`, unlike the other
-            // takers' `Acquire`: the drainer does not use the seat itself,
-            // it acquires the releaser's work and passes it on to the owner
-            // (with the verdict's `Release` store).
+            // if it is the last waiter (rule 5). The drainer acquires the
+            // releaser's work and passes it on to the owner with the
+            // verdict's `Release` store.
             let take = Take::drain(list.len() == 1);
             match self.take_seat(self.word.load(Relaxed), take) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
@@ -368,7 +387,9 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
-        if self.word.load(Acquire) & CLOSED != 0 {
+        // `CLOSED` is only set under the lock, so this load is exact and
+        // needs no ordering of its own.
+        if self.word.load(Relaxed) & CLOSED != 0 {
             // Owed wake-ups die with the compartment: every waiter gets a
             // `Closed` verdict instead. Left standing, they would make
             // `drain_owed` ask for another drain forever.
@@ -386,11 +407,15 @@ impl<L: RawLock> Bulkhead<L> {
             }
             return;
         }
-        let mut owed = self.owed.swap(0, AcqRel);
+        // `Acquire`: pairs with the release's owed `fetch_add`, so the seat
+        // it freed happens-before the notified waiter's re-poll, whose take
+        // starts from a plain load that must not miss that seat.
+        let mut owed = self.owed.swap(0, Acquire);
         while owed > 0 {
             if batch.wake.is_full() {
                 // Put the rest back; `finish` drains again after waking.
-                self.owed.fetch_add(owed, AcqRel);
+                // Under the lock: the next section takes them back.
+                self.owed.fetch_add(owed, Relaxed);
                 return;
             }
             // O(1): the list keeps notified nodes first and remembers the
@@ -426,7 +451,9 @@ impl<L: RawLock> Bulkhead<L> {
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
         if list.is_empty() && verdict != Verdict::Granted {
-            self.word.fetch_and(!WAITERS, AcqRel);
+            // Under the lock, and an RMW, so it continues the release
+            // sequences of the seats in the word: no ordering of its own.
+            self.word.fetch_and(!WAITERS, Relaxed);
         }
         if wake {
             if let Some(waker) = waker {
@@ -466,7 +493,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// leaves a seat that this loop sees (bug class 3 in docs/bug-classes.md).
     pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
         self.with_list(|list, batch| {
-            let mut w = self.word.load(Acquire);
+            // `Relaxed`: a seat is only taken by `take_seat`'s CAS, which
+            // acquires; `CLOSED` and `WAITERS` are exact under the lock.
+            let mut w = self.word.load(Relaxed);
             loop {
                 w = match self.take_seat(w, Take::NEWCOMER) {
                     Ok(()) => {
@@ -495,14 +524,14 @@ impl<L: RawLock> Bulkhead<L> {
                     });
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
-                // release freed a seat since `w` was read. Not a take: it
-                // takes no seat, and its `AcqRel` success makes the flag
-                // and everything before it visible to the release that
-                // reads it.
+                // release freed a seat since `w` was read. Not a take, and
+                // `Relaxed`: it takes no seat (a retry that does acquires in
+                // `take_seat`), and a release that reads the flag needs
+                // nothing from this thread but rule 1's re-check.
                 if w & WAITERS == 0
                     && let Err(actual) =
                         self.word
-                            .compare_exchange_weak(w, w | WAITERS, AcqRel, Acquire)
+                            .compare_exchange_weak(w, w | WAITERS, Relaxed, Relaxed)
                 {
                     w = actual;
                     continue;
@@ -583,8 +612,9 @@ impl<L: RawLock> Bulkhead<L> {
             }
             if status == Status::Notified {
                 // Pass the notification on (embassy #6964): this section's
-                // drain gives it to the next waiter.
-                self.owed.fetch_add(1, AcqRel);
+                // drain gives it to the next waiter. Under the lock: the
+                // seat it stands for already happens-before this section.
+                self.owed.fetch_add(1, Relaxed);
             }
             self.unlink(list, node, Verdict::Left, false, batch);
             Abandoned::Unlinked
@@ -611,17 +641,15 @@ pub(crate) enum Refusal {
 
 /// How a caller of [`Bulkhead::take_seat`] takes a seat.
 ///
-/// | taker | `success` | yields to waiters | clears `WAITERS` |
-/// |---|---|---|---|
-/// | newcomer: fast path (`try_take`) and `enqueue` | `Acquire` | in FIFO mode (the word's `BARGING` bit clear) | no (its node is not linked) |
-/// | barging re-poll | `Acquire` | no | if its node is the last |
-/// | FIFO drain | `AcqRel` | no (it *is* the queue) | if the node is the last |
+/// | taker | yields to waiters | clears `WAITERS` |
+/// |---|---|---|
+/// | newcomer: fast path (`try_take`) and `enqueue` | in FIFO mode (the word's `BARGING` bit clear) | no (its node is not linked) |
+/// | barging re-poll | no | if its node is the last |
+/// | FIFO drain | no (it *is* the queue) | if the node is the last |
+///
+/// Every taker's CAS is `Acquire` (see [`Bulkhead::take_seat`]).
 #[derive(Clone, Copy)]
 struct Take {
-    /// The CAS's success ordering. `Acquire` when the taker uses the seat
-    /// itself (it acquires the releaser's work); `AcqRel` for the drain,
-    /// which takes the seat on behalf of a waiter.
-    success: Ordering,
     /// A newcomer: in FIFO mode (the word's `BARGING` bit clear) it refuses
     /// while `WAITERS` is set.
     fifo_newcomer: bool,
@@ -635,7 +663,6 @@ impl Take {
     /// read from the word inside the loop, so the fast path loads nothing
     /// else.
     const NEWCOMER: Self = Self {
-        success: Acquire,
         fifo_newcomer: true,
         clear_waiters: false,
     };
@@ -643,7 +670,6 @@ impl Take {
     #[inline(always)]
     const fn barging_repoll(last: bool) -> Self {
         Self {
-            success: Acquire,
             fifo_newcomer: false,
             clear_waiters: last,
         }
@@ -652,7 +678,6 @@ impl Take {
     #[inline(always)]
     const fn drain(last: bool) -> Self {
         Self {
-            success: AcqRel,
             fifo_newcomer: false,
             clear_waiters: last,
         }

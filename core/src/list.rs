@@ -50,6 +50,35 @@ pub(crate) struct Node {
     _pinned: PhantomPinned,
 }
 
+/// A node is dropped unlinked and without a waker: its owner's `Drop`
+/// unlinks it first, and every exit from the list takes the waker. In debug
+/// builds and under loom the drop reads both cells, so that a drainer whose
+/// last touch of the node (rule 2 in `engine.rs`) does not happen-before the
+/// owner frees it is reported as a data race, by miri and by loom, and not
+/// only on hardware that reorders it.
+#[cfg(any(debug_assertions, bulkhead_loom))]
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.links.with_mut(|l| {
+            // SAFETY: the node is being freed by its owner, so no one else
+            // can reach it any more (rule 2).
+            let l = unsafe { &*l };
+            debug_assert!(
+                l.prev.is_none() && l.next.is_none(),
+                "inconsistent state: a linked node is dropped"
+            );
+        });
+        self.waker.with_mut(|w| {
+            // SAFETY: as above.
+            let w = unsafe { &*w };
+            debug_assert!(
+                w.is_none(),
+                "inconsistent state: a node is dropped with a waker"
+            );
+        });
+    }
+}
+
 impl Node {
     crate::sync::loom_const_fn! {
         pub(crate) fn new() -> Self {

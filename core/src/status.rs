@@ -65,10 +65,14 @@ impl Status {
     }
 }
 
-/// A node's status cell. Reads are `Acquire` and the stores of a final
-/// verdict are `Release`, so a granted seat's history (the previous
-/// holder's writes, acquired by the drainer's `AcqRel` CAS) reaches the
-/// owner.
+/// A node's status cell. The owner's reads are `Acquire` and a drainer's
+/// stores of a final verdict (`grant`, `close`) are `Release`, so a granted
+/// seat's history (the previous holder's writes, acquired by the drainer's
+/// CAS) reaches the owner, and so does the drainer's last write to the node
+/// before the owner frees it. Every other transition is `Relaxed`: it is
+/// made under the lock, and either the owner acts on it only after taking
+/// the lock itself (`Waiting`, `Notified`), or the owner made it on its own
+/// thread (`seat`, `leave`, and `requeue` in its own re-poll).
 #[derive(Debug)]
 pub(crate) struct NodeStatus(AtomicU8);
 
@@ -110,7 +114,7 @@ impl NodeStatus {
     /// # Safety
     /// The lock is held, and the node is linked.
     pub(crate) unsafe fn notify(&self) {
-        self.change(&[Status::Waiting], Status::Notified, Ordering::Release);
+        self.change(&[Status::Waiting], Status::Notified, Ordering::Relaxed);
     }
 
     /// **lose the race**: `Notified -> Waiting`.
@@ -118,7 +122,7 @@ impl NodeStatus {
     /// # Safety
     /// The lock is held, and the node is linked.
     pub(crate) unsafe fn requeue(&self) {
-        self.change(&[Status::Notified], Status::Waiting, Ordering::Release);
+        self.change(&[Status::Notified], Status::Waiting, Ordering::Relaxed);
     }
 
     /// **seat at once**: `Idle -> Granted`, by `enqueue` for a node it never
@@ -128,7 +132,7 @@ impl NodeStatus {
     /// # Safety
     /// The lock is held, and the caller owns the unlinked node.
     pub(crate) unsafe fn seat(&self) {
-        self.change(&[Status::Idle], Status::Granted, Ordering::Release);
+        self.change(&[Status::Idle], Status::Granted, Ordering::Relaxed);
     }
 
     /// **grant**: `Waiting | Notified -> Granted`. The last touch of the
@@ -166,7 +170,7 @@ impl NodeStatus {
         self.change(
             &[Status::Waiting, Status::Notified],
             Status::Idle,
-            Ordering::Release,
+            Ordering::Relaxed,
         );
     }
 }

@@ -12,7 +12,7 @@ use std::pin::{Pin, pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use bulkhead_core::{Acquire, Admission, Bulkhead, Config, Error, LoomLock, Seat};
+use bulkhead_core::{Acquire, Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, Seat};
 use loom::sync::Arc;
 use loom::sync::Notify;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -186,6 +186,22 @@ pub fn leaver_and_waiter(
     };
     drop(seat);
     leaver.join().unwrap();
+    waiter.join().unwrap();
+    assert_quiescent(&b);
+}
+
+/// The delegated release: the only seat is released while a blocking
+/// waiter may hold the lock to link itself, so the release's try may fail
+/// and the holder must hand the seat on (rule 1 in core/src/engine.rs).
+/// The waiter must get the seat (a lost wake-up is a loom deadlock).
+pub fn release_while_a_waiter_links(b: Arc<LoomBulkhead>) {
+    let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+    let waiter = {
+        let b = b.clone();
+        loom::thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
+    };
+    let releaser = loom::thread::spawn(move || drop(seat));
+    releaser.join().unwrap();
     waiter.join().unwrap();
     assert_quiescent(&b);
 }

@@ -4,7 +4,7 @@
 use bulkhead_core::OwnedSeat;
 use bulkhead_loom_tests::{
     Inside, acquire_async, acquire_blocking, acquire_re_polling, assert_quiescent, fifo, granted,
-    queued, two_quick_releases,
+    queued, release_while_a_waiter_links, two_quick_releases,
 };
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
@@ -55,18 +55,7 @@ fn two_quick_releases_wake_two_waiters() {
 /// hand the seat on before it leaves (rule 1 in core/src/engine.rs).
 #[test]
 fn release_while_the_lock_is_held_is_delegated() {
-    loom::model(|| {
-        let b = fifo(1);
-        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
-        let waiter = {
-            let b = b.clone();
-            thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
-        };
-        let releaser = thread::spawn(move || drop(seat));
-        releaser.join().unwrap();
-        waiter.join().unwrap();
-        assert_quiescent(&b);
-    });
+    loom::model(|| release_while_a_waiter_links(fifo(1)));
 }
 
 /// Work done under a seat happens-before the next holder's work, whichever
