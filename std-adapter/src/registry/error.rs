@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use bulkhead_core::limit::LimitError;
 use bulkhead_core::{ConfigError, Error};
 
 use super::parse::SettingsError;
@@ -80,6 +81,14 @@ pub enum RegistryError {
     Settings(SettingsError),
     /// The resulting configuration is invalid (for example zero seats).
     Config(ConfigError),
+    /// The resulting adaptive limit is invalid (for example `min` above
+    /// `max`, once code, file and environment are combined).
+    Limit {
+        /// The compartment (`default` for the registry's template).
+        name: &'static str,
+        /// What the algorithm refused.
+        error: LimitError,
+    },
     /// A thread-pool compartment could not be built.
     Pool(BuildError),
     /// The compartment turned the caller away (the registry's lookups
@@ -188,6 +197,12 @@ impl fmt::Display for RegistryError {
             RegistryError::Unsupported { name, what } => write!(f, "bulkhead `{name}`: {what}"),
             RegistryError::Settings(e) => e.fmt(f),
             RegistryError::Config(e) => e.fmt(f),
+            RegistryError::Limit { name, error } => write!(
+                f,
+                "bulkhead `{name}`: {error} (the `limit` from code and the file's \
+                 `limit` table, with the BULKHEAD_{}_LIMIT_* variables applied)",
+                super::env_segment(name)
+            ),
             RegistryError::Pool(e) => e.fmt(f),
             RegistryError::Rejected(e) => e.fmt(f),
         }
@@ -199,6 +214,7 @@ impl std::error::Error for RegistryError {
         match self {
             RegistryError::Settings(e) => Some(e),
             RegistryError::Config(e) => Some(e),
+            RegistryError::Limit { error, .. } => Some(error),
             RegistryError::Pool(e) => Some(e),
             RegistryError::Rejected(e) => Some(e),
             _ => None,
