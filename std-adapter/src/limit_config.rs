@@ -160,11 +160,9 @@ impl LimitConfig {
             .min
             .unwrap_or(self.max.map_or(d_min, |max| d_min.min(max)));
         let max = self.max.unwrap_or(d_max.max(min));
-        let initial = self.initial.unwrap_or(
-            start
-                .unwrap_or(d_initial)
-                .clamp(min.min(max), max.max(min)),
-        );
+        let initial = self
+            .initial
+            .unwrap_or(start.unwrap_or(d_initial).clamp(min.min(max), max.max(min)));
         let limit: AnyLimit = match self.algorithm {
             Algorithm::Aimd => Aimd::new(AimdParams {
                 initial,
@@ -247,7 +245,10 @@ impl LimitConfig {
             let Some(rest) = key.strip_prefix(&limit_prefix) else {
                 continue;
             };
-            if let Some(field) = ENV_KEYS.into_iter().find(|k| k.strip_prefix("LIMIT_") == Some(rest)) {
+            if let Some(field) = ENV_KEYS
+                .into_iter()
+                .find(|k| k.strip_prefix("LIMIT_") == Some(rest))
+            {
                 if field == "LIMIT_ALGORITHM" {
                     let algorithm = Algorithm::parse(value).ok_or_else(|| {
                         SettingsError::new(
@@ -279,7 +280,9 @@ impl LimitConfig {
                     SettingsErrorKind::MissingAlgorithm,
                     variable,
                     raw,
-                    format!("{prefix}LIMIT_ALGORITHM too ({ALGORITHMS}), or a limit in the code or file"),
+                    format!(
+                        "{prefix}LIMIT_ALGORITHM too ({ALGORITHMS}), or a limit in the code or file"
+                    ),
                 ));
             };
             let (min, max, what) = number_bounds(field);
@@ -377,8 +380,14 @@ mod tests {
         let (k, msg) = kind([("BULKHEAD_DB_LIMIT_MAX", "ten")], base);
         assert_eq!(k, SettingsErrorKind::NotANumber);
         assert!(msg.contains("BULKHEAD_DB_LIMIT_MAX"), "{msg}");
-        assert_eq!(kind([("BULKHEAD_DB_LIMIT_MIN", "0")], base).0, SettingsErrorKind::Zero);
-        assert_eq!(kind([("BULKHEAD_DB_LIMIT_MIN", "-2")], base).0, SettingsErrorKind::Negative);
+        assert_eq!(
+            kind([("BULKHEAD_DB_LIMIT_MIN", "0")], base).0,
+            SettingsErrorKind::Zero
+        );
+        assert_eq!(
+            kind([("BULKHEAD_DB_LIMIT_MIN", "-2")], base).0,
+            SettingsErrorKind::Negative
+        );
         let (k, msg) = kind([("BULKHEAD_DB_LIMIT_MAX", "9")], None);
         assert_eq!(k, SettingsErrorKind::MissingAlgorithm);
         assert!(msg.contains("BULKHEAD_DB_LIMIT_ALGORITHM too"), "{msg}");

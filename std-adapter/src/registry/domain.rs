@@ -79,7 +79,10 @@ impl Domain {
     ///
     /// # Errors
     /// The seat itself, untouched, if it belongs to another compartment.
-    pub fn track(&self, seat: OwnedSeat<Arc<Bulkhead>>) -> Result<RegistrySeat, OwnedSeat<Arc<Bulkhead>>> {
+    pub fn track(
+        &self,
+        seat: OwnedSeat<Arc<Bulkhead>>,
+    ) -> Result<RegistrySeat, OwnedSeat<Arc<Bulkhead>>> {
         if Arc::ptr_eq(seat.handle(), &self.bulkhead) {
             Ok(self.start(seat))
         } else {

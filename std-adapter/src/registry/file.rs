@@ -34,8 +34,8 @@ pub(crate) struct FileSettings {
 #[cfg(feature = "config-file")]
 mod toml_file {
     use super::*;
-    use crate::registry::parse::{Field, SettingsError, SettingsErrorKind};
     use crate::LimitConfig;
+    use crate::registry::parse::{Field, SettingsError, SettingsErrorKind};
     use serde::Deserialize;
 
     #[derive(Deserialize)]

@@ -76,7 +76,10 @@ impl Registry {
     /// compartment's [`Error`].
     pub fn acquire(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
-        match domain.bulkhead.acquire_blocking_owned(domain.config.max_wait) {
+        match domain
+            .bulkhead
+            .acquire_blocking_owned(domain.config.max_wait)
+        {
             Ok(seat) => Ok(domain.start(seat)),
             Err(error) => Err(rejected(&domain.bulkhead, error)),
         }
@@ -182,7 +185,10 @@ impl Registry {
     ) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
         let bulkhead = &domain.bulkhead;
-        match bulkhead.acquire_with_timer(domain.config.max_wait, sleep).await {
+        match bulkhead
+            .acquire_with_timer(domain.config.max_wait, sleep)
+            .await
+        {
             Ok(seat) => Ok(domain.start(OwnedSeat::from_seat(seat, Arc::clone(bulkhead)))),
             Err(error) => Err(rejected(bulkhead, error)),
         }

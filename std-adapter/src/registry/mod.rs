@@ -276,7 +276,13 @@ impl Registry {
         for (name, code) in b.builtins {
             let config = registry.resolve(name, code)?;
             let (bulkhead, controller) = semaphore(name, &config)?;
-            let entry = registry.entry(Registered::Semaphore(bulkhead), controller, config, code, true);
+            let entry = registry.entry(
+                Registered::Semaphore(bulkhead),
+                controller,
+                config,
+                code,
+                true,
+            );
             registry.write().insert(name, entry);
         }
         Ok(registry)
@@ -338,7 +344,11 @@ impl Registry {
 
     /// Looks `name` up, marking it used, and reads what `read` wants of its
     /// entry under the read lock.
-    fn lookup_with<R>(&self, name: &str, read: impl FnOnce(&Entry) -> R) -> Result<R, RegistryError> {
+    fn lookup_with<R>(
+        &self,
+        name: &str,
+        read: impl FnOnce(&Entry) -> R,
+    ) -> Result<R, RegistryError> {
         let map = self.read();
         match map.get(name) {
             Some(entry) => {
@@ -362,7 +372,11 @@ impl Registry {
     /// thread pool.
     pub fn domain(&self, name: &str) -> Result<Domain, RegistryError> {
         let (compartment, controller, config) = self.lookup_with(name, |entry| {
-            (entry.compartment.clone(), entry.controller.clone(), entry.config)
+            (
+                entry.compartment.clone(),
+                entry.controller.clone(),
+                entry.config,
+            )
         })?;
         Ok(Domain {
             bulkhead: compartment.semaphore()?,
@@ -583,7 +597,13 @@ impl Registry {
                  its settings-owned limits no longer apply"
             );
         }
-        let entry = self.entry(Registered::Semaphore(bulkhead), None, config, config, builtin);
+        let entry = self.entry(
+            Registered::Semaphore(bulkhead),
+            None,
+            config,
+            config,
+            builtin,
+        );
         map.insert(name, entry).map(|old| old.compartment)
     }
 
@@ -799,11 +819,16 @@ fn semaphore(
         ),
         None => None,
     };
-    let seats = algorithm.as_ref().map_or(config.max_concurrent, Limit::limit);
+    let seats = algorithm
+        .as_ref()
+        .map_or(config.max_concurrent, Limit::limit);
     let mut core = Config::new(name, seats).admission(config.admission);
     core.max_waiting = config.max_waiting;
     let bulkhead = Arc::new(Bulkhead::from_config(core)?);
-    Ok((bulkhead, algorithm.map(|a| Arc::new(DomainController::new(a)))))
+    Ok((
+        bulkhead,
+        algorithm.map(|a| Arc::new(DomainController::new(a))),
+    ))
 }
 
 fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {

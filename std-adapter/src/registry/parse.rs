@@ -80,6 +80,7 @@ impl SettingsError {
 
     /// The same error, for the key as written in another source (a file
     /// key instead of the variable the check was phrased in).
+    #[cfg(feature = "config-file")]
     pub(crate) fn renamed(mut self, key: &str) -> Self {
         key.clone_into(&mut self.key);
         self

@@ -128,12 +128,13 @@ impl DomainConfig {
     /// use bulkhead_std::{Algorithm, LimitConfig};
     /// use bulkhead_std::registry::{DomainConfig, Registry};
     ///
-    /// const SEARCH: DomainConfig = DomainConfig::new(8).limit(LimitConfig::new(Algorithm::Gradient2));
+    /// const LIMIT: LimitConfig = LimitConfig { min: Some(2), max: Some(64), ..LimitConfig::new(Algorithm::Gradient2) };
+    /// const SEARCH: DomainConfig = DomainConfig::new(8).limit(LIMIT);
     /// let registry = Registry::local();
     /// registry.get_or_create("search", SEARCH)?;
     /// let search = registry.domain("search")?;
     /// assert!(search.controller().is_some());
-    /// assert_eq!(search.bulkhead().state().max_concurrent, 8); // where it starts
+    /// assert_eq!(search.bulkhead().state().max_concurrent, 8); // where it starts, within [2, 64]
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
     #[must_use]
