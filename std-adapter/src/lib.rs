@@ -30,7 +30,7 @@ pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
 pub use limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig};
 pub use lock::StdLock;
-pub use policy::{Outcome, Policy};
+pub use policy::{AdaptivePolicy, Outcome, Policy};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 pub use run::Run;
 pub use snapshot::{Inspect, Kind, Snapshot};
