@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod adaptive;
 mod clock;
 mod pool;
 mod registry;
@@ -30,6 +31,7 @@ pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, even
 pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
+pub use adaptive::AdaptiveExt;
 pub use clock::TokioClock;
 #[allow(deprecated)]
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
@@ -52,6 +54,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{BulkheadExt, RegistryExt, ScopedExt};
+    pub use crate::{AdaptiveExt, BulkheadExt, RegistryExt, ScopedExt};
     pub use bulkhead_std::prelude::*;
 }
