@@ -24,6 +24,7 @@ pub use bulkhead_std;
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
+pub use adaptive::AdaptiveExt;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment
 /// with its own worker threads, for blocking work that must not share
 /// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
@@ -31,7 +32,6 @@ pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, even
 pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
-pub use adaptive::AdaptiveExt;
 pub use clock::TokioClock;
 #[allow(deprecated)]
 pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};

@@ -159,6 +159,65 @@ struct Entry {
 /// They always exist: [`unregister`](Self::unregister) refuses them;
 /// [`register`](Self::register) may replace one, with a `tracing` warning.
 ///
+/// # Adaptive limits
+///
+/// A compartment whose settings carry a `limit` ([`DomainConfig::limit`],
+/// a `limit = { algorithm = "gradient2", min = 4, max = 200 }` table in
+/// the file, or `BULKHEAD_<NAME>_LIMIT_ALGORITHM` and its `_MIN`, `_MAX`,
+/// `_INITIAL`, `_WINDOW` variables) is **adaptive**: its `max_concurrent`
+/// is where the limit starts (clamped into the bounds, unless the limit
+/// sets `initial`), and the algorithm moves it from the calls it admits.
+/// The file's table replaces the code's limit whole; each variable then
+/// overrides one field. Unknown keys, unknown algorithms and malformed
+/// numbers are [`RegistryError::Settings`] naming the key or variable;
+/// bounds that do not fit together are [`RegistryError::Limit`].
+///
+/// Every registry path that takes a seat feeds the limit, with no code
+/// from the caller: [`acquire`](Self::acquire) and
+/// [`acquire_with_timer`](Self::acquire_with_timer) (and bulkhead-tokio's
+/// `RegistryExt::acquire_async`) hand out a [`RegistrySeat`] that times
+/// itself from admission to release and records a sample when it is
+/// given back (a success when dropped, a drop when dropped while its
+/// thread panics, or what [`RegistrySeat::record`] says);
+/// [`execute`](Self::execute) and [`run_with_timer`](Self::run_with_timer)
+/// (and `RegistryExt::run_async`) classify the work's result: `Err` or a
+/// panic counts as dropped. [`domain`](Self::domain) gives the compartment
+/// with its [`DomainController`] for seats taken any other way
+/// ([`Domain::try_acquire`], [`Domain::track`]). A seat taken directly
+/// from the `Arc<Bulkhead>` of [`get`](Self::get) is counted, but not
+/// timed: it records no sample. bulkhead-tokio's
+/// `BulkheadLayer::from_registry` takes the compartment's budget but does
+/// not feed its limit yet.
+///
+/// The current limit is the compartment's `state().max_concurrent` (and
+/// the [`Snapshot`]'s), so [`all_states`](Self::all_states) shows it. With
+/// feature `metrics`, each change sets the `bulkhead_max_concurrent` gauge
+/// and the `bulkhead_limit_changes_total` counter as it happens;
+/// `publish_registry` publishes them too, with
+/// `bulkhead_limit_samples_skipped_total`.
+///
+/// The limit cannot change on a live compartment
+/// ([`reconfigure`](Self::reconfigure) refuses a different `limit` or
+/// `max_concurrent`, and changes the other fields); `get_or_create` with
+/// another limit keeps the existing compartment and warns once. Thread
+/// pools and scoped compartments refuse a limit.
+///
+/// ```
+/// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
+///
+/// let env = EnvSource::from_pairs([
+///     ("BULKHEAD_SEARCH_LIMIT_ALGORITHM", "aimd"),
+///     ("BULKHEAD_SEARCH_LIMIT_MIN", "2"),
+/// ]);
+/// let registry = Registry::builder().env(env).build()?;
+/// registry.get_or_create("search", DomainConfig::new(10))?; // adaptive: the environment says so
+/// for _ in 0..10 {
+///     let _ = registry.execute("search", || Err::<(), _>("503")); // each counts as dropped
+/// }
+/// assert_eq!(registry.get("search")?.state().max_concurrent, 9); // one window of drops: floor(0.9 × 10)
+/// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+/// ```
+///
 /// # Per-instance compartments
 ///
 /// [`database(alias)`](Self::database) and [`cache(name)`](Self::cache) are
