@@ -367,6 +367,30 @@ limit = { algorithm = "gradient2", min = 4, max = 200 }
     }
 
     #[test]
+    fn the_template_may_be_adaptive_from_the_file_or_the_environment() {
+        let registry = Registry::builder()
+            .without_env()
+            .toml_str("[default]\nlimit = { algorithm = \"vegas\", min = 2 }\n")
+            .build()
+            .unwrap();
+        registry.get_or_create_default("tenant-1").unwrap();
+        let tenant = registry.domain("tenant-1").unwrap();
+        assert_eq!(tenant.config().limit.map(|l| l.algorithm), Some(Algorithm::Vegas));
+
+        let env = EnvSource::from_pairs([
+            ("BULKHEAD_LIMIT_ALGORITHM", "aimd"),
+            ("BULKHEAD_LIMIT_MIN", "3"),
+        ]);
+        let registry = Registry::builder().env(env).build().unwrap();
+        assert!(registry.unknown_variables().is_empty());
+        registry.get_or_create_default("tenant-2").unwrap();
+        let limit = registry.config("tenant-2").unwrap().limit.unwrap();
+        assert_eq!((limit.algorithm, limit.min), (Algorithm::Aimd, Some(3)));
+        // Built-ins keep their own settings: the template is for new names.
+        assert!(registry.domain("database").unwrap().controller().is_none());
+    }
+
+    #[test]
     fn malformed_limit_tables_name_the_key() {
         for (table, kind, key) in [
             (
