@@ -375,7 +375,10 @@ limit = { algorithm = "gradient2", min = 4, max = 200 }
             .unwrap();
         registry.get_or_create_default("tenant-1").unwrap();
         let tenant = registry.domain("tenant-1").unwrap();
-        assert_eq!(tenant.config().limit.map(|l| l.algorithm), Some(Algorithm::Vegas));
+        assert_eq!(
+            tenant.config().limit.map(|l| l.algorithm),
+            Some(Algorithm::Vegas)
+        );
 
         let env = EnvSource::from_pairs([
             ("BULKHEAD_LIMIT_ALGORITHM", "aimd"),
