@@ -197,12 +197,20 @@ impl fmt::Display for RegistryError {
             RegistryError::Unsupported { name, what } => write!(f, "bulkhead `{name}`: {what}"),
             RegistryError::Settings(e) => e.fmt(f),
             RegistryError::Config(e) => e.fmt(f),
-            RegistryError::Limit { name, error } => write!(
-                f,
-                "bulkhead `{name}`: {error} (the `limit` from code and the file's \
-                 `limit` table, with the BULKHEAD_{}_LIMIT_* variables applied)",
-                super::env_segment(name)
-            ),
+            RegistryError::Limit { name, error } => {
+                // The registry's template is checked under the name
+                // `default`; its variables have no name segment.
+                let prefix = if *name == "default" {
+                    super::ENV_PREFIX.to_owned()
+                } else {
+                    format!("{}{}_", super::ENV_PREFIX, super::env_segment(name))
+                };
+                write!(
+                    f,
+                    "bulkhead `{name}`: {error} (the `limit` from code and the file's \
+                     `limit` table, with the {prefix}LIMIT_* variables applied)"
+                )
+            }
             RegistryError::Pool(e) => e.fmt(f),
             RegistryError::Rejected(e) => e.fmt(f),
         }
