@@ -459,7 +459,7 @@ fn registry_adaptive(inject: bool) -> (usize, usize) {
     let round = |i: usize| {
         let seat = registry.acquire(name).unwrap();
         injected_allocation(inject);
-        let outcome = if i % 2 == 0 {
+        let outcome = if i.is_multiple_of(2) {
             CallOutcome::Dropped
         } else {
             CallOutcome::Success
