@@ -137,9 +137,8 @@ where
     /// a future that has already finished (resolved or abandoned) it does
     /// nothing and returns `None`, as [`Acquire::abandon`] does.
     pub fn abandon(mut self: Pin<&mut Self>) -> Option<OwnedSeat<P>> {
-        if self.handle.is_none() {
-            return None;
-        }
+        // Finished: the handle went into the seat or an earlier abandon.
+        self.handle.as_ref()?;
         let seated = self.as_mut().acquire().abandon().map(forget_seat);
         let handle = self.take_handle();
         seated.map(|()| OwnedSeat::counted(handle))
