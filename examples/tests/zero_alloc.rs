@@ -498,8 +498,21 @@ fn zero_allocations_per_acquire_wait_release() {
         assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
     }
     for typed in [false, true] {
-        let errors = if typed { "typed errors" } else { "boxed errors" };
-        let per_request = |wait, reject| tower_path(TowerCase { wait, reject, typed }, false);
+        let errors = if typed {
+            "typed errors"
+        } else {
+            "boxed errors"
+        };
+        let per_request = |wait, reject| {
+            tower_path(
+                TowerCase {
+                    wait,
+                    reject,
+                    typed,
+                },
+                false,
+            )
+        };
         let (fast_ok, fast_rejected) = (per_request(false, false), per_request(false, true));
         let (wait_ok, wait_rejected) = (per_request(true, false), per_request(true, true));
         println!(
@@ -510,11 +523,23 @@ fn zero_allocations_per_acquire_wait_release() {
             per_wait(wait_ok),
             per_wait(wait_rejected)
         );
-        assert_eq!(fast_ok, 0, "the tower layer allocated, failing fast ({errors})");
-        assert_eq!(wait_ok, 0, "the tower layer allocated, waiting for a seat ({errors})");
+        assert_eq!(
+            fast_ok, 0,
+            "the tower layer allocated, failing fast ({errors})"
+        );
+        assert_eq!(
+            wait_ok, 0,
+            "the tower layer allocated, waiting for a seat ({errors})"
+        );
         if typed {
-            assert_eq!(fast_rejected, 0, "a typed rejection allocated, failing fast");
-            assert_eq!(wait_rejected, 0, "a typed rejection allocated, after a wait");
+            assert_eq!(
+                fast_rejected, 0,
+                "a typed rejection allocated, failing fast"
+            );
+            assert_eq!(
+                wait_rejected, 0,
+                "a typed rejection allocated, after a wait"
+            );
         } else {
             // The default `BoxError` boxes our (non-zero-sized) `Error`:
             // exactly one allocation per rejection, nothing else.
@@ -535,7 +560,11 @@ fn an_injected_allocation_is_counted() {
     assert_eq!(b, ROUNDS, "blocking, on the waiter thread");
     assert_eq!(t, ROUNDS, "tokio, in the releasing task");
     for (wait, reject) in [(false, false), (false, true), (true, false), (true, true)] {
-        let case = TowerCase { wait, reject, typed: true };
+        let case = TowerCase {
+            wait,
+            reject,
+            typed: true,
+        };
         assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
     }
 }
