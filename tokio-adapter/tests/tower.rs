@@ -319,7 +319,10 @@ async fn typed_errors_tell_a_rejection_from_the_inner_services_error() {
     // The inner service's error, unboxed, from its response future ...
     ready(&mut svc).await;
     let err = svc.call(MS).await.unwrap_err();
-    assert_eq!(err.inner().map(ToString::to_string).as_deref(), Some("upstream reset"));
+    assert_eq!(
+        err.inner().map(ToString::to_string).as_deref(),
+        Some("upstream reset")
+    );
     assert!(err.rejection().is_none());
     // ... and from its readiness.
     let mut not_ready = layer.layer(Failing { ready_fails: true });
@@ -334,7 +337,11 @@ async fn typed_errors_tell_a_rejection_from_the_inner_services_error() {
     let err = counted.call(MS).await.unwrap_err();
     assert!(matches!(
         err,
-        ServiceError::Rejected(Error::Full { name: "upstream", active: 1, .. })
+        ServiceError::Rejected(Error::Full {
+            name: "upstream",
+            active: 1,
+            ..
+        })
     ));
     assert_eq!(counted.get_ref().calls.load(Ordering::SeqCst), 0);
     // A rejection after a bounded wait.
@@ -345,7 +352,10 @@ async fn typed_errors_tell_a_rejection_from_the_inner_services_error() {
     let err = waiting.call(MS).await.unwrap_err();
     assert_eq!(
         err,
-        ServiceError::Rejected(Error::Timeout { name: "upstream", budget: 50 * MS })
+        ServiceError::Rejected(Error::Timeout {
+            name: "upstream",
+            budget: 50 * MS
+        })
     );
     drop(held);
     ready(&mut waiting).await;
@@ -365,7 +375,10 @@ async fn typed_errors_convert_to_box_errors_and_503_like_the_default() {
     ready(&mut svc).await;
     let err = svc.call(MS).await.unwrap_err();
     let answer = HttpRejection::from_service_error(&err).expect("a rejection");
-    assert_eq!(answer.response::<()>().headers()[http::header::RETRY_AFTER], "1");
+    assert_eq!(
+        answer.response::<()>().headers()[http::header::RETRY_AFTER],
+        "1"
+    );
     // `?` boxes it (the inner error is a std error): found through `source()`.
     let message = err.rejection().unwrap().to_string();
     let boxed: BoxError = err.into();
@@ -379,10 +392,16 @@ async fn typed_errors_convert_to_box_errors_and_503_like_the_default() {
     let inner = ServiceError::<std::io::Error>::Inner(std::io::Error::other("reset"));
     assert_eq!(HttpRejection::from_service_error(&inner), None);
     let inner_boxed = inner.into_box_error();
-    assert!(inner_boxed.downcast_ref::<std::io::Error>().is_some(), "passed through unwrapped");
+    assert!(
+        inner_boxed.downcast_ref::<std::io::Error>().is_some(),
+        "passed through unwrapped"
+    );
     // An inner error that is already a `BoxError` passes through as it is.
     let original: BoxError = "the upstream broke".into();
     let ptr = &*original as *const (dyn std::error::Error + Send + Sync) as *const ();
     let again = ServiceError::Inner(original).into_box_error();
-    assert_eq!(&*again as *const (dyn std::error::Error + Send + Sync) as *const (), ptr);
+    assert_eq!(
+        &*again as *const (dyn std::error::Error + Send + Sync) as *const (),
+        ptr
+    );
 }

@@ -542,12 +542,15 @@ fn g_contenders(rt: &Arc<tokio::runtime::Runtime>, half_iters: u32, mode: Mode) 
     benches.1
 }
 
-/// Requests per repeat of the layer-cost table.
-const G_COST_REQUESTS: u64 = 200_000;
+/// Requests per repeat of the layer-cost table: about 1 ms for ours, short
+/// enough that most repeats run without being preempted on a loaded machine.
+const G_COST_REQUESTS: u64 = 20_000;
+/// Repeats of each layer-cost figure (round-robin; the median is reported).
+const G_COST_REPEATS: usize = 21;
 
 /// The layers' own cost in `mode`, one caller, over a service that answers
 /// at once: ns and allocations per admitted request (and, failing fast,
-/// per rejected one), median of `MICRO_REPEATS` round-robin repeats.
+/// per rejected one), median of `G_COST_REPEATS` round-robin repeats.
 fn g_costs(rt: &Arc<tokio::runtime::Runtime>, mode: Mode) {
     #[derive(Default)]
     struct Costs {
@@ -588,7 +591,7 @@ fn g_costs(rt: &Arc<tokio::runtime::Runtime>, mode: Mode) {
         for &i in &active {
             runs[i](reject); // warm-up
         }
-        for _ in 0..MICRO_REPEATS {
+        for _ in 0..G_COST_REPEATS {
             for &i in &active {
                 let c = runs[i](reject);
                 samples[i].push(c.ns_per_request);
@@ -616,9 +619,8 @@ fn g_costs(rt: &Arc<tokio::runtime::Runtime>, mode: Mode) {
         Mode::Wait => "bounded wait (1 s), uncontended: every request is admitted at once",
     };
     println!(
-        "
-#### g. the layer's own cost, {what}: one caller, a service that answers at once,          {G_COST_REQUESTS} requests, median of {MICRO_REPEATS}
-"
+        "\n#### g. the layer's own cost, {what}: one caller, a service that answers at once, \
+         {G_COST_REQUESTS} requests, median of {G_COST_REPEATS}\n"
     );
     print!(
         "| contender | admitted: ns per request | the layer's own (− bare) | it ÷ ours (own) | allocations per admitted request |"

@@ -395,8 +395,13 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         if self.max_wait.is_fail_fast() {
-            return match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
-                Ok(seat) => ResponseFuture::running(self.inner.call(request), seat),
+            // The `Arc` is cloned only for an admitted request: a rejection
+            // touches no reference count (two locked RMWs fewer).
+            return match self.bulkhead.try_acquire() {
+                Ok(seat) => {
+                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.bulkhead));
+                    ResponseFuture::running(self.inner.call(request), seat)
+                }
                 Err(error) => ResponseFuture::rejected(error),
             };
         }
