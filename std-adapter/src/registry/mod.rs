@@ -143,7 +143,7 @@ struct Entry {
 /// [`run_with_timer`](Self::run_with_timer), and tokio tasks bulkhead-tokio's
 /// `RegistryExt::acquire_async` / `run_async`. Every path that takes a
 /// seat, these and a bare `try_acquire` on the returned compartment
-/// alike, is counted in the [`metrics`](crate::metrics) (feature
+/// alike, is counted in the metrics (the `metrics` module, feature
 /// `metrics`).
 ///
 /// # Built-ins
