@@ -1,13 +1,14 @@
 //! Zero heap allocations per acquire, wait and release, proven with a
 //! counting global allocator, on these paths: core's async path (polled by
 //! hand), the blocking path (`acquire_blocking`, parked and handed off),
-//! the tokio path (core's `acquire` awaited in a tokio task), and the tower
+//! the tokio path (core's `acquire` awaited in a tokio task), the tower
 //! layer in both modes (failing fast, and waiting with a budget), admitted
 //! and rejected requests alike, with its default boxed errors (one
 //! allocation per rejection, asserted exactly) and with `typed_errors`
-//! (none). Each wait is real: the waiter is queued (`state().waiting == 1`)
-//! before the holder releases (or its budget runs out), and the seat
-//! reaches it by hand-off.
+//! (none), and the registry's adaptive sample path (a seat by name that
+//! records a sample and moves the limit when given back). Each wait is
+//! real: the waiter is queued (`state().waiting == 1`) before the holder
+//! releases (or its budget runs out), and the seat reaches it by hand-off.
 //!
 //! Allocations are counted per [`Meter`], and only on the threads that
 //! joined it: the test's own thread, the waiter thread it spawns, the
@@ -475,6 +476,68 @@ fn async_lock_per_blocking_wait() -> usize {
     }
     waiter.join().unwrap();
     total
+}
+
+/// The registry's adaptive path: a seat taken by name from an adaptive
+/// compartment, timed, and given back with a sample, half of them drops,
+/// so that the limit moves (and, with feature `metrics`, the change is
+/// published; no recorder is installed here, so the recorder's own cost
+/// is not counted), then the same through `execute` with an `Err`.
+/// Returns the allocations and the limit changes in the counted rounds.
+fn registry_adaptive(inject: bool) -> (usize, usize) {
+    use bulkhead_std::core::limit::CallOutcome;
+    use bulkhead_std::registry::{DomainConfig, Registry};
+    use bulkhead_std::{Algorithm, LimitConfig};
+
+    let registry = Registry::local();
+    let limit = LimitConfig {
+        min: Some(1),
+        max: Some(8),
+        window: Some(1),
+        ..LimitConfig::new(Algorithm::Aimd)
+    };
+    let name = "alloc-adaptive";
+    registry
+        .get_or_create(name, DomainConfig::new(2).limit(limit))
+        .unwrap();
+    let round = |i: usize| {
+        let seat = registry.acquire(name).unwrap();
+        injected_allocation(inject);
+        let outcome = if i.is_multiple_of(2) {
+            CallOutcome::Dropped
+        } else {
+            CallOutcome::Success
+        };
+        black_box(seat.record(outcome));
+        let r = registry.execute(name, || Err::<(), _>("503")).unwrap();
+        black_box(r.is_err());
+    };
+    // Warm up: the first change makes the metrics labels of the name.
+    (0..4).for_each(round);
+    let changes = || {
+        registry
+            .domain(name)
+            .unwrap()
+            .controller()
+            .unwrap()
+            .changes()
+    };
+    let changes_before = changes();
+    let meter = Meter::new();
+    (0..ROUNDS).for_each(round);
+    let allocs = meter.allocs();
+    (allocs, changes() - changes_before)
+}
+
+/// Every sample of a registry compartment, and every limit change it
+/// causes, allocates nothing.
+#[test]
+fn the_registrys_adaptive_sample_path_allocates_nothing() {
+    let (allocs, changes) = registry_adaptive(false);
+    assert!(changes > 0, "the limit moved in the counted rounds");
+    assert_eq!(allocs, 0, "the registry's adaptive path allocated");
+    let (injected, _) = registry_adaptive(true);
+    assert_eq!(injected, ROUNDS, "the meter sees the path's thread");
 }
 
 fn per_wait(total: usize) -> f64 {

@@ -143,6 +143,26 @@ pub trait ExecuteAdaptive {
         F: Future,
         F::Output: Classify,
         T: Future;
+
+    /// As [`run`](Self::run), with the outcome decided by `classify` (for
+    /// instance a tokio `Elapsed` from a timeout around the work as a
+    /// [`CallOutcome::Timeout`]).
+    ///
+    /// # Cancel safety
+    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    ///
+    /// # Errors
+    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    fn run_classified<F, T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+        classify: impl FnOnce(&F::Output) -> CallOutcome,
+    ) -> impl Future<Output = Result<F::Output, Error>>
+    where
+        F: Future,
+        T: Future;
 }
 
 impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
@@ -178,10 +198,25 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
         F::Output: Classify,
         T: Future,
     {
+        self.run_classified(max_wait, sleep, work, F::Output::outcome)
+            .await
+    }
+
+    async fn run_classified<F, T>(
+        &self,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+        classify: impl FnOnce(&F::Output) -> CallOutcome,
+    ) -> Result<F::Output, Error>
+    where
+        F: Future,
+        T: Future,
+    {
         let seat = self.bulkhead().acquire_with_timer(max_wait, sleep).await?;
         let seat = OnPanic(Some(track(self, seat)));
         let value = work.await;
-        seat.finish(value.outcome());
+        seat.finish(classify(&value));
         Ok(value)
     }
 }

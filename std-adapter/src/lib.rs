@@ -28,9 +28,9 @@ pub use bulkhead_core::{
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
-pub use limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig, LimitConfigError};
+pub use limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig};
 pub use lock::StdLock;
-pub use policy::{Outcome, Policy};
+pub use policy::{AdaptivePolicy, Outcome, Policy};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 pub use run::Run;
 pub use snapshot::{Inspect, Kind, Snapshot};

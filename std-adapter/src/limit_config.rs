@@ -2,14 +2,13 @@
 //! TOML table (`limit = { algorithm = "gradient2", min = 4, max = 200 }`)
 //! or as `BULKHEAD_<NAME>_LIMIT_*` environment variables.
 
-use std::fmt;
-
 use bulkhead_core::limit::{
-    Aimd, AimdParams, AnyLimit, Gradient2, Gradient2Params, LimitError, Vegas, VegasParams,
-    Windowed,
+    Aimd, AimdParams, AnyLimit, Gradient2, Gradient2Params, LimitError, MAX_ADAPTIVE_LIMIT, Vegas,
+    VegasParams, Windowed,
 };
 
-use crate::registry::{ENV_PREFIX, env_segment};
+use crate::registry::parse::{Field, whole_number};
+use crate::registry::{ENV_PREFIX, SettingsError, SettingsErrorKind, env_segment};
 
 /// Which algorithm a [`LimitConfig`] builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,7 +92,7 @@ pub struct LimitConfig {
 pub const DEFAULT_WINDOW: u32 = 10;
 
 /// The environment suffixes, after `BULKHEAD_<NAME>_`.
-const ENV_KEYS: [&str; 5] = [
+pub(crate) const ENV_KEYS: [&str; 5] = [
     "LIMIT_ALGORITHM",
     "LIMIT_MIN",
     "LIMIT_MAX",
@@ -119,6 +118,30 @@ impl LimitConfig {
     /// [`LimitError`] for bounds out of order (`min` 0, `min` above `max`)
     /// or an `initial` outside them.
     pub fn build(&self) -> Result<Windowed<AnyLimit>, LimitError> {
+        self.build_with(None)
+    }
+
+    /// As [`build`](Self::build), starting at `start` (clamped into the
+    /// bounds) unless `initial` is set: the registry starts an adaptive
+    /// compartment at its configured `max_concurrent`.
+    ///
+    /// ```
+    /// use bulkhead_std::{Algorithm, LimitConfig};
+    /// use bulkhead_std::core::limit::Limit;
+    ///
+    /// let config = LimitConfig { min: Some(4), max: Some(200), ..LimitConfig::new(Algorithm::Gradient2) };
+    /// assert_eq!(config.build_starting_at(10)?.limit(), 10);
+    /// assert_eq!(config.build_starting_at(1)?.limit(), 4);
+    /// # Ok::<(), bulkhead_std::core::limit::LimitError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn build_starting_at(&self, start: usize) -> Result<Windowed<AnyLimit>, LimitError> {
+        self.build_with(Some(start))
+    }
+
+    fn build_with(&self, start: Option<usize>) -> Result<Windowed<AnyLimit>, LimitError> {
         let (d_initial, d_min, d_max) = match self.algorithm {
             Algorithm::Aimd => {
                 let d = AimdParams::DEFAULT;
@@ -139,7 +162,7 @@ impl LimitConfig {
         let max = self.max.unwrap_or(d_max.max(min));
         let initial = self
             .initial
-            .unwrap_or(d_initial.clamp(min.min(max), max.max(min)));
+            .unwrap_or(start.unwrap_or(d_initial).clamp(min.min(max), max.max(min)));
         let limit: AnyLimit = match self.algorithm {
             Algorithm::Aimd => Aimd::new(AimdParams {
                 initial,
@@ -169,13 +192,15 @@ impl LimitConfig {
     /// Reads `BULKHEAD_<NAME>_LIMIT_ALGORITHM`, `_LIMIT_MIN`, `_LIMIT_MAX`,
     /// `_LIMIT_INITIAL` and `_LIMIT_WINDOW` for the compartment `name` (the
     /// name segment as [`env_segment`] spells it) from `vars`, over `base`
-    /// (`None`: no limit configured yet).
+    /// (`None`: no limit configured yet). Each variable overrides one field
+    /// of `base`; `_LIMIT_ALGORITHM` alone keeps `base`'s bounds.
     ///
     /// Returns `Ok(None)` when neither `base` nor the variables describe a
-    /// limit.
+    /// limit. The registry calls this for every compartment it creates.
     ///
     /// ```
     /// use bulkhead_std::{Algorithm, LimitConfig};
+    /// use bulkhead_std::registry::SettingsErrorKind;
     ///
     /// let vars = [("BULKHEAD_DATABASE_LIMIT_ALGORITHM", "vegas"), ("BULKHEAD_DATABASE_LIMIT_MAX", "64")];
     /// let limit = LimitConfig::from_env("database", vars, None)?.unwrap();
@@ -183,113 +208,125 @@ impl LimitConfig {
     ///
     /// let typo = [("BULKHEAD_DATABASE_LIMIT_MAXIMUM", "64")];
     /// let err = LimitConfig::from_env("database", typo, None).unwrap_err();
-    /// assert!(err.to_string().contains("BULKHEAD_DATABASE_LIMIT_MAX"));
-    /// # Ok::<(), bulkhead_std::LimitConfigError>(())
+    /// assert_eq!(err.kind(), SettingsErrorKind::UnknownKey);
+    /// assert!(err.to_string().contains("BULKHEAD_DATABASE_LIMIT_MAX,"));
+    /// # Ok::<(), bulkhead_std::registry::SettingsError>(())
     /// ```
     ///
     /// # Errors
-    /// [`LimitConfigError`] for an unknown `LIMIT_*` variable (naming the
-    /// valid ones), an unknown algorithm, a value that is not a number, or
-    /// bounds given without an algorithm.
+    /// [`SettingsError`] naming the variable: an unknown `LIMIT_*` suffix
+    /// ([`UnknownKey`](SettingsErrorKind::UnknownKey), listing the valid
+    /// variables), an unknown algorithm
+    /// ([`UnknownAlgorithm`](SettingsErrorKind::UnknownAlgorithm)), a value
+    /// that is not a whole number in range, or bounds given without an
+    /// algorithm ([`MissingAlgorithm`](SettingsErrorKind::MissingAlgorithm)).
     pub fn from_env<K: AsRef<str>, V: AsRef<str>>(
         name: &str,
         vars: impl IntoIterator<Item = (K, V)>,
         base: Option<LimitConfig>,
-    ) -> Result<Option<LimitConfig>, LimitConfigError> {
-        let prefix = format!("{ENV_PREFIX}{}_LIMIT_", env_segment(name));
+    ) -> Result<Option<LimitConfig>, SettingsError> {
+        let prefix = format!("{ENV_PREFIX}{}_", env_segment(name));
+        Self::from_env_prefix(&prefix, vars, base)
+    }
+
+    /// As [`from_env`](Self::from_env) for the variables that start with
+    /// `prefix` (`BULKHEAD_DATABASE_`, or `BULKHEAD_` for the registry's
+    /// template).
+    pub(crate) fn from_env_prefix<K: AsRef<str>, V: AsRef<str>>(
+        prefix: &str,
+        vars: impl IntoIterator<Item = (K, V)>,
+        base: Option<LimitConfig>,
+    ) -> Result<Option<LimitConfig>, SettingsError> {
+        let limit_prefix = format!("{prefix}LIMIT_");
         let mut config = base;
         let mut numbers: Vec<(String, &'static str, String)> = Vec::new();
         for (key, value) in vars {
             let (key, value) = (key.as_ref(), value.as_ref());
-            let Some(rest) = key.strip_prefix(&prefix) else {
+            let Some(rest) = key.strip_prefix(&limit_prefix) else {
                 continue;
             };
-            let error = |message: String| LimitConfigError {
-                variable: key.to_string(),
-                value: value.to_string(),
-                message,
-            };
-            match rest {
-                "ALGORITHM" => {
+            if let Some(field) = ENV_KEYS
+                .into_iter()
+                .find(|k| k.strip_prefix("LIMIT_") == Some(rest))
+            {
+                if field == "LIMIT_ALGORITHM" {
                     let algorithm = Algorithm::parse(value).ok_or_else(|| {
-                        error(format!(
-                            "unknown algorithm; choose one of {}",
-                            Algorithm::ALL.map(Algorithm::name).join(", ")
-                        ))
+                        SettingsError::new(
+                            SettingsErrorKind::UnknownAlgorithm,
+                            key,
+                            value,
+                            ALGORITHMS,
+                        )
                     })?;
                     let mut c = config.unwrap_or(LimitConfig::new(algorithm));
                     c.algorithm = algorithm;
                     config = Some(c);
-                }
-                "MIN" | "MAX" | "INITIAL" | "WINDOW" => {
-                    let field = ENV_KEYS
-                        .into_iter()
-                        .find(|k| k.ends_with(rest))
-                        .unwrap_or("LIMIT_MIN");
+                } else {
                     numbers.push((key.to_string(), field, value.to_string()));
                 }
-                _ => {
-                    let valid: Vec<String> = ENV_KEYS
-                        .iter()
-                        .map(|k| format!("{ENV_PREFIX}{}_{k}", env_segment(name)))
-                        .collect();
-                    return Err(error(format!(
-                        "unknown adaptive-limit setting; the valid variables are {}",
-                        valid.join(", ")
-                    )));
-                }
+            } else if !is_other_setting(rest) {
+                let valid: Vec<String> = ENV_KEYS.iter().map(|k| format!("{prefix}{k}")).collect();
+                return Err(SettingsError::new(
+                    SettingsErrorKind::UnknownKey,
+                    key,
+                    value,
+                    format!("one of the adaptive-limit variables {}", valid.join(", ")),
+                ));
             }
         }
         for (variable, field, raw) in numbers {
             let Some(c) = config.as_mut() else {
-                return Err(LimitConfigError {
+                return Err(SettingsError::new(
+                    SettingsErrorKind::MissingAlgorithm,
                     variable,
-                    value: raw,
-                    message: format!(
-                        "a limit bound without an algorithm; also set {ENV_PREFIX}{}_LIMIT_ALGORITHM",
-                        env_segment(name)
+                    raw,
+                    format!(
+                        "{prefix}LIMIT_ALGORITHM too ({ALGORITHMS}), or a limit in the code or file"
                     ),
-                });
+                ));
             };
-            let n: u64 = raw.trim().parse().map_err(|_| LimitConfigError {
-                variable: variable.clone(),
-                value: raw.clone(),
-                message: "not a whole number; give a count such as 16".into(),
-            })?;
-            let too_big = || LimitConfigError {
-                variable: variable.clone(),
-                value: raw.clone(),
-                message: "too large for this target; choose a smaller count".into(),
-            };
+            let (min, max, what) = number_bounds(field);
+            let n = whole_number(&variable, &raw, min, max, &format!("{what} to {max}"))?;
+            // In range by `number_bounds`, which stays within usize and u32.
+            let count = usize::try_from(n).unwrap_or(usize::MAX);
             match field {
-                "LIMIT_MIN" => c.min = Some(usize::try_from(n).map_err(|_| too_big())?),
-                "LIMIT_MAX" => c.max = Some(usize::try_from(n).map_err(|_| too_big())?),
-                "LIMIT_INITIAL" => c.initial = Some(usize::try_from(n).map_err(|_| too_big())?),
-                _ => c.window = Some(u32::try_from(n).map_err(|_| too_big())?),
+                "LIMIT_MIN" => c.min = Some(count),
+                "LIMIT_MAX" => c.max = Some(count),
+                "LIMIT_INITIAL" => c.initial = Some(count),
+                _ => c.window = Some(u32::try_from(n).unwrap_or(u32::MAX)),
             }
         }
         Ok(config)
     }
 }
 
-/// A `BULKHEAD_<NAME>_LIMIT_*` variable that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LimitConfigError {
-    /// The variable.
-    pub variable: String,
-    /// Its value.
-    pub value: String,
-    /// What is wrong, and what to do.
-    pub message: String,
-}
+/// The algorithms, for messages.
+const ALGORITHMS: &str = "`aimd`, `vegas` or `gradient2`";
 
-impl fmt::Display for LimitConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} = {:?}: {}", self.variable, self.value, self.message)
+/// Accepted range and meaning of a numeric `LIMIT_*` setting.
+fn number_bounds(field: &str) -> (u64, u64, &'static str) {
+    const LIMIT: u64 = MAX_ADAPTIVE_LIMIT as u64;
+    match field {
+        "LIMIT_WINDOW" => (
+            0,
+            u32::MAX as u64,
+            "a whole number of samples per window (0 = every sample)",
+        ),
+        _ => (1, LIMIT, "a whole number of seats from 1"),
     }
 }
 
-impl std::error::Error for LimitConfigError {}
+/// Whether `rest`, after `BULKHEAD_<NAME>_LIMIT_`, is a setting of
+/// another compartment whose name extends `NAME` with `_LIMIT_…`
+/// (`BULKHEAD_DB_LIMIT_X_MAX_CONCURRENT` for `db.limit.x`), which is not
+/// this compartment's typo.
+fn is_other_setting(rest: &str) -> bool {
+    let ends = |suffix: &str| rest == suffix || rest.ends_with(&format!("_{suffix}"));
+    Field::ALL
+        .iter()
+        .any(|f| ends(&f.key().to_ascii_uppercase()))
+        || ENV_KEYS.iter().any(|k| rest.ends_with(&format!("_{k}")))
+}
 
 #[cfg(test)]
 mod tests {
@@ -333,16 +370,34 @@ mod tests {
             None
         );
 
-        let err = LimitConfig::from_env("db", [("BULKHEAD_DB_LIMIT_ALGORITHM", "pid")], None)
-            .unwrap_err();
-        assert!(err.message.contains("aimd, vegas, gradient2"), "{err}");
-        let err =
-            LimitConfig::from_env("db", [("BULKHEAD_DB_LIMIT_MAX", "ten")], base).unwrap_err();
-        assert!(err.message.contains("whole number"), "{err}");
-        let err = LimitConfig::from_env("db", [("BULKHEAD_DB_LIMIT_MAX", "9")], None).unwrap_err();
-        assert!(err.message.contains("BULKHEAD_DB_LIMIT_ALGORITHM"), "{err}");
-        let err = LimitConfig::from_env("db", [("BULKHEAD_DB_LIMIT_MAXX", "9")], base).unwrap_err();
-        assert!(err.message.contains("BULKHEAD_DB_LIMIT_MAX,"), "{err}");
+        let kind = |vars: [(&str, &str); 1], base| {
+            let err = LimitConfig::from_env("db", vars, base).unwrap_err();
+            (err.kind(), err.to_string())
+        };
+        let (k, msg) = kind([("BULKHEAD_DB_LIMIT_ALGORITHM", "pid")], None);
+        assert_eq!(k, SettingsErrorKind::UnknownAlgorithm);
+        assert!(msg.contains("`aimd`, `vegas` or `gradient2`"), "{msg}");
+        let (k, msg) = kind([("BULKHEAD_DB_LIMIT_MAX", "ten")], base);
+        assert_eq!(k, SettingsErrorKind::NotANumber);
+        assert!(msg.contains("BULKHEAD_DB_LIMIT_MAX"), "{msg}");
+        assert_eq!(
+            kind([("BULKHEAD_DB_LIMIT_MIN", "0")], base).0,
+            SettingsErrorKind::Zero
+        );
+        assert_eq!(
+            kind([("BULKHEAD_DB_LIMIT_MIN", "-2")], base).0,
+            SettingsErrorKind::Negative
+        );
+        let (k, msg) = kind([("BULKHEAD_DB_LIMIT_MAX", "9")], None);
+        assert_eq!(k, SettingsErrorKind::MissingAlgorithm);
+        assert!(msg.contains("BULKHEAD_DB_LIMIT_ALGORITHM too"), "{msg}");
+        let (k, msg) = kind([("BULKHEAD_DB_LIMIT_MAXX", "9")], base);
+        assert_eq!(k, SettingsErrorKind::UnknownKey);
+        assert!(msg.contains("BULKHEAD_DB_LIMIT_MAXX"), "{msg}");
+        assert!(msg.contains("BULKHEAD_DB_LIMIT_MAX,"), "{msg}");
+        // Another compartment's setting (`db.limit.x`), not a typo of db's.
+        let other = [("BULKHEAD_DB_LIMIT_X_MAX_CONCURRENT", "3")];
+        assert_eq!(LimitConfig::from_env("db", other, base).unwrap(), base);
     }
 
     #[cfg(feature = "config-file")]

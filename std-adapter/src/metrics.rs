@@ -8,7 +8,9 @@
 //! |---|---|---|---|
 //! | `bulkhead_active` | gauge | count | seats held |
 //! | `bulkhead_waiting` | gauge | count | callers waiting (thread pool: queued tasks) |
-//! | `bulkhead_max_concurrent` | gauge | count | the current limit |
+//! | `bulkhead_max_concurrent` | gauge | count | the current limit (adaptive compartments: also set at each change) |
+//! | `bulkhead_limit_changes_total` | counter | count | adaptive compartments: times a sample changed the limit |
+//! | `bulkhead_limit_samples_skipped_total` | counter | count | adaptive compartments: samples that arrived while another was processed |
 //! | `bulkhead_admitted_total` | counter | count | the compartment's admissions ([`StdLock::admitted`](crate::StdLock::admitted)) |
 //! | `bulkhead_rejected_total` | counter | count | the compartment's rejections (core's [`State::rejected`](bulkhead_core::State::rejected)) |
 //! | `bulkhead_timed_out_total` | counter | count | the compartment's expired wait budgets (core's [`State::timed_out`](bulkhead_core::State::timed_out); thread pool: execution timeouts) |
@@ -133,6 +135,16 @@ pub fn describe() {
         Unit::Seconds,
         "How long admitted callers queued for their seat."
     );
+    metrics::describe_counter!(
+        crate::adaptive_metrics::LIMIT_CHANGES,
+        Unit::Count,
+        "Times a sample changed the adaptive limit."
+    );
+    metrics::describe_counter!(
+        crate::adaptive_metrics::SAMPLES_SKIPPED,
+        Unit::Count,
+        "Adaptive-limit samples that arrived while another was being processed."
+    );
     metrics::describe_gauge!(
         RESOURCE_OPEN,
         Unit::Count,
@@ -182,6 +194,26 @@ pub(crate) fn record_wait(name: &'static str, waited: Duration) {
     });
 }
 
+/// An adaptive compartment's limit moved to `limit`, its `changes`-th
+/// change: sets the `bulkhead_max_concurrent` gauge and the
+/// `bulkhead_limit_changes_total` counter at once, so that the gauge
+/// follows the limit without waiting for the next publication. Called by
+/// the registry's adaptive seats only when a sample changed the limit;
+/// the labels are made once per name ([`labels`]), so it allocates
+/// nothing after the first change.
+pub(crate) fn limit_changed(name: &'static str, limit: usize, changes: usize) {
+    use crate::adaptive_metrics::LIMIT_CHANGES;
+    let labels = labels(name);
+    metrics::with_recorder(|recorder| {
+        recorder
+            .register_gauge(&Key::from_static_labels(MAX_CONCURRENT, labels), &METADATA)
+            .set(limit as f64);
+        recorder
+            .register_counter(&Key::from_static_labels(LIMIT_CHANGES, labels), &METADATA)
+            .absolute(changes as u64);
+    });
+}
+
 /// Publishes one compartment's gauges and counters.
 pub(crate) fn publish(s: &Snapshot) {
     let name = s.name;
@@ -201,6 +233,11 @@ pub fn publish_registry(registry: &Registry) {
     describe();
     for s in registry.all_states().values() {
         publish(s);
+    }
+    for (name, controller) in registry.controllers() {
+        use crate::adaptive_metrics::{LIMIT_CHANGES, SAMPLES_SKIPPED};
+        metrics::counter!(LIMIT_CHANGES, "name" => name).absolute(controller.changes() as u64);
+        metrics::counter!(SAMPLES_SKIPPED, "name" => name).absolute(controller.skipped() as u64);
     }
     for (name, r) in registry.resource_states() {
         metrics::gauge!(RESOURCE_OPEN, "name" => name).set(if r.open { 1.0 } else { 0.0 });

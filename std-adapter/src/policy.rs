@@ -3,8 +3,12 @@
 
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, Error, Handle, MaxWait};
+use std::ops::Deref;
 
+use bulkhead_core::limit::{Adaptive, CallOutcome, Clock, Limit};
+use bulkhead_core::{Bulkhead, Error, Handle, MaxWait, RawLock};
+
+use crate::adaptive::{Classify, ExecuteAdaptive};
 use crate::execute::Execute;
 use crate::run::Run;
 
@@ -62,6 +66,9 @@ impl<T> Outcome<T> {
 /// the timeout so that it caps concurrency before a call starts its
 /// timeout window, and inside retry so that each attempt takes its own
 /// seat.
+///
+/// For an adaptive compartment, [`AdaptivePolicy`] also times and
+/// classifies each call for the limit.
 ///
 /// # Examples
 ///
@@ -158,6 +165,115 @@ impl<P: Handle> Policy<P> {
         Outcome::from_admission(
             self.bulkhead
                 .run_with_timer(self.max_wait, sleep, work)
+                .await,
+        )
+    }
+}
+
+/// A [`Policy`] over an adaptive compartment ([`Adaptive`], such as an
+/// [`AdaptiveBulkhead`](crate::AdaptiveBulkhead)): the same
+/// [`Outcome`]s, and every admitted call is timed and classified for the
+/// limit, as [`ExecuteAdaptive`] does:
+///
+/// - `Err` (through [`Classify`]) or a panic counts as dropped;
+/// - the work's own timeout counts as a timeout when the classifier of
+///   [`execute_classified`](Self::execute_classified) or
+///   [`run_classified`](Self::run_classified) says so (a timeout around
+///   the work, inside the policy, returns an `Err` that [`Classify`] alone
+///   would count as dropped);
+/// - a rejection or an expired wait budget records nothing (the call never
+///   reached the dependency).
+///
+/// `P` is any pointer to the compartment: `&Adaptive`, `Arc<Adaptive>`.
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::{AdaptivePolicy, AdaptiveBulkhead, Bulkhead, MaxWait, Outcome, StdClock};
+/// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+///
+/// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
+/// let api: AdaptiveBulkhead<Aimd> = AdaptiveBulkhead::new(Bulkhead::new("api", 4)?, aimd, StdClock);
+/// let policy = AdaptivePolicy::new(&api, MaxWait::from_millis(20));
+/// let outcome = policy.execute(|| Err::<(), _>("503"));
+/// assert_eq!(outcome, Outcome::Success(Err("503"))); // the work ran; its error is untouched
+/// assert_eq!(api.limit(), 3); // and counted as dropped: floor(0.9 × 4)
+/// let slow = policy.execute_classified(|| "late", |_| CallOutcome::Timeout);
+/// assert_eq!(slow, Outcome::Success("late"));
+/// assert_eq!(api.limit(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct AdaptivePolicy<P> {
+    adaptive: P,
+    max_wait: MaxWait,
+}
+
+impl<P, L, A, C> AdaptivePolicy<P>
+where
+    P: Deref<Target = Adaptive<L, A, C>>,
+    L: RawLock,
+    A: Limit,
+    C: Clock,
+{
+    /// A policy that waits at most `max_wait` for a seat in `adaptive`.
+    pub const fn new(adaptive: P, max_wait: MaxWait) -> Self {
+        Self { adaptive, max_wait }
+    }
+
+    /// The adaptive compartment.
+    pub fn adaptive(&self) -> &Adaptive<L, A, C> {
+        &self.adaptive
+    }
+
+    /// Runs `work` on this thread inside the compartment and records its
+    /// round trip and outcome ([`Classify`]), as
+    /// [`ExecuteAdaptive::execute`].
+    pub fn execute<T: Classify>(&self, work: impl FnOnce() -> T) -> Outcome<T> {
+        Outcome::from_admission(self.adaptive.execute(self.max_wait, work))
+    }
+
+    /// As [`execute`](Self::execute), with the outcome decided by
+    /// `classify`.
+    pub fn execute_classified<T>(
+        &self,
+        work: impl FnOnce() -> T,
+        classify: impl FnOnce(&T) -> CallOutcome,
+    ) -> Outcome<T> {
+        Outcome::from_admission(
+            self.adaptive
+                .execute_classified(self.max_wait, work, classify),
+        )
+    }
+
+    /// Runs `work` inside the compartment, waiting for a seat with the
+    /// runtime timer `sleep`, and records its round trip and outcome
+    /// ([`Classify`]), as [`ExecuteAdaptive::run`].
+    pub async fn run<F, T>(&self, sleep: impl FnOnce(Duration) -> T, work: F) -> Outcome<F::Output>
+    where
+        F: Future,
+        F::Output: Classify,
+        T: Future,
+    {
+        Outcome::from_admission(
+            ExecuteAdaptive::run(&*self.adaptive, self.max_wait, sleep, work).await,
+        )
+    }
+
+    /// As [`run`](Self::run), with the outcome decided by `classify`
+    /// (for instance a tokio `Elapsed` as [`CallOutcome::Timeout`]).
+    pub async fn run_classified<F, T>(
+        &self,
+        sleep: impl FnOnce(Duration) -> T,
+        work: F,
+        classify: impl FnOnce(&F::Output) -> CallOutcome,
+    ) -> Outcome<F::Output>
+    where
+        F: Future,
+        T: Future,
+    {
+        Outcome::from_admission(
+            self.adaptive
+                .run_classified(self.max_wait, sleep, work, classify)
                 .await,
         )
     }

@@ -19,7 +19,7 @@ use std::time::Instant;
 ///
 /// Without the `metrics` feature it is an empty type and every method
 /// compiles to nothing. With it, once metrics are in use
-/// ([`metrics::describe`](crate::metrics::describe) has run, which
+/// (`metrics::describe` has run, which
 /// `publish_registry` and `MetricsUpdater` do), a recorded wait goes to
 /// the `metrics` facade's current recorder under
 /// `bulkhead_wait_seconds{name=...}`, without allocating (the label is

@@ -7,7 +7,9 @@ use bulkhead_core::limit::Clock;
 /// Core's [`Clock`] from tokio's clock, so that adaptive limits follow
 /// tokio's paused test clock too.
 ///
-/// With any acquire of this crate, time a seat with
+/// [`AdaptiveExt::acquire_within`](crate::AdaptiveExt::acquire_within)
+/// waits on tokio's clock and hands out a seat that times itself; a seat
+/// taken by any other wait is timed with
 /// [`Adaptive::track`](bulkhead_core::limit::Adaptive::track):
 ///
 /// ```

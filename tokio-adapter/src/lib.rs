@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod adaptive;
 mod clock;
 mod pool;
 mod registry;
@@ -23,6 +24,7 @@ pub use bulkhead_std;
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
+pub use adaptive::AdaptiveExt;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment
 /// with its own worker threads, for blocking work that must not share
 /// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
@@ -52,6 +54,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{BulkheadExt, RegistryExt, ScopedExt};
+    pub use crate::{AdaptiveExt, BulkheadExt, RegistryExt, ScopedExt};
     pub use bulkhead_std::prelude::*;
 }

@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use bulkhead_std::Classify;
 use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
 use bulkhead_std::scoped::ShutdownReport;
 
@@ -18,6 +19,13 @@ use bulkhead_std::scoped::ShutdownReport;
 /// threads and other tasks. Admissions, rejections and timeouts are counted
 /// by the compartment itself and the wait is recorded for the metrics
 /// histogram, so the registry's metrics see them like any other path.
+///
+/// In an adaptive compartment (a `limit` in its settings) the seats time
+/// themselves on the std clock and feed the limit when they are given
+/// back: [`acquire_async`](Self::acquire_async)'s seat records a success
+/// when dropped (or [`RegistrySeat::record`] says otherwise), and
+/// [`run_async`](Self::run_async) classifies `work`'s output
+/// ([`Classify`]: `Err` counts as dropped).
 ///
 /// For a tower service, `BulkheadLayer::from_registry` (feature `tower`)
 /// takes the same budget.
@@ -40,7 +48,7 @@ use bulkhead_std::scoped::ShutdownReport;
 /// let err = registry.acquire_async("search").await.unwrap_err();
 /// assert!(matches!(err, RegistryError::Rejected(Error::Timeout { .. })));
 /// drop(seat);
-/// assert_eq!(registry.run_async("search", async { 7 }).await?, 7);
+/// assert_eq!(registry.run_async("search", async { Ok::<_, ()>(7) }).await?, Ok(7));
 /// # Ok(())
 /// # }
 /// ```
@@ -71,7 +79,8 @@ pub trait RegistryExt: sealed::Sealed {
 
     /// Runs `work` inside compartment `name`, as
     /// [`acquire_async`](Self::acquire_async) takes the seat. The budget
-    /// bounds only the wait, not `work`.
+    /// bounds only the wait, not `work`. An adaptive compartment records
+    /// `work`'s output as [`Registry::run_with_timer`] does.
     ///
     /// # Cancel safety
     /// Dropping the future loses no seat: before admission it leaves the
@@ -87,7 +96,8 @@ pub trait RegistryExt: sealed::Sealed {
         work: F,
     ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
     where
-        F: Future + Send + 'a;
+        F: Future + Send + 'a,
+        F::Output: Classify;
 
     /// Shuts the registry's compartments down from a tokio task, as
     /// [`Registry::shutdown_with_timer`] with `tokio::time::sleep`: every
@@ -150,6 +160,7 @@ impl RegistryExt for Registry {
     ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
     where
         F: Future + Send + 'a,
+        F::Output: Classify,
     {
         self.run_with_timer(name, tokio::time::sleep, work)
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bulkhead_std::metrics as bm;
 use bulkhead_std::registry::{DomainConfig, Registry, RegistryError, RegistrySeat};
-use bulkhead_tokio::{BoxError, BulkheadLayer, Error, MaxWait, OwnedSeat, RegistryExt};
+use bulkhead_tokio::{BoxError, BulkheadLayer, Error, MaxWait, RegistryExt};
 use metrics::Unit;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use tower_layer::Layer;
@@ -38,7 +38,7 @@ impl Service<u32> for Echo {
 
 /// The only seat of `name`.
 fn seat(registry: &Registry, name: &str) -> RegistrySeat {
-    OwnedSeat::try_acquire(registry.get(name).unwrap()).unwrap()
+    registry.domain(name).unwrap().try_acquire().unwrap()
 }
 
 /// Holds the only seat of `name` for `HOLD` on another thread.

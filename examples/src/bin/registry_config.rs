@@ -6,11 +6,20 @@
 //!
 //! ```sh
 //! BULKHEAD_DATABASE_MAX_CONCURRENT=3 cargo run -p bulkhead-examples --bin registry_config
+//! BULKHEAD_SEARCH_LIMIT_ALGORITHM=gradient2 cargo run -p bulkhead-examples --bin registry_config
 //! cargo run -p bulkhead-examples --bin registry_config -- path/to/bulkhead.toml
 //! ```
+//!
+//! The `search` compartment is adaptive (a `limit` table): its limit
+//! starts at `max_concurrent` and moves with the calls it admits.
 
 use bulkhead_std::MaxWait;
 use bulkhead_std::registry::{DomainConfig, EnvSource, Registry, RegistryError};
+
+/// The compartment's current limit.
+fn limit(registry: &Registry, name: &str) -> Result<usize, RegistryError> {
+    Ok(registry.get(name)?.state().max_concurrent)
+}
 
 /// What a deployment's `bulkhead.toml` might say (used when no path is given).
 const FILE: &str = r#"
@@ -28,6 +37,10 @@ max_concurrent = 8
 max_concurrent = 5
 max_waiting = 10
 admission = "barging"
+
+[domains.search]               # adaptive: the limit starts here and moves
+max_concurrent = 10
+limit = { algorithm = "aimd", min = 2, max = 40 }   # also: initial, window
 "#;
 
 fn main() -> Result<(), RegistryError> {
@@ -38,7 +51,8 @@ fn main() -> Result<(), RegistryError> {
             "cache",
             DomainConfig::new(64).max_wait(MaxWait::from_millis(5)),
         )
-        // environment: BULKHEAD_<NAME>_MAX_CONCURRENT, _MAX_WAIT (e.g. 250ms), ... (on by default)
+        // environment: BULKHEAD_<NAME>_MAX_CONCURRENT, _MAX_WAIT (e.g. 250ms),
+        // _LIMIT_ALGORITHM, _LIMIT_MAX, ... (on by default)
         .env(EnvSource::process());
     let builder = match &file {
         Some(path) => builder.toml_file(path),
@@ -47,6 +61,7 @@ fn main() -> Result<(), RegistryError> {
     let registry = builder.build()?;
     registry.database("replica")?; // "database:replica", from the file
     registry.get_or_create_default("tenant-42")?; // the [default] template
+    registry.get_or_create_default("search")?; // [domains.search]: adaptive
 
     println!(
         "compartments (file: {}):",
@@ -64,8 +79,32 @@ fn main() -> Result<(), RegistryError> {
     }
 
     // Work runs inside a compartment with that compartment's wait budget.
-    let rows = registry.execute("database", || 42)?;
-    println!("\nran a database call inside its compartment: {rows}");
+    let rows = registry.execute("database", || Ok::<_, std::io::Error>(42))?;
+    println!("\nran a database call inside its compartment: {rows:?}");
+
+    // The adaptive compartment learns from the calls the registry runs: a
+    // failing dependency (each `Err` counts as dropped) brings the limit
+    // down, a healthy one under load brings it back up.
+    let start = limit(&registry, "search")?;
+    for _ in 0..50 {
+        let _ = registry.execute("search", || Err::<(), _>("503 from the search service"));
+    }
+    let failing = limit(&registry, "search")?;
+    for _ in 0..20 {
+        let seats = (0..limit(&registry, "search")?)
+            .map(|_| registry.acquire("search"))
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(seats); // each seat given back is a success, with the compartment full
+    }
+    let healthy = limit(&registry, "search")?;
+    let changes = registry
+        .domain("search")?
+        .controller()
+        .map_or(0, |c| c.changes());
+    println!(
+        "\nadaptive search limit: {start} at start, {failing} after failures, \
+         {healthy} after healthy load ({changes} changes)"
+    );
 
     // A strict lookup names what is missing and what exists.
     if let Err(e) = registry.get("databse") {

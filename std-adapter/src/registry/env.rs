@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use super::parse::{Field, SettingsError};
 use super::settings::Overlay;
+use crate::LimitConfig;
+use crate::limit_config::ENV_KEYS as LIMIT_ENV_KEYS;
 
 /// The prefix of every variable the registry reads.
 pub const ENV_PREFIX: &str = "BULKHEAD_";
@@ -24,7 +26,10 @@ pub const ENV_PREFIX: &str = "BULKHEAD_";
 /// For a compartment named `NAME`: `BULKHEAD_<NAME>_MAX_CONCURRENT`,
 /// `_MAX_WAIT` (a duration with a unit: `250ms`, `2s`; `0` fails fast,
 /// `forever`), `_MAX_WAIT_MS` (whole milliseconds), `_MAX_WAITING`,
-/// `_MAX_WORKERS` and `_ADMISSION` (`fifo` or `barging`), where `<NAME>` is the name upper-cased with
+/// `_MAX_WORKERS`, `_ADMISSION` (`fifo` or `barging`), and the adaptive
+/// limit's `_LIMIT_ALGORITHM` (`aimd`, `vegas`, `gradient2`), `_LIMIT_MIN`,
+/// `_LIMIT_MAX`, `_LIMIT_INITIAL`, `_LIMIT_WINDOW` (see
+/// [`LimitConfig::from_env`]), where `<NAME>` is the name upper-cased with
 /// every character that is not an ASCII letter or digit replaced by `_`
 /// ([`env_segment`]): `database:replica` reads
 /// `BULKHEAD_DATABASE_REPLICA_MAX_CONCURRENT`. The registry's default
@@ -87,14 +92,21 @@ impl EnvSource {
         Self::default()
     }
 
+    /// The adaptive limit for compartment `name` (the default settings
+    /// when `None`): `base` with the `LIMIT_*` variables applied.
+    pub(crate) fn limit(
+        &self,
+        name: Option<&str>,
+        base: Option<LimitConfig>,
+    ) -> Result<Option<LimitConfig>, SettingsError> {
+        LimitConfig::from_env_prefix(&prefix(name), &self.vars, base)
+    }
+
     /// The overlay for compartment `name`, or for the default settings
     /// when `name` is `None`.
     pub(crate) fn overlay(&self, name: Option<&str>) -> Result<Overlay, SettingsError> {
         let mut overlay = Overlay::default();
-        let prefix = match name {
-            Some(name) => format!("{ENV_PREFIX}{}_", env_segment(name)),
-            None => ENV_PREFIX.to_owned(),
-        };
+        let prefix = prefix(name);
         for field in Field::ALL {
             let key = format!("{prefix}{}", field.key().to_ascii_uppercase());
             if let Some(raw) = self.vars.get(&key) {
@@ -105,6 +117,14 @@ impl EnvSource {
     }
 }
 
+/// `BULKHEAD_<NAME>_`, or `BULKHEAD_` for the default settings.
+fn prefix(name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("{ENV_PREFIX}{}_", env_segment(name)),
+        None => ENV_PREFIX.to_owned(),
+    }
+}
+
 impl EnvSource {
     /// The `BULKHEAD_*` variables that end in no known setting, each with
     /// the closest valid variable when one is near.
@@ -112,6 +132,7 @@ impl EnvSource {
         let suffixes: Vec<String> = Field::ALL
             .iter()
             .map(|f| f.key().to_ascii_uppercase())
+            .chain(LIMIT_ENV_KEYS.iter().map(|k| (*k).to_owned()))
             .collect();
         self.vars
             .keys()
@@ -218,7 +239,8 @@ impl std::fmt::Display for UnknownVariable {
             None => write!(
                 f,
                 "; bulkhead variables are BULKHEAD_<NAME>_<SETTING> with SETTING one of \
-                 MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, ADMISSION"
+                 MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, ADMISSION, \
+                 LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, LIMIT_WINDOW"
             ),
         }
     }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use bulkhead_core::limit::LimitError;
 use bulkhead_core::{ConfigError, Error};
 
 use super::parse::SettingsError;
@@ -80,6 +81,14 @@ pub enum RegistryError {
     Settings(SettingsError),
     /// The resulting configuration is invalid (for example zero seats).
     Config(ConfigError),
+    /// The resulting adaptive limit is invalid (for example `min` above
+    /// `max`, once code, file and environment are combined).
+    Limit {
+        /// The compartment (`default` for the registry's template).
+        name: &'static str,
+        /// What the algorithm refused.
+        error: LimitError,
+    },
     /// A thread-pool compartment could not be built.
     Pool(BuildError),
     /// The compartment turned the caller away (the registry's lookups
@@ -188,6 +197,20 @@ impl fmt::Display for RegistryError {
             RegistryError::Unsupported { name, what } => write!(f, "bulkhead `{name}`: {what}"),
             RegistryError::Settings(e) => e.fmt(f),
             RegistryError::Config(e) => e.fmt(f),
+            RegistryError::Limit { name, error } => {
+                // The registry's template is checked under the name
+                // `default`; its variables have no name segment.
+                let prefix = if *name == "default" {
+                    super::ENV_PREFIX.to_owned()
+                } else {
+                    format!("{}{}_", super::ENV_PREFIX, super::env_segment(name))
+                };
+                write!(
+                    f,
+                    "bulkhead `{name}`: {error} (the `limit` from code and the file's \
+                     `limit` table, with the {prefix}LIMIT_* variables applied)"
+                )
+            }
             RegistryError::Pool(e) => e.fmt(f),
             RegistryError::Rejected(e) => e.fmt(f),
         }
@@ -199,6 +222,7 @@ impl std::error::Error for RegistryError {
         match self {
             RegistryError::Settings(e) => Some(e),
             RegistryError::Config(e) => Some(e),
+            RegistryError::Limit { error, .. } => Some(error),
             RegistryError::Pool(e) => Some(e),
             RegistryError::Rejected(e) => Some(e),
             _ => None,

@@ -11,6 +11,10 @@
 //!
 //! [domains."database:replica"]
 //! max_concurrent = 8
+//!
+//! [domains.search]             # an adaptive compartment
+//! max_concurrent = 10          # where the limit starts
+//! limit = { algorithm = "gradient2", min = 4, max = 200 }   # also: initial, window
 //! ```
 //!
 //! Every key is optional; an unknown key, in any table, is an error.
@@ -30,6 +34,7 @@ pub(crate) struct FileSettings {
 #[cfg(feature = "config-file")]
 mod toml_file {
     use super::*;
+    use crate::LimitConfig;
     use crate::registry::parse::{Field, SettingsError, SettingsErrorKind};
     use serde::Deserialize;
 
@@ -49,10 +54,16 @@ mod toml_file {
         max_waiting: Option<toml::Value>,
         max_workers: Option<toml::Value>,
         admission: Option<toml::Value>,
+        limit: Option<toml::Value>,
     }
 
     const ACCEPTED: &str = "tables [default] and [domains.NAME] with keys max_concurrent, \
-                            max_wait, max_wait_ms, max_waiting, max_workers, admission";
+                            max_wait, max_wait_ms, max_waiting, max_workers, admission, limit";
+
+    /// The keys of a `limit` table.
+    const LIMIT_KEYS: &str = "a table `limit = { algorithm = \"gradient2\", min = 4, max = 200 }` \
+                              with keys algorithm (`aimd`, `vegas` or `gradient2`), min, max, \
+                              initial, window";
 
     impl FileSettings {
         /// Parses and checks `text`; `origin` (a path, or `"<string>"`)
@@ -129,7 +140,61 @@ mod toml_file {
                 };
                 field.set(&mut overlay, &key, &raw)?;
             }
+            if let Some(value) = &self.limit {
+                overlay.limit = Some(limit_table(&format!("{table}.limit"), value)?);
+            }
             Ok(overlay)
         }
+    }
+
+    /// A `limit` table, with every problem named by its key
+    /// (`domains.search.limit.maximum`), in the words the environment's
+    /// `LIMIT_*` variables use.
+    fn limit_table(key: &str, value: &toml::Value) -> Result<LimitConfig, SettingsError> {
+        let toml::Value::Table(table) = value else {
+            return Err(SettingsError::new(
+                SettingsErrorKind::NotATable,
+                key,
+                describe(value),
+                LIMIT_KEYS,
+            ));
+        };
+        // The table is read in the environment's terms, so that both
+        // sources share one parser and one set of messages.
+        let mut vars = Vec::new();
+        for (name, value) in table {
+            let suffix = match name.as_str() {
+                "algorithm" | "min" | "max" | "initial" | "window" => name.to_ascii_uppercase(),
+                _ => {
+                    return Err(SettingsError::new(
+                        SettingsErrorKind::UnknownKey,
+                        format!("{key}.{name}"),
+                        describe(value),
+                        LIMIT_KEYS,
+                    ));
+                }
+            };
+            vars.push((format!("{key}.{name}"), suffix, describe(value)));
+        }
+        let algorithm = vars.iter().position(|(_, suffix, _)| suffix == "ALGORITHM");
+        let Some(algorithm) = algorithm else {
+            return Err(SettingsError::new(
+                SettingsErrorKind::MissingAlgorithm,
+                key,
+                describe(value),
+                LIMIT_KEYS,
+            ));
+        };
+        // The algorithm first, so that the bounds apply to it.
+        vars.swap(0, algorithm);
+        let mut config = None;
+        for (full, suffix, raw) in vars {
+            let var = format!("LIMIT_{suffix}");
+            config = LimitConfig::from_env_prefix("", [(var, raw)], config)
+                .map_err(|e| e.renamed(&full))?;
+        }
+        config.ok_or_else(|| {
+            SettingsError::new(SettingsErrorKind::MissingAlgorithm, key, "", LIMIT_KEYS)
+        })
     }
 }

@@ -5,15 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bulkhead_core::{Error, MaxWait, OwnedSeat};
+use bulkhead_core::limit::CallOutcome;
+use bulkhead_core::{Error, OwnedSeat};
 
-use super::{DomainConfig, Registry, RegistryError};
+use super::{DomainConfig, Registry, RegistryError, RegistrySeat};
 use crate::Bulkhead;
+use crate::adaptive::Classify;
 use crate::blocking::BlockingAcquire;
 use crate::run::Run;
-
-/// A seat that owns an `Arc` of its registered compartment.
-pub type RegistrySeat = OwnedSeat<Arc<Bulkhead>>;
 
 impl Registry {
     /// The semaphore compartment `name` and the settings it runs with,
@@ -42,11 +41,6 @@ impl Registry {
         Ok((compartment.semaphore()?, config))
     }
 
-    fn with_budget(&self, name: &str) -> Result<(Arc<Bulkhead>, MaxWait), RegistryError> {
-        let (bulkhead, config) = self.get_with_config(name)?;
-        Ok((bulkhead, config.max_wait))
-    }
-
     /// Takes a seat in compartment `name` from a thread, waiting at most
     /// its configured `max_wait` (fail fast by default). The seat owns an
     /// `Arc` of the compartment, so it may move to another thread.
@@ -63,6 +57,9 @@ impl Registry {
     /// rejection publishes the compartment's counters (see the `metrics`
     /// module); admissions are counted by the compartment itself.
     ///
+    /// In an adaptive compartment the seat times itself and feeds the
+    /// limit when it is given back ([`RegistrySeat`]).
+    ///
     /// ```
     /// use bulkhead_std::registry::{Registry, RegistryError};
     ///
@@ -78,29 +75,71 @@ impl Registry {
     /// for a thread pool, or [`RegistryError::Rejected`] with the
     /// compartment's [`Error`].
     pub fn acquire(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
-        let (bulkhead, max_wait) = self.with_budget(name)?;
-        bulkhead
-            .acquire_blocking_owned(max_wait)
-            .map_err(|error| rejected(&bulkhead, error))
+        let domain = self.domain(name)?;
+        match domain
+            .bulkhead
+            .acquire_blocking_owned(domain.config.max_wait)
+        {
+            Ok(seat) => Ok(domain.start(seat)),
+            Err(error) => Err(rejected(&domain.bulkhead, error)),
+        }
     }
 
     /// Runs `work` on this thread inside compartment `name`, as
     /// [`acquire`](Self::acquire) takes the seat. The seat is given back
     /// when `work` returns or panics.
     ///
+    /// In an adaptive compartment the call is timed and its result
+    /// classified ([`Classify`]): `Err` or a panic counts as dropped,
+    /// anything else as a success. For the work's own timeout, a business
+    /// error that says nothing about load, or a result of another type,
+    /// use [`execute_classified`](Self::execute_classified).
+    ///
     /// ```
     /// use bulkhead_std::registry::Registry;
     ///
     /// let registry = Registry::local();
-    /// assert_eq!(registry.execute("cache", || 6 * 7)?, 42);
+    /// assert_eq!(registry.execute("cache", || Ok::<_, std::io::Error>(6 * 7))?.unwrap(), 42);
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
     ///
     /// # Errors
     /// As [`acquire`](Self::acquire); `work` has then not run.
-    pub fn execute<T>(&self, name: &str, work: impl FnOnce() -> T) -> Result<T, RegistryError> {
-        let _seat = self.acquire(name)?;
-        Ok(work())
+    pub fn execute<T: Classify>(
+        &self,
+        name: &str,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, RegistryError> {
+        self.execute_classified(name, work, T::outcome)
+    }
+
+    /// As [`execute`](Self::execute), with the outcome an adaptive
+    /// compartment records decided by `classify` (any result type; for
+    /// instance `io::ErrorKind::TimedOut` as a timeout). A panic in `work`
+    /// still counts as dropped.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::Registry;
+    /// use bulkhead_std::core::limit::CallOutcome;
+    ///
+    /// let registry = Registry::local();
+    /// let n = registry.execute_classified("cache", || 6 * 7, |_| CallOutcome::Success)?;
+    /// assert_eq!(n, 42);
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire`](Self::acquire); `work` has then not run.
+    pub fn execute_classified<T>(
+        &self,
+        name: &str,
+        work: impl FnOnce() -> T,
+        classify: impl FnOnce(&T) -> CallOutcome,
+    ) -> Result<T, RegistryError> {
+        let seat = self.acquire(name)?;
+        let value = work();
+        finish(seat, classify(&value));
+        Ok(value)
     }
 
     /// Takes a seat in compartment `name` from async code on any runtime,
@@ -113,7 +152,7 @@ impl Registry {
     /// The future does nothing until it is polled: the lookup, the budget
     /// and the seat are all taken at the first poll. The seat owns an
     /// `Arc` of the compartment, so it can move into a spawned task.
-    /// Logging and metrics as [`acquire`](Self::acquire).
+    /// Logging, metrics and adaptive timing as [`acquire`](Self::acquire).
     ///
     /// # Cancel safety
     /// Dropping the future at any point loses nothing: a waiting task
@@ -144,16 +183,22 @@ impl Registry {
         name: &str,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<RegistrySeat, RegistryError> {
-        let (bulkhead, max_wait) = self.with_budget(name)?;
-        match bulkhead.acquire_with_timer(max_wait, sleep).await {
-            Ok(seat) => Ok(OwnedSeat::from_seat(seat, Arc::clone(&bulkhead))),
-            Err(error) => Err(rejected(&bulkhead, error)),
+        let domain = self.domain(name)?;
+        let bulkhead = &domain.bulkhead;
+        match bulkhead
+            .acquire_with_timer(domain.config.max_wait, sleep)
+            .await
+        {
+            Ok(seat) => Ok(domain.start(OwnedSeat::from_seat(seat, Arc::clone(bulkhead)))),
+            Err(error) => Err(rejected(bulkhead, error)),
         }
     }
 
     /// Runs `work` inside compartment `name`, as
     /// [`acquire_with_timer`](Self::acquire_with_timer) takes the seat.
-    /// The budget bounds only the wait, not `work`.
+    /// The budget bounds only the wait, not `work`. An adaptive compartment
+    /// records `work`'s output as [`execute`](Self::execute) does; a task
+    /// dropped while it holds the seat records a success.
     ///
     /// # Cancel safety
     /// Dropping the future loses no seat: before admission it leaves the
@@ -168,20 +213,33 @@ impl Registry {
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let registry = Registry::local();
-    /// let n = registry.run_with_timer("cache", tokio::time::sleep, async { 6 * 7 }).await?;
-    /// assert_eq!(n, 42);
+    /// let n = registry.run_with_timer("cache", tokio::time::sleep, async { Ok::<_, ()>(6 * 7) }).await?;
+    /// assert_eq!(n, Ok(42));
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn run_with_timer<F: Future, T: Future>(
+    pub async fn run_with_timer<F, T: Future>(
         &self,
         name: &str,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
-    ) -> Result<F::Output, RegistryError> {
-        let _seat = self.acquire_with_timer(name, sleep).await?;
-        Ok(work.await)
+    ) -> Result<F::Output, RegistryError>
+    where
+        F: Future,
+        F::Output: Classify,
+    {
+        let seat = self.acquire_with_timer(name, sleep).await?;
+        let value = work.await;
+        finish(seat, value.outcome());
+        Ok(value)
     }
+}
+
+/// Gives `seat` back with `outcome` (only an adaptive compartment records
+/// it). A panic in the work never gets here: the seat is then dropped
+/// while unwinding, which records a drop.
+fn finish(seat: RegistrySeat, outcome: CallOutcome) {
+    let _ = seat.record(outcome);
 }
 
 /// Logs a rejection, publishes the compartment's counters (feature

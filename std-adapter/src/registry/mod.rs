@@ -5,6 +5,7 @@
 //! [`RegistryBuilder`] for where settings come from.
 
 mod builder;
+mod domain;
 mod env;
 mod error;
 mod evict;
@@ -12,7 +13,7 @@ mod file;
 mod global;
 mod helpers;
 mod names;
-mod parse;
+pub(crate) mod parse;
 mod pool;
 mod scoped;
 mod settings;
@@ -23,16 +24,17 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::time::{Duration, Instant};
 
 use bulkhead_core::Config;
+use bulkhead_core::limit::Limit;
 
 use crate::Bulkhead;
 use crate::pool::PoolConfig;
 use crate::snapshot::{Inspect, Snapshot};
 
 pub use builder::RegistryBuilder;
+pub use domain::{Domain, DomainController, RegistrySeat};
 pub use env::{ENV_PREFIX, EnvSource, UnknownVariable, env_segment};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
-pub use helpers::RegistrySeat;
 pub use names::{MAX_NAME_LEN, MAX_NAMES};
 pub use parse::{SettingsError, SettingsErrorKind};
 pub use pool::RegisteredPool;
@@ -109,6 +111,8 @@ impl Registered {
 
 struct Entry {
     compartment: Registered,
+    /// The adaptive limit of a semaphore compartment with a `limit`.
+    controller: Option<Arc<DomainController>>,
     config: DomainConfig,
     /// The code settings it was created from (before file and environment),
     /// to tell a `get_or_create` that asks for different ones.
@@ -139,7 +143,7 @@ struct Entry {
 /// [`run_with_timer`](Self::run_with_timer), and tokio tasks bulkhead-tokio's
 /// `RegistryExt::acquire_async` / `run_async`. Every path that takes a
 /// seat, these and a bare `try_acquire` on the returned compartment
-/// alike, is counted in the [`metrics`](crate::metrics) (feature
+/// alike, is counted in the metrics (the `metrics` module, feature
 /// `metrics`).
 ///
 /// # Built-ins
@@ -154,6 +158,65 @@ struct Entry {
 /// All fail fast, FIFO, no queue limit, unless the settings say otherwise.
 /// They always exist: [`unregister`](Self::unregister) refuses them;
 /// [`register`](Self::register) may replace one, with a `tracing` warning.
+///
+/// # Adaptive limits
+///
+/// A compartment whose settings carry a `limit` ([`DomainConfig::limit`],
+/// a `limit = { algorithm = "gradient2", min = 4, max = 200 }` table in
+/// the file, or `BULKHEAD_<NAME>_LIMIT_ALGORITHM` and its `_MIN`, `_MAX`,
+/// `_INITIAL`, `_WINDOW` variables) is **adaptive**: its `max_concurrent`
+/// is where the limit starts (clamped into the bounds, unless the limit
+/// sets `initial`), and the algorithm moves it from the calls it admits.
+/// The file's table replaces the code's limit whole; each variable then
+/// overrides one field. Unknown keys, unknown algorithms and malformed
+/// numbers are [`RegistryError::Settings`] naming the key or variable;
+/// bounds that do not fit together are [`RegistryError::Limit`].
+///
+/// Every registry path that takes a seat feeds the limit, with no code
+/// from the caller: [`acquire`](Self::acquire) and
+/// [`acquire_with_timer`](Self::acquire_with_timer) (and bulkhead-tokio's
+/// `RegistryExt::acquire_async`) hand out a [`RegistrySeat`] that times
+/// itself from admission to release and records a sample when it is
+/// given back (a success when dropped, a drop when dropped while its
+/// thread panics, or what [`RegistrySeat::record`] says);
+/// [`execute`](Self::execute) and [`run_with_timer`](Self::run_with_timer)
+/// (and `RegistryExt::run_async`) classify the work's result: `Err` or a
+/// panic counts as dropped. [`domain`](Self::domain) gives the compartment
+/// with its [`DomainController`] for seats taken any other way
+/// ([`Domain::try_acquire`], [`Domain::track`]). A seat taken directly
+/// from the `Arc<Bulkhead>` of [`get`](Self::get) is counted, but not
+/// timed: it records no sample. bulkhead-tokio's
+/// `BulkheadLayer::from_registry` takes the compartment's budget but does
+/// not feed its limit yet.
+///
+/// The current limit is the compartment's `state().max_concurrent` (and
+/// the [`Snapshot`]'s), so [`all_states`](Self::all_states) shows it. With
+/// feature `metrics`, each change sets the `bulkhead_max_concurrent` gauge
+/// and the `bulkhead_limit_changes_total` counter as it happens;
+/// `publish_registry` publishes them too, with
+/// `bulkhead_limit_samples_skipped_total`.
+///
+/// The limit cannot change on a live compartment
+/// ([`reconfigure`](Self::reconfigure) refuses a different `limit` or
+/// `max_concurrent`, and changes the other fields); `get_or_create` with
+/// another limit keeps the existing compartment and warns once. Thread
+/// pools and scoped compartments refuse a limit.
+///
+/// ```
+/// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
+///
+/// let env = EnvSource::from_pairs([
+///     ("BULKHEAD_SEARCH_LIMIT_ALGORITHM", "aimd"),
+///     ("BULKHEAD_SEARCH_LIMIT_MIN", "2"),
+/// ]);
+/// let registry = Registry::builder().env(env).build()?;
+/// registry.get_or_create("search", DomainConfig::new(10))?; // adaptive: the environment says so
+/// for _ in 0..10 {
+///     let _ = registry.execute("search", || Err::<(), _>("503")); // each counts as dropped
+/// }
+/// assert_eq!(registry.get("search")?.state().max_concurrent, 9); // one window of drops: floor(0.9 × 10)
+/// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+/// ```
 ///
 /// # Per-instance compartments
 ///
@@ -265,12 +328,20 @@ impl Registry {
         let mut template = registry.template;
         template.apply(&registry.file.default);
         template.apply(&registry.env.overlay(None)?);
+        template.limit = registry.env.limit(None, template.limit)?;
         check(&Config::new("default", template.max_concurrent))?;
+        check_limit("default", &template)?;
         registry.template = template;
         for (name, code) in b.builtins {
             let config = registry.resolve(name, code)?;
-            let compartment = Registered::Semaphore(Arc::new(semaphore(name, &config)?));
-            let entry = registry.entry(compartment, config, code, true);
+            let (bulkhead, controller) = semaphore(name, &config)?;
+            let entry = registry.entry(
+                Registered::Semaphore(bulkhead),
+                controller,
+                config,
+                code,
+                true,
+            );
             registry.write().insert(name, entry);
         }
         Ok(registry)
@@ -288,19 +359,23 @@ impl Registry {
             config.apply(overlay);
         }
         config.apply(&self.env.overlay(Some(name))?);
+        config.limit = self.env.limit(Some(name), config.limit)?;
         check(&Config::new(name, config.max_concurrent))?;
+        check_limit(name, &config)?;
         Ok(config)
     }
 
     fn entry(
         &self,
         compartment: Registered,
+        controller: Option<Arc<DomainController>>,
         config: DomainConfig,
         code: DomainConfig,
         builtin: bool,
     ) -> Entry {
         Entry {
             compartment,
+            controller,
             config,
             code,
             warned: AtomicBool::new(false),
@@ -323,14 +398,50 @@ impl Registry {
 
     /// Looks `name` up, marking it used.
     fn lookup(&self, name: &str) -> Result<(Registered, DomainConfig), RegistryError> {
+        self.lookup_with(name, |entry| (entry.compartment.clone(), entry.config))
+    }
+
+    /// Looks `name` up, marking it used, and reads what `read` wants of its
+    /// entry under the read lock.
+    fn lookup_with<R>(
+        &self,
+        name: &str,
+        read: impl FnOnce(&Entry) -> R,
+    ) -> Result<R, RegistryError> {
         let map = self.read();
         match map.get(name) {
             Some(entry) => {
                 entry.last_used.store(self.now_ms(), Ordering::Relaxed);
-                Ok((entry.compartment.clone(), entry.config))
+                Ok(read(entry))
             }
             None => Err(not_found(name, &map)),
         }
+    }
+
+    /// The semaphore compartment `name` with its settings and, if it is
+    /// adaptive, its limit's controller, from one lookup. Its
+    /// [`try_acquire`](Domain::try_acquire) and [`track`](Domain::track)
+    /// give seats that feed the limit; the registry's own lookups that take
+    /// a seat ([`acquire`](Self::acquire), [`execute`](Self::execute),
+    /// [`acquire_with_timer`](Self::acquire_with_timer), bulkhead-tokio's
+    /// `RegistryExt`) start here.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], or [`RegistryError::WrongKind`] for a
+    /// thread pool.
+    pub fn domain(&self, name: &str) -> Result<Domain, RegistryError> {
+        let (compartment, controller, config) = self.lookup_with(name, |entry| {
+            (
+                entry.compartment.clone(),
+                entry.controller.clone(),
+                entry.config,
+            )
+        })?;
+        Ok(Domain {
+            bulkhead: compartment.semaphore()?,
+            controller,
+            config,
+        })
     }
 
     /// The semaphore compartment registered as `name`.
@@ -391,8 +502,8 @@ impl Registry {
         config: DomainConfig,
     ) -> Result<Arc<Bulkhead>, RegistryError> {
         self.get_or_insert(name, config, Registered::semaphore, |name, config| {
-            let bulkhead = Arc::new(semaphore(name, config)?);
-            Ok(Registered::Semaphore(bulkhead))
+            let (bulkhead, controller) = semaphore(name, config)?;
+            Ok((Registered::Semaphore(bulkhead), controller))
         })
     }
 
@@ -405,7 +516,10 @@ impl Registry {
         name: &str,
         config: DomainConfig,
         kind: fn(Registered) -> Result<T, RegistryError>,
-        make: impl FnOnce(&'static str, &DomainConfig) -> Result<Registered, RegistryError>,
+        make: impl FnOnce(
+            &'static str,
+            &DomainConfig,
+        ) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError>,
     ) -> Result<T, RegistryError> {
         match self.lookup(name) {
             Err(RegistryError::NotFound { .. }) => {}
@@ -425,8 +539,8 @@ impl Registry {
             return kind(found);
         }
         self.make_room(&mut map, name)?;
-        let registered = make(name, &config)?;
-        let entry = self.entry(registered.clone(), config, code, false);
+        let (registered, controller) = make(name, &config)?;
+        let entry = self.entry(registered.clone(), controller, config, code, false);
         map.insert(name, entry);
         kind(registered)
     }
@@ -488,9 +602,16 @@ impl Registry {
         config: DomainConfig,
     ) -> Result<Arc<RegisteredPool>, RegistryError> {
         self.get_or_insert(name, config, Registered::pool, |name, config| {
-            Ok(Registered::Pool(Arc::new(RegisteredPool::new(
-                pool_config(name, config),
-            )?)))
+            if config.limit.is_some() {
+                return Err(RegistryError::Unsupported {
+                    name,
+                    what: "an adaptive limit applies to semaphore compartments, not thread \
+                           pools; remove `limit` from this compartment's settings (code, \
+                           file or BULKHEAD_<NAME>_LIMIT_* variables)",
+                });
+            }
+            let pool = RegisteredPool::new(pool_config(name, config))?;
+            Ok((Registered::Pool(Arc::new(pool)), None))
         })
     }
 
@@ -535,7 +656,13 @@ impl Registry {
                  its settings-owned limits no longer apply"
             );
         }
-        let entry = self.entry(Registered::Semaphore(bulkhead), config, config, builtin);
+        let entry = self.entry(
+            Registered::Semaphore(bulkhead),
+            None,
+            config,
+            config,
+            builtin,
+        );
         map.insert(name, entry).map(|old| old.compartment)
     }
 
@@ -580,6 +707,15 @@ impl Registry {
         compartments
             .into_iter()
             .map(|(name, c)| (name, c.snapshot()))
+            .collect()
+    }
+
+    /// The adaptive compartments' controllers, by name (for the metrics).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn controllers(&self) -> Vec<(&'static str, Arc<DomainController>)> {
+        self.read()
+            .iter()
+            .filter_map(|(&name, e)| Some((name, Arc::clone(e.controller.as_ref()?))))
             .collect()
     }
 
@@ -650,6 +786,21 @@ impl Registry {
             return Err(not_found(name, &map));
         };
         check(&Config::new(name, config.max_concurrent))?;
+        if config.limit != entry.config.limit {
+            return Err(RegistryError::Unsupported {
+                name,
+                what: "the adaptive limit cannot change on a live compartment; register a new \
+                       compartment (or restart with the new settings) instead",
+            });
+        }
+        let adaptive = entry.controller.is_some();
+        if adaptive && config.max_concurrent != entry.config.max_concurrent {
+            return Err(RegistryError::Unsupported {
+                name,
+                what: "the adaptive limit owns max_concurrent; pass the compartment's \
+                       current settings (Registry::config) with only the fields to change",
+            });
+        }
         match &entry.compartment {
             Registered::Semaphore(b) => {
                 if config.admission != b.admission() {
@@ -659,7 +810,9 @@ impl Registry {
                                compartment with the other admission instead",
                     });
                 }
-                b.set_max_concurrent(config.max_concurrent)?;
+                if !adaptive {
+                    b.set_max_concurrent(config.max_concurrent)?;
+                }
                 b.set_max_waiting(config.max_waiting);
             }
             Registered::Pool(p) => {
@@ -699,10 +852,42 @@ fn check(config: &Config) -> Result<(), RegistryError> {
     config.validate().map(|_| ()).map_err(RegistryError::Config)
 }
 
-fn semaphore(name: &'static str, config: &DomainConfig) -> Result<Bulkhead, RegistryError> {
-    let mut core = Config::new(name, config.max_concurrent).admission(config.admission);
+/// Checks that the settings' adaptive limit, if any, builds.
+fn check_limit(name: &'static str, config: &DomainConfig) -> Result<(), RegistryError> {
+    if let Some(limit) = &config.limit {
+        limit
+            .build_starting_at(config.max_concurrent)
+            .map_err(|error| RegistryError::Limit { name, error })?;
+    }
+    Ok(())
+}
+
+/// A semaphore compartment from resolved settings and, with a `limit`,
+/// its controller; an adaptive compartment starts at the limit's initial
+/// value (its `max_concurrent`, clamped into the bounds, unless `initial`
+/// is set), so that `state()` and the algorithm agree from the start.
+fn semaphore(
+    name: &'static str,
+    config: &DomainConfig,
+) -> Result<(Arc<Bulkhead>, Option<Arc<DomainController>>), RegistryError> {
+    let algorithm = match &config.limit {
+        Some(limit) => Some(
+            limit
+                .build_starting_at(config.max_concurrent)
+                .map_err(|error| RegistryError::Limit { name, error })?,
+        ),
+        None => None,
+    };
+    let seats = algorithm
+        .as_ref()
+        .map_or(config.max_concurrent, Limit::limit);
+    let mut core = Config::new(name, seats).admission(config.admission);
     core.max_waiting = config.max_waiting;
-    Ok(Bulkhead::from_config(core)?)
+    let bulkhead = Arc::new(Bulkhead::from_config(core)?);
+    Ok((
+        bulkhead,
+        algorithm.map(|a| Arc::new(DomainController::new(a))),
+    ))
 }
 
 fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {

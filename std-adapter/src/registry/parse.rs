@@ -32,6 +32,14 @@ pub enum SettingsErrorKind {
     /// One source sets the wait budget twice (`max_wait` and
     /// `max_wait_ms`).
     Conflict,
+    /// An adaptive-limit algorithm other than `aimd`, `vegas` or
+    /// `gradient2`.
+    UnknownAlgorithm,
+    /// An adaptive-limit bound (`BULKHEAD_<NAME>_LIMIT_MAX`, …) for a
+    /// compartment whose limit names no algorithm.
+    MissingAlgorithm,
+    /// A value that should be a table (`limit = { … }`) is not one.
+    NotATable,
 }
 
 /// A configuration value was refused. The message names the variable or
@@ -70,6 +78,14 @@ impl SettingsError {
         }
     }
 
+    /// The same error, for the key as written in another source (a file
+    /// key instead of the variable the check was phrased in).
+    #[cfg(feature = "config-file")]
+    pub(crate) fn renamed(mut self, key: &str) -> Self {
+        key.clone_into(&mut self.key);
+        self
+    }
+
     /// What was wrong.
     pub fn kind(&self) -> SettingsErrorKind {
         self.kind
@@ -101,6 +117,9 @@ impl fmt::Display for SettingsError {
             SettingsErrorKind::Io => "could not be read",
             SettingsErrorKind::BadDuration => "is not a duration",
             SettingsErrorKind::Conflict => "sets the wait budget a second time",
+            SettingsErrorKind::UnknownAlgorithm => "is not a known adaptive-limit algorithm",
+            SettingsErrorKind::MissingAlgorithm => "sets a limit bound, but no algorithm",
+            SettingsErrorKind::NotATable => "is not a table",
         };
         write!(
             f,
@@ -223,29 +242,41 @@ impl Field {
 
     fn number(self, key: &str, raw: &str) -> Result<u64, SettingsError> {
         let (min, max, _) = self.bounds();
-        let err = |kind| SettingsError::new(kind, key, raw, self.expected());
-        let text = raw.trim();
-        let digits = text.strip_prefix('+').unwrap_or(text);
-        if let Some(rest) = text.strip_prefix('-')
-            && !rest.is_empty()
-            && rest.bytes().all(|b| b.is_ascii_digit())
-        {
-            return Err(err(SettingsErrorKind::Negative));
-        }
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(err(SettingsErrorKind::NotANumber));
-        }
-        let n: u64 = digits
-            .parse()
-            .map_err(|_| err(SettingsErrorKind::Overflow))?;
-        if n < min {
-            return Err(err(SettingsErrorKind::Zero));
-        }
-        if n > max {
-            return Err(err(SettingsErrorKind::Overflow));
-        }
-        Ok(n)
+        whole_number(key, raw, min, max, &self.expected())
     }
+}
+
+/// A whole number in `[min, max]` as written in a variable or file, or
+/// the error that names `key` and says what is `expected`.
+pub(crate) fn whole_number(
+    key: &str,
+    raw: &str,
+    min: u64,
+    max: u64,
+    expected: &str,
+) -> Result<u64, SettingsError> {
+    let err = |kind| SettingsError::new(kind, key, raw, expected);
+    let text = raw.trim();
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    if let Some(rest) = text.strip_prefix('-')
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(err(SettingsErrorKind::Negative));
+    }
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(err(SettingsErrorKind::NotANumber));
+    }
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| err(SettingsErrorKind::Overflow))?;
+    if n < min {
+        return Err(err(SettingsErrorKind::Zero));
+    }
+    if n > max {
+        return Err(err(SettingsErrorKind::Overflow));
+    }
+    Ok(n)
 }
 
 /// `fifo` or `barging`, any case, surrounding spaces ignored.

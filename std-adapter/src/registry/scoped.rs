@@ -114,6 +114,13 @@ impl Registry {
         }
         let name = names::intern(name)?;
         let settings = self.resolve(name, code)?;
+        if settings.limit.is_some() {
+            return Err(RegistryError::Unsupported {
+                name,
+                what: "a scoped compartment's limit is fixed; remove `limit` from its settings \
+                       (code, file or BULKHEAD_<NAME>_LIMIT_* variables)",
+            });
+        }
         let mut config = Config::new(name, settings.max_concurrent).admission(settings.admission);
         config.max_waiting = settings.max_waiting;
         let scoped = build(config)?.max_wait(settings.max_wait);

@@ -2,6 +2,8 @@
 
 use bulkhead_core::{Admission, MaxWait};
 
+use crate::LimitConfig;
+
 /// The settings of one registered compartment, built in code.
 ///
 /// The registry layers the configuration file and the environment on top
@@ -19,6 +21,11 @@ use bulkhead_core::{Admission, MaxWait};
 /// - `max_workers`: worker threads of a thread-pool compartment; ignored by
 ///   a semaphore compartment.
 /// - `admission`: FIFO (default) or barging.
+/// - `limit`: an adaptive limit ([`LimitConfig`]); `None` (the default)
+///   keeps `max_concurrent` fixed. With a limit, the compartment starts at
+///   `max_concurrent` (clamped into the limit's bounds, unless the limit
+///   sets `initial`) and the algorithm moves it from then on; see
+///   [`Registry`](crate::registry::Registry#adaptive-limits).
 ///
 /// ```
 /// use bulkhead_std::{Admission, MaxWait};
@@ -66,6 +73,9 @@ pub struct DomainConfig {
     /// Who gets a freed seat.
     #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
+    /// The adaptive limit; `None` for a fixed `max_concurrent`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub limit: Option<LimitConfig>,
 }
 
 impl DomainConfig {
@@ -77,6 +87,7 @@ impl DomainConfig {
             max_waiting: None,
             max_workers: None,
             admission: Admission::Fifo,
+            limit: None,
         }
     }
 
@@ -110,6 +121,28 @@ impl DomainConfig {
         self
     }
 
+    /// Makes the compartment adaptive: `limit` moves `max_concurrent`
+    /// from the round trips and outcomes of the calls it admits.
+    ///
+    /// ```
+    /// use bulkhead_std::{Algorithm, LimitConfig};
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// const LIMIT: LimitConfig = LimitConfig { min: Some(2), max: Some(64), ..LimitConfig::new(Algorithm::Gradient2) };
+    /// const SEARCH: DomainConfig = DomainConfig::new(8).limit(LIMIT);
+    /// let registry = Registry::local();
+    /// registry.get_or_create("search", SEARCH)?;
+    /// let search = registry.domain("search")?;
+    /// assert!(search.controller().is_some());
+    /// assert_eq!(search.bulkhead().state().max_concurrent, 8); // where it starts, within [2, 64]
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    #[must_use]
+    pub const fn limit(mut self, limit: LimitConfig) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
     /// Applies the fields an overlay sets (file or environment).
     pub(crate) fn apply(&mut self, overlay: &Overlay) {
         if let Some(v) = overlay.max_concurrent {
@@ -127,6 +160,9 @@ impl DomainConfig {
         if let Some(v) = overlay.admission {
             self.admission = v;
         }
+        if let Some(v) = overlay.limit {
+            self.limit = Some(v);
+        }
     }
 }
 
@@ -139,4 +175,8 @@ pub(crate) struct Overlay {
     pub(crate) max_waiting: Option<usize>,
     pub(crate) max_workers: Option<usize>,
     pub(crate) admission: Option<Admission>,
+    /// A file's `limit` table, which replaces the code's limit whole (the
+    /// environment's `LIMIT_*` variables override single fields; see
+    /// [`LimitConfig::from_env`]).
+    pub(crate) limit: Option<LimitConfig>,
 }

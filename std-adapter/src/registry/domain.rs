@@ -1,0 +1,205 @@
+//! [`Domain`] and [`RegistrySeat`]: one handle type for the registry's
+//! static and adaptive compartments, and the seat that feeds an adaptive
+//! limit when it is given back.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bulkhead_core::limit::{AnyLimit, CallOutcome, Clock, Controller, Recorded, Sample, Windowed};
+use bulkhead_core::{Error, OwnedSeat};
+
+use super::DomainConfig;
+use crate::Bulkhead;
+use crate::adaptive::StdClock;
+
+/// The feedback path of a registered adaptive compartment: core's
+/// [`Controller`] around the algorithm its [`LimitConfig`](crate::LimitConfig)
+/// builds.
+pub type DomainController = Controller<Windowed<AnyLimit>>;
+
+/// A registered semaphore compartment as the registry's lookups that take
+/// a seat see it: the compartment, the settings it runs with, and, for an
+/// adaptive compartment, its [`DomainController`].
+///
+/// One type for static and adaptive compartments: its seats
+/// ([`RegistrySeat`]) time themselves and feed the limit when the
+/// compartment is adaptive, and are plain seats otherwise.
+///
+/// ```
+/// use bulkhead_std::{Algorithm, LimitConfig};
+/// use bulkhead_std::registry::{DomainConfig, Registry};
+///
+/// let registry = Registry::local();
+/// registry.get_or_create("search", DomainConfig::new(4).limit(LimitConfig::new(Algorithm::Aimd)))?;
+/// let search = registry.domain("search")?;
+/// let seat = search.try_acquire()?;
+/// drop(seat); // a success, fed to the limit
+/// assert!(registry.domain("database")?.controller().is_none()); // static
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Domain {
+    pub(super) bulkhead: Arc<Bulkhead>,
+    pub(super) controller: Option<Arc<DomainController>>,
+    pub(super) config: DomainConfig,
+}
+
+impl Domain {
+    /// The compartment.
+    pub fn bulkhead(&self) -> &Arc<Bulkhead> {
+        &self.bulkhead
+    }
+
+    /// The settings it runs with (for an adaptive compartment,
+    /// `max_concurrent` is where the limit started; the current limit is
+    /// in `bulkhead().state()`).
+    pub fn config(&self) -> &DomainConfig {
+        &self.config
+    }
+
+    /// The adaptive limit's controller (its `changes` and `skipped`
+    /// counters), or `None` for a compartment with a fixed limit.
+    pub fn controller(&self) -> Option<&DomainController> {
+        self.controller.as_deref()
+    }
+
+    /// Takes a seat if one is free right now; it times itself if the
+    /// compartment is adaptive.
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire`](bulkhead_core::Bulkhead::try_acquire).
+    pub fn try_acquire(&self) -> Result<RegistrySeat, Error> {
+        let seat = OwnedSeat::try_acquire(Arc::clone(&self.bulkhead))?;
+        Ok(self.start(seat))
+    }
+
+    /// Starts timing a seat of this compartment taken by any other wait
+    /// (a tokio `acquire_owned`, for instance), so that it feeds the limit
+    /// when it is given back.
+    ///
+    /// # Errors
+    /// The seat itself, untouched, if it belongs to another compartment.
+    pub fn track(
+        &self,
+        seat: OwnedSeat<Arc<Bulkhead>>,
+    ) -> Result<RegistrySeat, OwnedSeat<Arc<Bulkhead>>> {
+        if Arc::ptr_eq(seat.handle(), &self.bulkhead) {
+            Ok(self.start(seat))
+        } else {
+            Err(seat)
+        }
+    }
+
+    /// Wraps a seat known to be of this compartment.
+    pub(super) fn start(&self, seat: OwnedSeat<Arc<Bulkhead>>) -> RegistrySeat {
+        let timing = self.controller.as_ref().map(|controller| Timing {
+            controller: Arc::clone(controller),
+            in_flight: self.bulkhead.state().active,
+            started: StdClock.now_nanos(),
+        });
+        RegistrySeat { timing, seat }
+    }
+}
+
+impl fmt::Debug for Domain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Domain")
+            .field("name", &self.bulkhead.name())
+            .field("config", &self.config)
+            .field("adaptive", &self.controller.is_some())
+            .finish()
+    }
+}
+
+/// A seat taken through the registry. It owns an `Arc` of its
+/// compartment, so it may move to another thread or task.
+///
+/// In an adaptive compartment it times itself from admission to release
+/// and feeds the limit one sample when it is given back:
+///
+/// - [`record`](Self::record) says how the call went;
+/// - dropped without an outcome it counts as a
+///   [`CallOutcome::Success`] (the default of every adaptive seat), or as
+///   [`CallOutcome::Dropped`] when it is dropped while its thread panics;
+/// - [`ignore`](Self::ignore) gives it back without a sample.
+///
+/// In a compartment with a fixed limit all three just give the seat back.
+#[must_use = "a seat is given back as soon as it is dropped"]
+pub struct RegistrySeat {
+    // Declared first, but consumed in `Drop::drop`, which runs before the
+    // fields drop: the sample is recorded before the seat is freed, so a
+    // lower limit already applies to the seat being given back.
+    timing: Option<Timing>,
+    seat: OwnedSeat<Arc<Bulkhead>>,
+}
+
+struct Timing {
+    controller: Arc<DomainController>,
+    started: u64,
+    in_flight: usize,
+}
+
+impl RegistrySeat {
+    /// The compartment's `Arc`.
+    pub fn handle(&self) -> &Arc<Bulkhead> {
+        self.seat.handle()
+    }
+
+    /// Whether this seat feeds an adaptive limit.
+    pub fn is_timed(&self) -> bool {
+        self.timing.is_some()
+    }
+
+    /// Gives the seat back, recording how the call ended; `None` for a
+    /// compartment with a fixed limit.
+    pub fn record(mut self, outcome: CallOutcome) -> Option<Recorded> {
+        let timing = self.timing.take()?;
+        Some(timing.finish(&self.seat, outcome))
+    }
+
+    /// Gives the seat back without recording anything (a call that never
+    /// reached the dependency, or was cancelled).
+    pub fn ignore(mut self) {
+        self.timing = None;
+    }
+}
+
+impl Timing {
+    /// Records the sample; with feature `metrics`, publishes the new limit
+    /// and the change count when the limit moved (never on the common,
+    /// unchanged path, which only reads the clock and the controller).
+    fn finish(self, seat: &OwnedSeat<Arc<Bulkhead>>, outcome: CallOutcome) -> Recorded {
+        let bulkhead: &Bulkhead = seat.handle();
+        let rtt = StdClock.now_nanos().saturating_sub(self.started);
+        let recorded = self
+            .controller
+            .record(bulkhead, &Sample::from_nanos(rtt, self.in_flight, outcome));
+        #[cfg(feature = "metrics")]
+        if let Recorded::Changed { new, .. } = recorded {
+            crate::metrics::limit_changed(bulkhead.name(), new, self.controller.changes());
+        }
+        recorded
+    }
+}
+
+impl Drop for RegistrySeat {
+    fn drop(&mut self) {
+        if let Some(timing) = self.timing.take() {
+            let outcome = if std::thread::panicking() {
+                CallOutcome::Dropped
+            } else {
+                CallOutcome::Success
+            };
+            timing.finish(&self.seat, outcome);
+        }
+    }
+}
+
+impl fmt::Debug for RegistrySeat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegistrySeat")
+            .field("bulkhead", &self.seat.handle().name())
+            .field("timed", &self.timing.is_some())
+            .finish()
+    }
+}

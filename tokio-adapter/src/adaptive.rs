@@ -1,0 +1,79 @@
+//! [`AdaptiveExt`]: tokio waits on an adaptive compartment that hand out
+//! seats which time themselves.
+
+use std::future::Future;
+
+use bulkhead_core::limit::{Adaptive, AdaptiveSeat, Clock, Limit};
+use bulkhead_core::{Error, MaxWait, RawLock};
+
+use crate::BulkheadExt;
+
+/// Waits for a seat of an adaptive compartment ([`Adaptive`]) on tokio's
+/// clock, and starts timing it: the seat records one sample when it is
+/// given back ([`AdaptiveSeat::record`] with the outcome, or a success when
+/// dropped). The wait itself is [`BulkheadExt::acquire_within`] on the
+/// compartment, so its fairness, cancel safety and metrics are the same.
+///
+/// Sealed: implemented for core's [`Adaptive`] only.
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_tokio::{AdaptiveExt, Bulkhead, TokioClock};
+/// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, Aimd, AimdParams, CallOutcome};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let aimd = Aimd::new(AimdParams { initial: 2, min: 1, ..AimdParams::DEFAULT }).unwrap();
+/// let api = Adaptive::new(Bulkhead::new("api", 2).unwrap(), aimd, TokioClock);
+/// let seat = api.acquire_within(Duration::from_millis(10)).await.unwrap();
+/// tokio::time::sleep(Duration::from_millis(3)).await; // the call
+/// seat.record(CallOutcome::Dropped); // floor(0.9 × 2)
+/// assert_eq!(api.limit(), 1);
+/// # });
+/// ```
+pub trait AdaptiveExt<L: RawLock, A: Limit, C: Clock>: sealed::Sealed {
+    /// Takes a seat, waiting at most `max_wait` on tokio's clock, as
+    /// [`BulkheadExt::acquire_within`], and starts timing it.
+    ///
+    /// # Cancel safety
+    /// As [`BulkheadExt::acquire_within`]: dropping the future leaves the
+    /// line; nothing is recorded for a caller that never got a seat.
+    ///
+    /// # Errors
+    /// As [`BulkheadExt::acquire_within`]; a rejection records no sample.
+    fn acquire_within<'a>(
+        &'a self,
+        max_wait: impl Into<MaxWait>,
+    ) -> impl Future<Output = Result<AdaptiveSeat<'a, L, A, C>, Error>> + 'a
+    where
+        L: 'a,
+        A: 'a,
+        C: 'a;
+}
+
+mod sealed {
+    /// Only core's adaptive compartment gets these methods.
+    pub trait Sealed {}
+    impl<L: bulkhead_core::RawLock, A, C> Sealed for bulkhead_core::limit::Adaptive<L, A, C> {}
+}
+
+impl<L: RawLock, A: Limit, C: Clock> AdaptiveExt<L, A, C> for Adaptive<L, A, C> {
+    fn acquire_within<'a>(
+        &'a self,
+        max_wait: impl Into<MaxWait>,
+    ) -> impl Future<Output = Result<AdaptiveSeat<'a, L, A, C>, Error>> + 'a
+    where
+        L: 'a,
+        A: 'a,
+        C: 'a,
+    {
+        let wait = self.bulkhead().acquire_within(max_wait);
+        async move {
+            let seat = wait.await?;
+            match self.track(seat) {
+                Ok(seat) => Ok(seat),
+                // The seat came from `self.bulkhead()` just above.
+                Err(_) => unreachable!("a seat of this compartment"),
+            }
+        }
+    }
+}
