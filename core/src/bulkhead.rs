@@ -44,9 +44,8 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// release is an `AcqRel` read-modify-write of the seat word, every take
 /// of a seat is an `Acquire` CAS, and a hand-off is the drainer's CAS
 /// followed by a `Release` store of the verdict, which the waiter reads
-/// with `Acquire`. In barging mode the release also adds its owed wake-up
-/// with `Release` and the drain takes it with `Acquire`, so the woken
-/// waiter sees the seat.
+/// with `Acquire`. In barging mode a woken waiter takes the seat with the
+/// same `Acquire` CAS.
 ///
 /// # Examples
 ///
@@ -82,8 +81,10 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 pub struct Bulkhead<L: RawLock> {
     /// Available seats and flags; see [`crate::word`].
     pub(crate) word: AtomicUsize,
-    /// Barging mode: wake-ups owed to waiters by releases.
-    pub(crate) owed: AtomicUsize,
+    /// Barging mode: the waiters notified and not re-polled yet, plus
+    /// [`ALL_NOTIFIED`](crate::engine::ALL_NOTIFIED) while none is left to
+    /// notify. Written only under the lock (rule 8 in `engine.rs`).
+    pub(crate) notified: AtomicUsize,
     /// The limit, for snapshots and reconfiguration. Written under the lock.
     pub(crate) max: AtomicUsize,
     /// `usize::MAX` for "no limit": the list cannot hold that many nodes,
@@ -224,7 +225,7 @@ impl<L: RawLock> Bulkhead<L> {
                     config.max_concurrent,
                     matches!(config.admission, Admission::Barging),
                 )),
-                owed: AtomicUsize::new(0),
+                notified: AtomicUsize::new(crate::engine::ALL_NOTIFIED),
                 max: AtomicUsize::new(config.max_concurrent),
                 max_waiting: AtomicUsize::new(match config.max_waiting {
                     Some(n) => n,

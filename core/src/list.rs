@@ -161,6 +161,12 @@ impl List {
         self.head.is_none()
     }
 
+    /// Barging: whether no linked node is `Waiting` (every one is notified,
+    /// or the list is empty), so a drain has nobody to notify.
+    pub(crate) fn all_notified(&self) -> bool {
+        self.first_waiting.is_none()
+    }
+
     /// Links `node` at the tail with `waker`: **link**, `Idle -> Waiting`.
     ///
     /// # Safety
