@@ -89,7 +89,9 @@ pub struct Bulkhead<L: RawLock> {
     /// `usize::MAX` for "no limit": the list cannot hold that many nodes,
     /// so the sentinel can never be reached by a real count.
     pub(crate) max_waiting: AtomicUsize,
-    /// A copy of the list's length, for lock-free snapshots.
+    /// How many nodes the list links: the list's one count, kept by the
+    /// engine where it links and unlinks nodes (only under the lock), and
+    /// read without the lock by snapshots.
     pub(crate) waiting: AtomicUsize,
     pub(crate) rejected: Counter,
     pub(crate) timed_out: Counter,

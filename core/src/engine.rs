@@ -367,7 +367,6 @@ impl<L: RawLock> Bulkhead<L> {
         } else {
             self.drain_barging(list, batch);
         }
-        self.waiting.store(list.len(), Relaxed);
     }
 
     fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
@@ -377,7 +376,7 @@ impl<L: RawLock> Bulkhead<L> {
             // if it is the last waiter (rule 5). The drainer acquires the
             // releaser's work and passes it on to the owner with the
             // verdict's `Release` store.
-            let take = Take::drain(list.len() == 1);
+            let take = Take::drain(list.is_single());
             match self.take_seat(self.word.load(Relaxed), take) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
@@ -450,6 +449,7 @@ impl<L: RawLock> Bulkhead<L> {
     ) {
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
+        self.count_waiting(-1);
         if list.is_empty() && verdict != Verdict::Granted {
             // Under the lock, and an RMW, so it continues the release
             // sequences of the seats in the word: no ordering of its own.
@@ -514,7 +514,7 @@ impl<L: RawLock> Bulkhead<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if list.len() >= self.max_waiting.load(Relaxed) {
+                if self.waiting.load(Relaxed) >= self.max_waiting.load(Relaxed) {
                     batch.discard(Some(waker));
                     // Counted by the caller, after the lock: the adapter's
                     // rejection hook is foreign code.
@@ -539,6 +539,7 @@ impl<L: RawLock> Bulkhead<L> {
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.
                 unsafe { list.push_back(node, waker) };
+                self.count_waiting(1);
                 return Ok(Enqueued::Linked);
             }
         })
@@ -560,7 +561,7 @@ impl<L: RawLock> Bulkhead<L> {
             if !self.fifo() {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
-                let take = Take::barging_repoll(list.len() == 1);
+                let take = Take::barging_repoll(list.is_single());
                 if self.take_seat(self.word.load(Relaxed), take).is_ok() {
                     batch.discard(Some(waker));
                     // GRANTED, not IDLE: if waking the batch panics before
@@ -619,6 +620,15 @@ impl<L: RawLock> Bulkhead<L> {
             self.unlink(list, node, Verdict::Left, false, batch);
             Abandoned::Unlinked
         })
+    }
+
+    /// Counts a node linked (`1`) or unlinked (`-1`). Only under the lock,
+    /// so the count is exact there and a load and a store suffice (no RMW,
+    /// which thumbv6m lacks). `Relaxed`: lock-free readers (`state`) get a
+    /// recent count and no ordering, as for every counter.
+    fn count_waiting(&self, delta: isize) {
+        let n = self.waiting.load(Relaxed);
+        self.waiting.store(n.wrapping_add_signed(delta), Relaxed);
     }
 
     pub(crate) fn closed_error(&self) -> Error {

@@ -99,7 +99,6 @@ pub(crate) struct List {
     tail: Option<NonNull<Node>>,
     /// The first `Waiting` node; every node before it is `Notified`.
     first_waiting: Option<NonNull<Node>>,
-    len: usize,
     /// Nodes reached through the list in the current lock section, and the
     /// most in any section; for the test that bounds a section's work.
     #[cfg(test)]
@@ -118,7 +117,6 @@ impl List {
             head: None,
             tail: None,
             first_waiting: None,
-            len: 0,
             #[cfg(test)]
             visits: 0,
             #[cfg(test)]
@@ -153,12 +151,16 @@ impl List {
         }
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     pub(crate) fn is_empty(&self) -> bool {
         self.head.is_none()
+    }
+
+    /// Whether exactly one node is linked. The list keeps no length: the
+    /// compartment counts its waiters where it links and unlinks them
+    /// (`Bulkhead::waiting`), so that snapshots can read the count without
+    /// the lock.
+    pub(crate) fn is_single(&self) -> bool {
+        self.head.is_some() && self.head == self.tail
     }
 
     /// Links `node` at the tail with `waker`: **link**, `Idle -> Waiting`.
@@ -187,7 +189,6 @@ impl List {
             None => self.head = Some(node),
         }
         self.tail = Some(node);
-        self.len += 1;
         if self.first_waiting.is_none() {
             self.first_waiting = Some(node);
         }
@@ -247,7 +248,6 @@ impl List {
                 self.tail = prev;
             }
         }
-        self.len -= 1;
         // SAFETY: lock held; exclusive access to the waker.
         node_ref.waker.with_mut(|w| unsafe { (*w).take() })
     }
@@ -318,7 +318,6 @@ impl List {
             Some(next) => unsafe { set_prev(next, Some(node)) },
             None => self.tail = Some(node),
         }
-        self.len += 1;
     }
 
     /// Replaces a linked node's waker, returning the old one so that it can
@@ -343,9 +342,10 @@ impl List {
         })
     }
 
-    /// Checks the links in both directions; for tests.
+    /// Checks the links in both directions and returns how many nodes are
+    /// linked; for tests.
     #[cfg(test)]
-    pub(crate) fn assert_valid(&self) {
+    pub(crate) fn assert_valid(&self) -> usize {
         use crate::status::Status;
         let mut count = 0;
         let mut prev = None;
@@ -377,7 +377,12 @@ impl List {
             "inconsistent state: first_waiting is not linked"
         );
         assert_eq!(self.tail, prev, "inconsistent state: tail");
-        assert_eq!(self.len, count, "inconsistent state: len");
+        assert_eq!(
+            self.is_single(),
+            count == 1,
+            "inconsistent state: is_single"
+        );
+        count
     }
 }
 

@@ -674,11 +674,9 @@ fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
     check_eq!(w & WAITERS != 0, !m.line.is_empty(), "WAITERS flag");
     check_eq!(word::available(w), m.available(), "available seats");
     check_eq!(b.owed.load(SeqCst), 0, "owed wake-ups at rest");
-    let linked = b.inspect_list(|list| {
-        list.assert_valid();
-        list.len()
-    });
+    let linked = b.inspect_list(|list| list.assert_valid());
     check_eq!(linked, m.line.len(), "linked nodes");
+    check_eq!(b.waiting.load(SeqCst), linked, "the waiter count");
     Ok(())
 }
 
