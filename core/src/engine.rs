@@ -514,13 +514,13 @@ impl<L: RawLock> Bulkhead<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if self.waiting.load(Relaxed) >= self.max_waiting.load(Relaxed) {
+                if self.waiting.load(Relaxed) >= self.queue_limit() {
                     batch.discard(Some(waker));
                     // Counted by the caller, after the lock: the adapter's
                     // rejection hook is foreign code.
                     return Err(Error::QueueFull {
                         name: self.name,
-                        max_waiting: self.max_waiting.load(Relaxed),
+                        max_waiting: self.queue_limit(),
                     });
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a

@@ -51,14 +51,17 @@ fn the_admission_survives_every_transition_of_the_word() {
     }
 }
 
-/// Seven counters and limits, the name (two words), the list and the lock:
-/// the admission mode takes no field of its own (it used to take a byte,
-/// padded to a word).
+/// Five atomic words (the seat word, owed wake-ups, the waiter count and
+/// two counters), the two 32-bit limits sharing one word, the name (two
+/// words), the list and the lock. The admission mode takes no field of its
+/// own (it used to take a byte, padded to a word), and the list keeps no
+/// length of its own (the waiter count is it).
 #[cfg(target_pointer_width = "64")]
 #[test]
-fn the_compartment_is_nine_words_the_list_and_its_lock() {
+fn the_compartment_is_eight_words_the_list_and_its_lock() {
+    assert_eq!(size_of::<crate::sync::AtomicU32>(), 4);
     assert_eq!(
         size_of::<TestBulkhead>(),
-        9 * size_of::<usize>() + size_of::<crate::list::List>() + size_of::<TestLock>()
+        size_of::<[usize; 8]>() + size_of::<crate::list::List>() + size_of::<TestLock>()
     );
 }

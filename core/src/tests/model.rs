@@ -642,7 +642,7 @@ impl<'a> Harness<'a> {
             }
             Op::SetMax(n) => Outcome::Resized(b.set_max_concurrent(n).expect("within the limit")),
             Op::SetMaxWaiting(n) => {
-                b.set_max_waiting(n);
+                b.set_max_waiting(n).expect("within the limit");
                 Outcome::Done
             }
             Op::Close => {

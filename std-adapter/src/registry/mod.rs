@@ -643,13 +643,17 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], [`RegistryError::Config`] (zero or too
-    /// many seats), [`RegistryError::Unsupported`], [`RegistryError::Pool`].
+    /// many seats, or a queue limit above
+    /// [`MAX_WAITING_LIMIT`](bulkhead_core::MAX_WAITING_LIMIT)),
+    /// [`RegistryError::Unsupported`], [`RegistryError::Pool`].
     pub fn reconfigure(&self, name: &str, config: DomainConfig) -> Result<(), RegistryError> {
         let mut map = self.write();
         let Some((&name, entry)) = map.get_key_value(name) else {
             return Err(not_found(name, &map));
         };
-        check(&Config::new(name, config.max_concurrent))?;
+        let mut core = Config::new(name, config.max_concurrent);
+        core.max_waiting = config.max_waiting;
+        check(&core)?;
         match &entry.compartment {
             Registered::Semaphore(b) => {
                 if config.admission != b.admission() {
@@ -660,7 +664,7 @@ impl Registry {
                     });
                 }
                 b.set_max_concurrent(config.max_concurrent)?;
-                b.set_max_waiting(config.max_waiting);
+                b.set_max_waiting(config.max_waiting)?;
             }
             Registered::Pool(p) => {
                 let old = entry.config;
