@@ -60,6 +60,9 @@ fn the_admission_survives_every_transition_of_the_word() {
 #[test]
 fn the_compartment_is_eight_words_the_list_and_its_lock() {
     assert_eq!(size_of::<crate::sync::AtomicU32>(), 4);
+    // The circular list: its tail and its first waiting node (plus two
+    // counters that only test builds have).
+    assert_eq!(size_of::<crate::list::List>(), size_of::<[usize; 4]>());
     assert_eq!(
         size_of::<TestBulkhead>(),
         size_of::<[usize; 8]>() + size_of::<crate::list::List>() + size_of::<TestLock>()
