@@ -94,11 +94,17 @@ pub struct Bulkhead<L: RawLock> {
     pub(crate) max_waiting: AtomicU32,
     /// How many nodes the list links: the list's one count, kept by the
     /// engine where it links and unlinks nodes (only under the lock), and
-    /// read without the lock by snapshots.
-    pub(crate) waiting: AtomicUsize,
+    /// read without the lock by snapshots. 32 bits: the queue limit, also
+    /// when there is none, is at most [`MAX_WAITING_LIMIT`].
+    pub(crate) waiting: AtomicU32,
     pub(crate) rejected: Counter,
     pub(crate) timed_out: Counter,
-    pub(crate) name: &'static str,
+    /// The name, as the start of a `&'static str` and its length in 32
+    /// bits (checked by [`Config::validate`]): 12 bytes on 64-bit targets
+    /// instead of 16, and the length shares a word with `waiting`. Read it
+    /// with [`name`](Self::name).
+    name_start: *const u8,
+    name_len: u32,
     /// # Safety
     /// Accessed only inside `lock`'s closures.
     pub(crate) list: UnsafeCell<List>,
@@ -107,7 +113,8 @@ pub struct Bulkhead<L: RawLock> {
 
 // SAFETY: the list's raw pointers are only dereferenced under `lock`, which
 // is `Sync`; the nodes they point to belong to `Send` futures that unlink
-// them before they move or die. Everything else is atomic or immutable.
+// them before they move or die. `name_start` points into a `&'static str`,
+// which is `Send` and `Sync`. Everything else is atomic or immutable.
 unsafe impl<L: RawLock + Send> Send for Bulkhead<L> {}
 // SAFETY: as above; shared access to the list goes through `lock`.
 unsafe impl<L: RawLock + Sync> Sync for Bulkhead<L> {}
@@ -200,6 +207,9 @@ impl<L: RawLock + ConstInit> Bulkhead<L> {
                     "bulkhead: max_waiting is above MAX_WAITING_LIMIT; choose a smaller value, \
                      or no queue limit"
                 ),
+                Err(ConfigError::NameTooLong { .. }) => panic!(
+                    "bulkhead: the name is longer than u32::MAX bytes; choose a shorter name"
+                ),
             }
         }
     }
@@ -237,10 +247,12 @@ impl<L: RawLock> Bulkhead<L> {
                 // Validated: both fit in 32 bits.
                 max: AtomicU32::new(config.max_concurrent as u32),
                 max_waiting: AtomicU32::new(queue_limit_field(config.max_waiting)),
-                waiting: AtomicUsize::new(0),
+                waiting: AtomicU32::new(0),
                 rejected: Counter::new(),
                 timed_out: Counter::new(),
-                name: config.name,
+                name_start: config.name.as_ptr(),
+                // Validated: the length fits in 32 bits.
+                name_len: config.name.len() as u32,
                 list: UnsafeCell::new(List::new()),
                 lock,
             }
@@ -249,7 +261,12 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The compartment's name.
     pub fn name(&self) -> &'static str {
-        self.name
+        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len as usize);
+        // SAFETY: `name_start` and `name_len` are the start and the length
+        // of the `&'static str` this compartment was built with (the length
+        // was checked to fit in 32 bits, so it is exact); that string is
+        // immutable, valid UTF-8 and lives for the rest of the program.
+        unsafe { core::str::from_utf8_unchecked(&*bytes) }
     }
 
     /// The admission order chosen at construction.
@@ -418,12 +435,13 @@ impl<L: RawLock> Bulkhead<L> {
         self.max.load(Ordering::Relaxed) as usize
     }
 
-    /// The current queue limit; `usize::MAX` for none, a count no list
-    /// reaches.
+    /// The current queue limit. With none it is [`MAX_WAITING_LIMIT`],
+    /// the most that the 32-bit waiter count holds (documented on
+    /// [`Config::max_waiting`]).
     #[inline]
     pub(crate) fn queue_limit(&self) -> usize {
         match self.max_waiting.load(Ordering::Relaxed) {
-            NO_QUEUE_LIMIT => usize::MAX,
+            NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
             n => n as usize,
         }
     }
@@ -431,7 +449,7 @@ impl<L: RawLock> Bulkhead<L> {
     fn check_capacity(&self, max_concurrent: usize) -> Result<(), ConfigError> {
         if max_concurrent > MAX_CONCURRENT_LIMIT {
             return Err(ConfigError::CapacityOverflow {
-                name: self.name,
+                name: self.name(),
                 requested: max_concurrent,
                 limit: MAX_CONCURRENT_LIMIT,
             });
@@ -477,7 +495,7 @@ impl<L: RawLock> Bulkhead<L> {
             && requested > MAX_WAITING_LIMIT
         {
             return Err(ConfigError::QueueLimitOverflow {
-                name: self.name,
+                name: self.name(),
                 requested,
                 limit: MAX_WAITING_LIMIT,
             });
@@ -537,10 +555,10 @@ impl<L: RawLock> Bulkhead<L> {
         let w = self.word.load(Ordering::Acquire);
         let max = self.max_concurrent();
         State {
-            name: self.name,
+            name: self.name(),
             max_concurrent: max,
             active: active(max, w),
-            waiting: self.waiting.load(Ordering::Relaxed),
+            waiting: self.waiting.load(Ordering::Relaxed) as usize,
             rejected: self.rejected.get(),
             timed_out: self.timed_out.get(),
             closed: w & CLOSED != 0,
@@ -569,7 +587,7 @@ impl<L: RawLock> Bulkhead<L> {
         self.count_rejection();
         let max_concurrent = self.max_concurrent();
         Error::Full {
-            name: self.name,
+            name: self.name(),
             max_concurrent,
             active: active(max_concurrent, self.word.load(Ordering::Relaxed)),
         }
@@ -580,7 +598,7 @@ impl<L: RawLock> Bulkhead<L> {
         self.timed_out.increment();
         self.lock.record_rejection();
         Error::Timeout {
-            name: self.name,
+            name: self.name(),
             budget,
         }
     }

@@ -68,13 +68,18 @@ pub enum Admission {
 #[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct Config {
     /// The compartment's name: its domain, as it appears in errors and
-    /// snapshots.
+    /// snapshots. At most `u32::MAX` bytes.
     pub name: &'static str,
     /// How many callers may hold a seat at once. At least 1, at most
     /// [`MAX_CONCURRENT_LIMIT`].
     pub max_concurrent: usize,
     /// How many callers may wait at once; `None` for no limit. At most
-    /// [`MAX_WAITING_LIMIT`].
+    /// [`MAX_WAITING_LIMIT`], which is also the limit of `None`: the
+    /// compartment counts its waiters in 32 bits, so with no limit the
+    /// 4,294,967,295th waiter is turned away ([`Error::QueueFull`]), like
+    /// one over a limit, rather than let the count wrap.
+    ///
+    /// [`Error::QueueFull`]: crate::Error::QueueFull
     #[cfg_attr(feature = "serde", serde(default))]
     pub max_waiting: Option<usize>,
     /// Who gets a freed seat.
@@ -125,6 +130,12 @@ impl Config {
                 name: self.name,
                 requested: self.max_concurrent,
                 limit: MAX_CONCURRENT_LIMIT,
+            });
+        }
+        if self.name.len() > u32::MAX as usize {
+            return Err(ConfigError::NameTooLong {
+                length: self.name.len(),
+                limit: u32::MAX as usize,
             });
         }
         if let Some(requested) = self.max_waiting

@@ -514,12 +514,12 @@ impl<L: RawLock> Bulkhead<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if self.waiting.load(Relaxed) >= self.queue_limit() {
+                if self.waiting.load(Relaxed) as usize >= self.queue_limit() {
                     batch.discard(Some(waker));
                     // Counted by the caller, after the lock: the adapter's
                     // rejection hook is foreign code.
                     return Err(Error::QueueFull {
-                        name: self.name,
+                        name: self.name(),
                         max_waiting: self.queue_limit(),
                     });
                 }
@@ -625,14 +625,16 @@ impl<L: RawLock> Bulkhead<L> {
     /// Counts a node linked (`1`) or unlinked (`-1`). Only under the lock,
     /// so the count is exact there and a load and a store suffice (no RMW,
     /// which thumbv6m lacks). `Relaxed`: lock-free readers (`state`) get a
-    /// recent count and no ordering, as for every counter.
-    fn count_waiting(&self, delta: isize) {
+    /// recent count and no ordering, as for every counter. It cannot
+    /// overflow: `enqueue` links no node at the queue limit, which is at
+    /// most `MAX_WAITING_LIMIT`.
+    fn count_waiting(&self, delta: i32) {
         let n = self.waiting.load(Relaxed);
         self.waiting.store(n.wrapping_add_signed(delta), Relaxed);
     }
 
     pub(crate) fn closed_error(&self) -> Error {
-        Error::Closed { name: self.name }
+        Error::Closed { name: self.name() }
     }
 
     #[inline(always)]

@@ -136,6 +136,77 @@ fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
     drop((w, held));
 }
 
+/// The waiter count is 32 bits, so "no queue limit" stops at
+/// `MAX_WAITING_LIMIT` waiters rather than let it wrap. (Four billion
+/// futures do not fit in a test; the count is set by hand instead, with
+/// no node behind it, and put back.)
+#[test]
+fn with_no_queue_limit_the_32_bit_count_turns_a_waiter_away_rather_than_wrap() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    b.waiting.store(
+        MAX_WAITING_LIMIT as u32,
+        core::sync::atomic::Ordering::Relaxed,
+    );
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert_eq!(
+        ready_err(t.poll(w.as_mut())),
+        Error::QueueFull {
+            name: "test",
+            max_waiting: MAX_WAITING_LIMIT
+        }
+    );
+    assert_eq!(b.state().waiting, MAX_WAITING_LIMIT);
+    b.waiting.store(0, core::sync::atomic::Ordering::Relaxed);
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    assert_eq!(b.state().waiting, 1);
+    drop((w, held));
+}
+
+/// The name's length is kept in 32 bits. A longer name is refused, never
+/// cut. The name is 4 GiB of zeros (valid UTF-8) from `alloc_zeroed`, so
+/// no page of it is touched.
+#[cfg(all(target_pointer_width = "64", not(miri)))]
+#[test]
+fn a_name_longer_than_32_bits_can_count_is_refused() {
+    let len = u32::MAX as usize + 1;
+    let bytes = std::vec![0u8; len].into_boxed_slice();
+    let name: &'static str = std::boxed::Box::leak(
+        // SAFETY: zeros are valid UTF-8 (NUL characters).
+        unsafe { std::string::String::from_utf8_unchecked(bytes.into_vec()) }.into_boxed_str(),
+    );
+    let err = Config::new(name, 1).validate().unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError::NameTooLong {
+            length: len,
+            limit: u32::MAX as usize
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "bulkhead name of 4294967296 bytes is longer than a compartment keeps \
+         (at most 4294967295 bytes); choose a shorter name"
+    );
+    // One byte less is kept, whole.
+    let shorter = &name[..len - 1];
+    let b = with_config(Config::new(shorter, 1));
+    assert_eq!(b.name().len(), len - 1);
+    assert_eq!(b.name().as_ptr(), name.as_ptr());
+}
+
+#[test]
+fn the_name_comes_back_whole() {
+    for name in ["", "db", "a name with spaces, ünïcödé and 🦀"] {
+        let b = with_config(Config::new(name, 1));
+        assert_eq!(b.name(), name);
+        assert_eq!(b.state().name, name);
+        assert_eq!(b.try_acquire().map(|_| ()), Ok(()));
+    }
+}
+
 #[test]
 fn set_max_waiting_beyond_the_limit_is_refused_and_changes_nothing() {
     let b = fifo(1);

@@ -676,7 +676,7 @@ fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
     check_eq!(b.owed.load(SeqCst), 0, "owed wake-ups at rest");
     let linked = b.inspect_list(|list| list.assert_valid());
     check_eq!(linked, m.line.len(), "linked nodes");
-    check_eq!(b.waiting.load(SeqCst), linked, "the waiter count");
+    check_eq!(b.waiting.load(SeqCst) as usize, linked, "the waiter count");
     Ok(())
 }
 
