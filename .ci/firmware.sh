@@ -135,6 +135,14 @@ for target in "${targets[@]}"; do
 done
 
 echo
+echo "flash by function group, bulkhead against FairSemaphore (scripts/firmware-symbols):"
+for target in "${targets[@]}"; do
+    echo "$target:"
+    python3 "$root/scripts/firmware-symbols" --groups \
+        "$elf_dir/$target-bulkhead.elf" "$elf_dir/$target-fair-semaphore.elf" | sed 's/^/    /'
+done
+
+echo
 echo "firmware runs took $((SECONDS - started)) s in all"
 echo "firmware: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

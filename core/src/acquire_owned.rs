@@ -133,8 +133,12 @@ where
     }
 
     /// Stops waiting, as [`Acquire::abandon`]: the seat if one had already
-    /// been handed over, `None` otherwise. The future is then finished.
+    /// been handed over, `None` otherwise. The future is then finished; on
+    /// a future that has already finished (resolved or abandoned) it does
+    /// nothing and returns `None`, as [`Acquire::abandon`] does.
     pub fn abandon(mut self: Pin<&mut Self>) -> Option<OwnedSeat<P>> {
+        // Finished: the handle went into the seat or an earlier abandon.
+        self.handle.as_ref()?;
         let seated = self.as_mut().acquire().abandon().map(forget_seat);
         let handle = self.take_handle();
         seated.map(|()| OwnedSeat::counted(handle))
@@ -147,6 +151,12 @@ where
     ///
     /// # Errors
     /// As [`Acquire::time_out`].
+    ///
+    /// # Panics
+    /// If the future has already finished: its handle went into the seat
+    /// (or was dropped by [`abandon`](Self::abandon)), so there is no
+    /// compartment left to name in the error. Adapters call it only on a
+    /// wait that is still pending.
     pub fn time_out(mut self: Pin<&mut Self>, budget: Duration) -> Result<OwnedSeat<P>, Error> {
         let result = self.as_mut().acquire().time_out(budget).map(forget_seat);
         self.settle(result)

@@ -205,3 +205,117 @@ where
     let (a, requests) = count(N);
     a.saturating_sub(base) as f64 / requests.max(1) as f64
 }
+
+/// The request that [`Immediate`] never answers: a caller holds a seat
+/// with it while the layer's own cost of a rejection is measured.
+pub const HOLD: u32 = u32::MAX;
+
+/// An inner service that answers at once (or never, for [`HOLD`]), so
+/// that [`layer_cost`] times the layer and nothing else.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Immediate;
+
+impl Service<u32> for Immediate {
+    type Response = u32;
+    type Error = Infallible;
+    type Future = ImmediateFuture;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: u32) -> ImmediateFuture {
+        ImmediateFuture(request)
+    }
+}
+
+/// The response future of [`Immediate`].
+#[derive(Debug)]
+pub struct ImmediateFuture(u32);
+
+impl Future for ImmediateFuture {
+    type Output = Result<u32, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.0 {
+            HOLD => Poll::Pending,
+            n => Poll::Ready(Ok(n)),
+        }
+    }
+}
+
+/// The longest a [`layer_cost`] measurement runs.
+pub const COST_TIME_LIMIT: Duration = Duration::from_millis(50);
+
+/// What [`layer_cost`] measured: one caller, no contention.
+#[derive(Debug, Clone, Copy)]
+pub struct Cost {
+    /// Wall time per request (`poll_ready`, `call`, the response).
+    pub ns_per_request: f64,
+    /// Heap allocations per request on the calling thread.
+    pub allocs_per_request: f64,
+}
+
+/// The cost of `n` requests through `proto` (a layer over [`Immediate`])
+/// from one caller, in `rt`, or of as many as fit in [`COST_TIME_LIMIT`]
+/// (a layer whose rejection waits for a timer tick does about one per
+/// millisecond). With `reject`, `seats` other callers first
+/// take every seat with a [`HOLD`] request each, so that every timed
+/// request is turned away (it panics if one is served, or, without
+/// `reject`, if one is not). `thread_allocs` reads the calling thread's
+/// allocation counter.
+pub fn layer_cost<S>(
+    rt: &tokio::runtime::Runtime,
+    proto: &S,
+    seats: usize,
+    reject: bool,
+    n: u64,
+    thread_allocs: &dyn Fn() -> u64,
+) -> Cost
+where
+    S: Service<u32, Response = u32> + Clone,
+{
+    rt.block_on(async {
+        let mut holders = Vec::new();
+        if reject {
+            for _ in 0..seats {
+                let mut holder = proto.clone();
+                poll_fn(|cx| holder.poll_ready(cx))
+                    .await
+                    .map_err(|_| "not ready")
+                    .expect("a seat for each holder");
+                let mut held = Box::pin(holder.call(HOLD));
+                let waker = std::task::Waker::noop();
+                assert!(
+                    held.as_mut()
+                        .poll(&mut Context::from_waker(waker))
+                        .is_pending(),
+                    "a holder keeps its seat"
+                );
+                holders.push((holder, held));
+            }
+        }
+        let mut svc = proto.clone();
+        let allocs = thread_allocs();
+        let start = Instant::now();
+        let mut done = 0;
+        for i in 0..n {
+            if i % 64 == 0 && start.elapsed() > COST_TIME_LIMIT {
+                break;
+            }
+            done += 1;
+            let served = match poll_fn(|cx| svc.poll_ready(cx)).await {
+                Ok(()) => svc.call(std::hint::black_box(i as u32)).await.is_ok(),
+                Err(_) => false,
+            };
+            assert_eq!(served, !reject, "request {i}: served = {served}");
+        }
+        let elapsed = start.elapsed();
+        let allocs = thread_allocs() - allocs;
+        drop(holders);
+        Cost {
+            ns_per_request: elapsed.as_nanos() as f64 / done as f64,
+            allocs_per_request: allocs as f64 / done as f64,
+        }
+    })
+}

@@ -2,9 +2,12 @@
 //! counting global allocator, on these paths: core's async path (polled by
 //! hand), the blocking path (`acquire_blocking`, parked and handed off),
 //! the tokio path (core's `acquire` awaited in a tokio task), and the tower
-//! layer in both modes (failing fast, and waiting with a budget). Each wait is
-//! real: the waiter is queued (`state().waiting == 1`) before the holder
-//! releases, and the seat reaches it by hand-off.
+//! layer in both modes (failing fast, and waiting with a budget), admitted
+//! and rejected requests alike, with its default boxed errors (one
+//! allocation per rejection, asserted exactly) and with `typed_errors`
+//! (none). Each wait is real: the waiter is queued (`state().waiting == 1`)
+//! before the holder releases (or its budget runs out), and the seat
+//! reaches it by hand-off.
 //!
 //! Allocations are counted per [`Meter`], and only on the threads that
 //! joined it: the test's own thread, the waiter thread it spawns, the
@@ -285,25 +288,56 @@ impl tower_service::Service<usize> for Echo {
     }
 }
 
+/// One tower-layer scenario of [`tower_path`].
+#[derive(Clone, Copy, Debug)]
+struct TowerCase {
+    /// Wait for a seat (a budget) rather than fail fast.
+    wait: bool,
+    /// Every request finds the only seat taken, and is rejected: at once
+    /// (`Full`) failing fast, after its budget (`Timeout`) waiting.
+    reject: bool,
+    /// The layer's errors are `ServiceError`s (`typed_errors`), not boxed.
+    typed: bool,
+}
+
+/// The budget of a waiting request that is to be admitted: it never runs out.
+const LONG_WAIT: Duration = Duration::from_secs(30);
+/// The budget of a waiting request that is to be rejected.
+const SHORT_WAIT: Duration = Duration::from_millis(1);
+
 /// The tower layer, polled by hand inside a tokio runtime (its waits use
-/// tokio's timer). Failing fast: each call is admitted and answered.
-/// Waiting: each call queues behind the only seat (its response future is
-/// `Pending`, queued), the holder releases, and the next poll calls the
-/// inner service. Counts every call, response future and hand-off.
-fn tower_path(wait: bool, inject: bool) -> usize {
-    use tower_service::Service;
+/// tokio's timer). Admitted, failing fast: each call is admitted and
+/// answered. Admitted, waiting: each call queues behind the only seat (its
+/// response future is `Pending`, queued), the holder releases, and the next
+/// poll calls the inner service. Rejected: the only seat is held
+/// throughout; failing fast the response is `Full` at once, waiting it is
+/// queued, then `Timeout` once its budget has passed. Counts every call,
+/// response future, hand-off and rejection.
+fn tower_path(case: TowerCase, inject: bool) -> usize {
+    let b = Arc::new(ours(Admission::Fifo));
+    let max_wait = match (case.wait, case.reject) {
+        (false, _) => MaxWait::FailFast,
+        (true, false) => MaxWait::UpTo(LONG_WAIT),
+        (true, true) => MaxWait::UpTo(SHORT_WAIT),
+    };
+    let svc = bulkhead_tokio::BulkheadService::new(Echo, b.clone()).max_wait(max_wait);
+    if case.typed {
+        tower_rounds(svc.typed_errors(), &b, case, inject)
+    } else {
+        tower_rounds(svc, &b, case, inject)
+    }
+}
+
+fn tower_rounds<S>(mut svc: S, b: &Arc<Ours>, case: TowerCase, inject: bool) -> usize
+where
+    S: tower_service::Service<usize, Response = usize>,
+    S::Error: std::fmt::Debug,
+{
     let meter = Meter::new();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .unwrap();
-    let b = Arc::new(ours(Admission::Fifo));
-    let max_wait = if wait {
-        MaxWait::from_millis(30_000)
-    } else {
-        MaxWait::FailFast
-    };
-    let mut svc = bulkhead_tokio::BulkheadService::new(Echo, b.clone()).max_wait(max_wait);
     rt.block_on(async {
         let waker = counting_waker();
         let mut cx = Context::from_waker(&waker);
@@ -311,21 +345,32 @@ fn tower_path(wait: bool, inject: bool) -> usize {
         for round in 0..=ROUNDS {
             let before = meter.allocs();
             assert!(svc.poll_ready(&mut cx).is_ready());
-            let holder = if wait {
-                Some(b.try_acquire().unwrap())
-            } else {
-                None
-            };
+            let holder = (case.wait || case.reject).then(|| b.try_acquire().unwrap());
             let mut response = pin!(svc.call(round));
-            if let Some(holder) = holder {
+            if case.wait {
                 assert!(response.as_mut().poll(&mut cx).is_pending());
                 assert_eq!(b.state().waiting, 1, "a real wait: the request is queued");
-                drop(holder);
+                if case.reject {
+                    // Let the runtime's timer pass the budget.
+                    tokio::time::sleep(SHORT_WAIT * 3).await;
+                } else {
+                    drop(holder);
+                }
             }
-            let Poll::Ready(Ok(n)) = response.as_mut().poll(&mut cx) else {
-                panic!("admitted")
+            let outcome = loop {
+                match response.as_mut().poll(&mut cx) {
+                    Poll::Ready(outcome) => break outcome,
+                    // The timer may fire a little after the sleep ended.
+                    Poll::Pending => tokio::time::sleep(SHORT_WAIT).await,
+                }
             };
-            assert_eq!(n, round);
+            match outcome {
+                Ok(n) => {
+                    assert!(!case.reject, "{case:?}: admitted");
+                    assert_eq!(n, round);
+                }
+                Err(e) => assert!(case.reject, "{case:?}: rejected with {e:?}"),
+            }
             injected_allocation(inject);
             let after = meter.allocs();
             if round > 0 {
@@ -452,15 +497,56 @@ fn zero_allocations_per_acquire_wait_release() {
         assert_eq!(b, 0, "the blocking path allocated ({admission:?})");
         assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
     }
-    let fail_fast = tower_path(false, false);
-    let waiting = tower_path(true, false);
-    println!(
-        "ours: allocations per request through the tower layer: fail fast {}, waiting {}",
-        per_wait(fail_fast),
-        per_wait(waiting)
-    );
-    assert_eq!(fail_fast, 0, "the tower layer allocated, failing fast");
-    assert_eq!(waiting, 0, "the tower layer allocated, waiting for a seat");
+    for typed in [false, true] {
+        let errors = if typed {
+            "typed errors"
+        } else {
+            "boxed errors"
+        };
+        let per_request = |wait, reject| {
+            tower_path(
+                TowerCase {
+                    wait,
+                    reject,
+                    typed,
+                },
+                false,
+            )
+        };
+        let (fast_ok, fast_rejected) = (per_request(false, false), per_request(false, true));
+        let (wait_ok, wait_rejected) = (per_request(true, false), per_request(true, true));
+        println!(
+            "ours: allocations per request through the tower layer, {errors}: \
+             fail fast {} admitted, {} rejected; waiting {} admitted, {} rejected",
+            per_wait(fast_ok),
+            per_wait(fast_rejected),
+            per_wait(wait_ok),
+            per_wait(wait_rejected)
+        );
+        assert_eq!(
+            fast_ok, 0,
+            "the tower layer allocated, failing fast ({errors})"
+        );
+        assert_eq!(
+            wait_ok, 0,
+            "the tower layer allocated, waiting for a seat ({errors})"
+        );
+        if typed {
+            assert_eq!(
+                fast_rejected, 0,
+                "a typed rejection allocated, failing fast"
+            );
+            assert_eq!(
+                wait_rejected, 0,
+                "a typed rejection allocated, after a wait"
+            );
+        } else {
+            // The default `BoxError` boxes our (non-zero-sized) `Error`:
+            // exactly one allocation per rejection, nothing else.
+            assert_eq!(fast_rejected, ROUNDS, "one box per rejection, failing fast");
+            assert_eq!(wait_rejected, ROUNDS, "one box per rejection, after a wait");
+        }
+    }
 }
 
 /// The meter is not blind: one allocation per round, made on the thread
@@ -473,8 +559,14 @@ fn an_injected_allocation_is_counted() {
     assert_eq!(a, ROUNDS, "core async, on the test thread");
     assert_eq!(b, ROUNDS, "blocking, on the waiter thread");
     assert_eq!(t, ROUNDS, "tokio, in the releasing task");
-    assert_eq!(tower_path(false, true), ROUNDS, "tower failing fast");
-    assert_eq!(tower_path(true, true), ROUNDS, "tower waiting");
+    for (wait, reject) in [(false, false), (false, true), (true, false), (true, true)] {
+        let case = TowerCase {
+            wait,
+            reject,
+            typed: true,
+        };
+        assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
+    }
 }
 
 /// Allocations on a thread that did not join the meter (the harness, a

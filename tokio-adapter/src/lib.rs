@@ -37,8 +37,8 @@ pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
-    AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BulkheadLayer,
-    BulkheadService, HttpRejection, ResponseFuture,
+    AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BoxErrors, BulkheadLayer,
+    BulkheadService, ErrorRepr, HttpRejection, ResponseFuture, ServiceError, TypedErrors,
 };
 pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
 

@@ -284,3 +284,124 @@ async fn a_rejection_maps_to_503_with_retry_after_in_one_call() {
         "3"
     );
 }
+
+// === Typed errors ===
+
+/// Fails its calls with an I/O error, and its readiness when `ready_fails`.
+#[derive(Clone, Default)]
+struct Failing {
+    ready_fails: bool,
+}
+
+impl Service<Duration> for Failing {
+    type Response = ();
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<(), std::io::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), std::io::Error>> {
+        Poll::Ready(match self.ready_fails {
+            true => Err(std::io::Error::other("not ready")),
+            false => Ok(()),
+        })
+    }
+
+    fn call(&mut self, _: Duration) -> Self::Future {
+        std::future::ready(Err(std::io::Error::other("upstream reset")))
+    }
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn typed_errors_tell_a_rejection_from_the_inner_services_error() {
+    use bulkhead_tokio::ServiceError;
+    let bulkhead = compartment(1);
+    let layer = BulkheadLayer::new(bulkhead.clone()).typed_errors();
+    let mut svc = layer.layer(Failing::default());
+    // The inner service's error, unboxed, from its response future ...
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    assert_eq!(
+        err.inner().map(ToString::to_string).as_deref(),
+        Some("upstream reset")
+    );
+    assert!(err.rejection().is_none());
+    // ... and from its readiness.
+    let mut not_ready = layer.layer(Failing { ready_fails: true });
+    let err = poll_fn(|cx| not_ready.poll_ready(cx)).await.unwrap_err();
+    assert!(matches!(&err, ServiceError::Inner(e) if e.to_string() == "not ready"));
+    // A rejection, failing fast: the inner service is not called.
+    let held = bulkhead.try_acquire().unwrap();
+    let mut counted = BulkheadLayer::new(bulkhead.clone())
+        .typed_errors()
+        .layer(Upstream::default());
+    ready(&mut counted).await;
+    let err = counted.call(MS).await.unwrap_err();
+    assert!(matches!(
+        err,
+        ServiceError::Rejected(Error::Full {
+            name: "upstream",
+            active: 1,
+            ..
+        })
+    ));
+    assert_eq!(counted.get_ref().calls.load(Ordering::SeqCst), 0);
+    // A rejection after a bounded wait.
+    let mut waiting = BulkheadService::new(Upstream::default(), bulkhead.clone())
+        .max_wait(50 * MS)
+        .typed_errors();
+    ready(&mut waiting).await;
+    let err = waiting.call(MS).await.unwrap_err();
+    assert_eq!(
+        err,
+        ServiceError::Rejected(Error::Timeout {
+            name: "upstream",
+            budget: 50 * MS
+        })
+    );
+    drop(held);
+    ready(&mut waiting).await;
+    assert_eq!(waiting.call(MS).await.unwrap(), "ok");
+    let state = bulkhead.state();
+    assert_eq!((state.active, state.rejected, state.timed_out), (0, 1, 1));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn typed_errors_convert_to_box_errors_and_503_like_the_default() {
+    use bulkhead_tokio::{HttpRejection, ServiceError};
+    let bulkhead = compartment(1);
+    let _busy = bulkhead.try_acquire().unwrap();
+    let mut svc = BulkheadLayer::new(bulkhead.clone())
+        .typed_errors()
+        .layer(Failing::default());
+    ready(&mut svc).await;
+    let err = svc.call(MS).await.unwrap_err();
+    let answer = HttpRejection::from_service_error(&err).expect("a rejection");
+    assert_eq!(
+        answer.response::<()>().headers()[http::header::RETRY_AFTER],
+        "1"
+    );
+    // `?` boxes it (the inner error is a std error): found through `source()`.
+    let message = err.rejection().unwrap().to_string();
+    let boxed: BoxError = err.into();
+    assert_eq!(HttpRejection::find(&boxed), Some(answer));
+    assert_eq!(boxed.to_string(), message);
+    // `into_box_error` gives the default service's error exactly.
+    ready(&mut svc).await;
+    let legacy = svc.call(MS).await.unwrap_err().into_box_error();
+    assert!(matches!(rejection(&legacy), Error::Full { .. }));
+    // The inner error is not a rejection: `None`, as for `find`.
+    let inner = ServiceError::<std::io::Error>::Inner(std::io::Error::other("reset"));
+    assert_eq!(HttpRejection::from_service_error(&inner), None);
+    let inner_boxed = inner.into_box_error();
+    assert!(
+        inner_boxed.downcast_ref::<std::io::Error>().is_some(),
+        "passed through unwrapped"
+    );
+    // An inner error that is already a `BoxError` passes through as it is.
+    let original: BoxError = "the upstream broke".into();
+    let ptr = &*original as *const (dyn std::error::Error + Send + Sync) as *const ();
+    let again = ServiceError::Inner(original).into_box_error();
+    assert_eq!(
+        &*again as *const (dyn std::error::Error + Send + Sync) as *const (),
+        ptr
+    );
+}

@@ -277,3 +277,48 @@ fn a_panic_after_taking_a_seat_inside_poll_does_not_leak_it() {
     drop(w);
     assert_eq!(b.state().active, 0, "and given back by the future's Drop");
 }
+
+/// Two wakers of one batch that both panic: the second panics while the
+/// first unwinds, and the process aborts (docs/design.md, "Wakers run after
+/// the lock is released"). Run in a child process, whose death by SIGABRT
+/// is the expected outcome.
+#[test]
+#[cfg_attr(miri, ignore = "needs a child process")]
+fn two_panicking_wakers_in_one_batch_abort() {
+    const CHILD: &str = "BULKHEAD_CORE_TWO_WAKERS_CHILD";
+    const NAME: &str = "tests::memory::two_panicking_wakers_in_one_batch_abort";
+    if std::env::var_os(CHILD).is_some() {
+        let b = fifo(2);
+        let _held = (b.try_acquire().unwrap(), b.try_acquire().unwrap());
+        let bad = Waker::from(Arc::new(PanickingWaker));
+        let mut w1 = boxed(b.acquire());
+        let mut w2 = boxed(b.acquire());
+        for w in [&mut w1, &mut w2] {
+            assert!(w.as_mut().poll(&mut Context::from_waker(&bad)).is_pending());
+        }
+        let _ = b.set_max_concurrent(4);
+        unreachable!("two panicking wakers in one batch must abort");
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stderr = std::string::String::from_utf8_lossy(&child.stderr);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            child.status.signal(),
+            Some(6),
+            "the child did not abort (SIGABRT): {:?}\n{stderr}",
+            child.status
+        );
+    }
+    assert!(!child.status.success(), "the child survived:\n{stderr}");
+    assert_eq!(
+        stderr.matches("waker panicked").count(),
+        2,
+        "not the two wakers' panics:\n{stderr}"
+    );
+}

@@ -111,3 +111,39 @@ fn time_out_and_abandon_decide_in_one_step() {
     drop((first, closing));
     assert_eq!(Arc::strong_count(&b), 1);
 }
+
+/// As `Acquire::abandon`, abandoning an owned wait that has already
+/// finished does nothing and returns `None`, whether it finished with a
+/// seat or by an earlier `abandon`; `time_out` then panics with a message
+/// that says why.
+#[test]
+fn abandoning_a_finished_owned_wait_returns_none() {
+    let b = arc(1);
+    let task = Task::new();
+    let mut wait = boxed(OwnedSeat::acquire(b.clone()));
+    let Poll::Ready(Ok(seat)) = task.poll(wait.as_mut()) else {
+        panic!("a free seat")
+    };
+    assert!(wait.as_mut().abandon().is_none(), "after resolving");
+    assert_eq!(b.state().active, 1, "the seat taken stays taken");
+    drop(seat);
+
+    let mut abandoned = boxed(OwnedSeat::acquire(b.clone()));
+    assert!(abandoned.as_mut().abandon().is_none(), "never polled");
+    assert!(abandoned.as_mut().abandon().is_none(), "a second time");
+    assert_eq!(Arc::strong_count(&b), 1, "no handle kept by either");
+    let timed_out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = abandoned
+            .as_mut()
+            .time_out(core::time::Duration::from_millis(1));
+    }));
+    let message = timed_out.expect_err("time_out on a finished wait panics");
+    let text = message
+        .downcast_ref::<&str>()
+        .map(|s| std::string::String::from(*s))
+        .or_else(|| message.downcast_ref::<std::string::String>().cloned())
+        .unwrap_or_default();
+    assert!(text.contains("completed"), "says why: {text}");
+    let s = b.state();
+    assert_eq!((s.active, s.timed_out), (0, 0), "nothing counted");
+}

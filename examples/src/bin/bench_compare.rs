@@ -387,7 +387,11 @@ where
 const G_REPEATS: usize = 3;
 const G_WINDOW: Duration = Duration::from_millis(100);
 const G_OURS: &str = "ours (`BulkheadLayer`)";
+const G_OURS_TYPED: &str = "ours, `typed_errors()`";
 const G_BARE: &str = "bare service (no layer)";
+const G_TOWER_SHED: &str = "tower `LoadShed` + `ConcurrencyLimit`";
+const G_TOWER_WAIT: &str = "tower `ConcurrencyLimit` (waits in `poll_ready`, unbounded)";
+const G_RESILIENCE: &str = "tower-resilience-bulkhead 0.14";
 
 /// One row of group g.
 struct GRow {
@@ -460,11 +464,29 @@ fn print_g(title: &str, rows: &[GRow]) {
     }
 }
 
-/// The contenders of group g in `mode`, each over `SEATS` seats.
-fn g_contenders(rt: &Arc<tokio::runtime::Runtime>, half_iters: u32, mode: Mode) -> Vec<LayerBench> {
+/// Receives each layered service of group g ([`g_layers`]).
+trait LayerVisitor {
+    fn visit<S>(&mut self, name: &'static str, svc: S)
+    where
+        S: tower_service::Service<u32, Response = u32> + Clone + Send + 'static,
+        S::Future: Send,
+        S::Error: Send;
+}
+
+/// The contenders of group g in `mode`, each over `SEATS` seats, in front
+/// of `inner`, handed to `visitor` one by one; the bare `inner` first.
+fn g_layers<I, V>(mode: Mode, inner: I, visitor: &mut V)
+where
+    I: tower_service::Service<u32, Response = u32, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    I::Future: Send + 'static,
+    V: LayerVisitor,
+{
     use tower::Layer as _;
     use tower::ServiceBuilder;
-    let svc = layers::Work { half_iters };
     let ours = Arc::new(peers::ours(layers::SEATS, Admission::Fifo));
     let ours = bulkhead_tokio::BulkheadLayer::new(ours).max_wait(match mode {
         Mode::FailFast => bulkhead_core::MaxWait::FailFast,
@@ -478,38 +500,192 @@ fn g_contenders(rt: &Arc<tokio::runtime::Runtime>, half_iters: u32, mode: Mode) 
     }
     .build()
     .expect("valid tower-resilience settings");
-    let mut v = vec![
-        layer_bench(G_BARE, rt, svc),
-        layer_bench(G_OURS, rt, ours.layer(svc)),
-    ];
-    v.push(match mode {
-        Mode::FailFast => layer_bench(
-            "tower `LoadShed` + `ConcurrencyLimit`",
-            rt,
+    visitor.visit(G_BARE, inner.clone());
+    visitor.visit(G_OURS, ours.layer(inner.clone()));
+    visitor.visit(
+        G_OURS_TYPED,
+        ours.clone().typed_errors().layer(inner.clone()),
+    );
+    match mode {
+        Mode::FailFast => visitor.visit(
+            G_TOWER_SHED,
             ServiceBuilder::new()
                 .load_shed()
                 .concurrency_limit(layers::SEATS)
-                .service(svc),
+                .service(inner.clone()),
         ),
-        Mode::Wait => layer_bench(
-            "tower `ConcurrencyLimit` (waits in `poll_ready`, unbounded)",
-            rt,
+        Mode::Wait => visitor.visit(
+            G_TOWER_WAIT,
             ServiceBuilder::new()
                 .concurrency_limit(layers::SEATS)
-                .service(svc),
+                .service(inner.clone()),
         ),
-    });
-    v.push(layer_bench(
-        "tower-resilience-bulkhead 0.14",
-        rt,
-        resilience.layer(svc),
-    ));
-    v
+    }
+    visitor.visit(G_RESILIENCE, resilience.layer(inner));
+}
+
+/// The contenders of group g in `mode`, over the ~1 µs service.
+fn g_contenders(rt: &Arc<tokio::runtime::Runtime>, half_iters: u32, mode: Mode) -> Vec<LayerBench> {
+    struct Benches<'a>(&'a Arc<tokio::runtime::Runtime>, Vec<LayerBench>);
+    impl LayerVisitor for Benches<'_> {
+        fn visit<S>(&mut self, name: &'static str, svc: S)
+        where
+            S: tower_service::Service<u32, Response = u32> + Clone + Send + 'static,
+            S::Future: Send,
+            S::Error: Send,
+        {
+            self.1.push(layer_bench(name, self.0, svc));
+        }
+    }
+    let mut benches = Benches(rt, Vec::new());
+    g_layers(mode, layers::Work { half_iters }, &mut benches);
+    benches.1
+}
+
+/// Requests per repeat of the layer-cost table: about 1 ms for ours, short
+/// enough that most repeats run without being preempted on a loaded machine.
+const G_COST_REQUESTS: u64 = 20_000;
+/// Repeats of each layer-cost figure (round-robin; the median is reported).
+const G_COST_REPEATS: usize = 21;
+
+/// The layers' own cost in `mode`, one caller, over a service that answers
+/// at once: ns and allocations per admitted request (and, failing fast,
+/// per rejected one), median of `G_COST_REPEATS` round-robin repeats.
+fn g_costs(rt: &Arc<tokio::runtime::Runtime>, mode: Mode) {
+    #[derive(Default)]
+    struct Costs {
+        names: Vec<&'static str>,
+        runs: Vec<Box<dyn Fn(bool) -> layers::Cost>>,
+    }
+    struct Collect<'a>(&'a Arc<tokio::runtime::Runtime>, Costs);
+    impl LayerVisitor for Collect<'_> {
+        fn visit<S>(&mut self, name: &'static str, svc: S)
+        where
+            S: tower_service::Service<u32, Response = u32> + Clone + Send + 'static,
+            S::Future: Send,
+            S::Error: Send,
+        {
+            let rt = Arc::clone(self.0);
+            self.1.names.push(name);
+            self.1.runs.push(Box::new(move |reject| {
+                layers::layer_cost(
+                    &rt,
+                    &svc,
+                    layers::SEATS,
+                    reject,
+                    G_COST_REQUESTS,
+                    &alloc_count::thread_allocs,
+                )
+            }));
+        }
+    }
+    let mut collect = Collect(rt, Costs::default());
+    g_layers(mode, layers::Immediate, &mut collect);
+    let Costs { names, runs } = collect.1;
+    let measure = |reject: bool| -> Vec<layers::Cost> {
+        let active: Vec<usize> = (0..names.len())
+            .filter(|&i| !reject || (names[i] != G_BARE && names[i] != G_TOWER_WAIT))
+            .collect();
+        let mut samples = vec![Vec::new(); names.len()];
+        let mut allocs = vec![0.0; names.len()];
+        for &i in &active {
+            runs[i](reject); // warm-up
+        }
+        for _ in 0..G_COST_REPEATS {
+            for &i in &active {
+                let c = runs[i](reject);
+                samples[i].push(c.ns_per_request);
+                allocs[i] = c.allocs_per_request;
+            }
+        }
+        samples
+            .into_iter()
+            .zip(allocs)
+            .map(|(s, a)| layers::Cost {
+                ns_per_request: if s.is_empty() { f64::NAN } else { median(s) },
+                allocs_per_request: a,
+            })
+            .collect()
+    };
+    let admitted = measure(false);
+    let rejected = match mode {
+        Mode::FailFast => measure(true),
+        Mode::Wait => Vec::new(),
+    };
+    let bare = admitted[names.iter().position(|n| *n == G_BARE).expect("bare")].ns_per_request;
+    let ours = names.iter().position(|n| *n == G_OURS).expect("ours");
+    let what = match mode {
+        Mode::FailFast => "fail fast",
+        Mode::Wait => "bounded wait (1 s), uncontended: every request is admitted at once",
+    };
+    println!(
+        "\n#### g. the layer's own cost, {what}: one caller, a service that answers at once, \
+         {G_COST_REQUESTS} requests, median of {G_COST_REPEATS}\n"
+    );
+    print!(
+        "| contender | admitted: ns per request | the layer's own (− bare) | it ÷ ours (own) | allocations per admitted request |"
+    );
+    if !rejected.is_empty() {
+        print!(" rejected: ns per request | it ÷ ours | allocations per rejection |");
+    }
+    println!();
+    println!(
+        "|---|---:|---:|---:|---:|{}",
+        if rejected.is_empty() {
+            ""
+        } else {
+            "---:|---:|---:|"
+        }
+    );
+    let own = |i: usize| admitted[i].ns_per_request - bare;
+    for (i, name) in names.iter().enumerate() {
+        let ratio = |x: f64, ours: f64| {
+            if name == &G_BARE || !x.is_finite() {
+                "".to_string()
+            } else {
+                format!("{:.2}×", x / ours)
+            }
+        };
+        print!(
+            "| {name} | {:.1} | {:+.1} | {} | {:.2} |",
+            admitted[i].ns_per_request,
+            own(i),
+            ratio(own(i), own(ours)),
+            admitted[i].allocs_per_request
+        );
+        if let Some(r) = rejected.get(i) {
+            if r.ns_per_request.is_finite() {
+                print!(
+                    " {:.1} | {} | {:.2} |",
+                    r.ns_per_request,
+                    ratio(r.ns_per_request, rejected[ours].ns_per_request),
+                    r.allocs_per_request
+                );
+            } else {
+                print!(" | | |");
+            }
+        }
+        println!();
+    }
 }
 
 /// Group g, in both modes at 1 and 64 callers: prints the four tables and
 /// returns, per (mode, callers), ours ÷ the best peer and ours' allocations.
-fn run_g(rt: &Arc<tokio::runtime::Runtime>) -> Vec<(Mode, usize, f64, &'static str, f64)> {
+/// One (mode, callers) cell of group g, for the target table.
+struct GTarget {
+    mode: Mode,
+    callers: usize,
+    best_peer: &'static str,
+    /// Served requests/s, ours (default, boxed errors) ÷ the best peer.
+    served_ratio: f64,
+    /// The same with `typed_errors()`.
+    served_ratio_typed: f64,
+    /// Allocations per request, boxed errors / typed errors.
+    allocs: f64,
+    allocs_typed: f64,
+}
+
+fn run_g(rt: &Arc<tokio::runtime::Runtime>) -> Vec<GTarget> {
     let half_iters = peers::calibrate_work(Duration::from_nanos(500));
     let call_ns = 2.0
         * ns_per_op(100_000, || {
@@ -534,19 +710,23 @@ fn run_g(rt: &Arc<tokio::runtime::Runtime>) -> Vec<(Mode, usize, f64, &'static s
             };
             print_g(&format!("g. {what}, {callers} concurrent callers"), &rows);
             let ours = rows.iter().find(|r| r.name == G_OURS).expect("ours");
+            let typed = rows.iter().find(|r| r.name == G_OURS_TYPED).expect("typed");
             let best = rows
                 .iter()
-                .filter(|r| r.name != G_OURS && r.name != G_BARE)
+                .filter(|r| ![G_OURS, G_OURS_TYPED, G_BARE].contains(&r.name))
                 .max_by(|a, b| a.served.total_cmp(&b.served))
                 .expect("a peer");
-            out.push((
+            out.push(GTarget {
                 mode,
                 callers,
-                ours.served / best.served,
-                best.name,
-                ours.allocs,
-            ));
+                best_peer: best.name,
+                served_ratio: ours.served / best.served,
+                served_ratio_typed: typed.served / best.served,
+                allocs: ours.allocs,
+                allocs_typed: typed.allocs,
+            });
         }
+        g_costs(rt, mode);
     }
     out
 }
@@ -1033,22 +1213,28 @@ fn main() {
             )
         },
     ];
-    for (mode, callers, r, peer, a) in &g {
-        let what = match mode {
+    for t in &g {
+        let what = match t.mode {
             Mode::FailFast => "fail fast",
             Mode::Wait => "wait",
         };
+        let (callers, peer) = (t.callers, t.best_peer);
+        for (ours, r) in [
+            ("ours", t.served_ratio),
+            ("ours typed", t.served_ratio_typed),
+        ] {
+            rows.push((
+                format!("g, {what}, {callers} callers: {ours} ÷ best peer ({peer}), served req/s"),
+                "≥ 1.50×".into(),
+                r,
+                r >= 1.5,
+            ));
+        }
         rows.push((
-            format!("g, {what}, {callers} callers: ours ÷ best peer ({peer}), served req/s"),
-            "≥ 1.50×".into(),
-            *r,
-            *r >= 1.5,
-        ));
-        rows.push((
-            format!("g, {what}, {callers} callers: our allocations per request"),
+            format!("g, {what}, {callers} callers: allocations per request, `typed_errors()` (default boxed: {:.2})", t.allocs),
             "0".into(),
-            *a,
-            *a == 0.0,
+            t.allocs_typed,
+            t.allocs_typed == 0.0,
         ));
     }
     println!("\n#### targets\n");

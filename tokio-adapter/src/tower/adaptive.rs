@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::BoxError;
+use super::{BoxErrors, ErrorRepr, TypedErrors};
 use crate::TokioClock;
 
 /// An `Arc` of an adaptive compartment that leads to its [`Bulkhead`], so
@@ -74,89 +75,120 @@ impl<L: RawLock, A: Limit, C: Clock> Drop for Timed<L, A, C> {
 /// # let _ = layer;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct AdaptiveLayer<A, K, C = TokioClock, L: RawLock = StdLock> {
+///
+/// Its services' error is a [`BoxError`](super::BoxError) by default (one
+/// allocation per rejection), or a [`ServiceError`](super::ServiceError)
+/// with [`typed_errors`](Self::typed_errors) (none), as for
+/// [`BulkheadLayer`](super::BulkheadLayer).
+pub struct AdaptiveLayer<A, K, C = TokioClock, L: RawLock = StdLock, R = BoxErrors> {
     adaptive: Arc<Adaptive<L, A, C>>,
     classify: K,
+    errors: PhantomData<fn() -> R>,
 }
 
 impl<A: Limit, K, C: Clock, L: RawLock> AdaptiveLayer<A, K, C, L> {
     /// A layer over `adaptive` that classifies responses with `classify`.
     pub fn new(adaptive: Arc<Adaptive<L, A, C>>, classify: K) -> Self {
-        Self { adaptive, classify }
-    }
-}
-
-impl<A, K: Clone, C, L: RawLock> Clone for AdaptiveLayer<A, K, C, L> {
-    fn clone(&self) -> Self {
         Self {
-            adaptive: Arc::clone(&self.adaptive),
-            classify: self.classify.clone(),
+            adaptive,
+            classify,
+            errors: PhantomData,
         }
     }
 }
 
-impl<A, K, C, L: RawLock> fmt::Debug for AdaptiveLayer<A, K, C, L> {
+impl<A, K, C, L: RawLock, R> AdaptiveLayer<A, K, C, L, R> {
+    /// The same layer, whose services return a
+    /// [`ServiceError`](super::ServiceError) of the inner service's error
+    /// instead of a [`BoxError`](super::BoxError): a rejection allocates
+    /// nothing (see [`BulkheadLayer::typed_errors`](super::BulkheadLayer::typed_errors)).
+    #[must_use]
+    pub fn typed_errors(self) -> AdaptiveLayer<A, K, C, L, TypedErrors> {
+        AdaptiveLayer {
+            adaptive: self.adaptive,
+            classify: self.classify,
+            errors: PhantomData,
+        }
+    }
+}
+
+impl<A, K: Clone, C, L: RawLock, R> Clone for AdaptiveLayer<A, K, C, L, R> {
+    fn clone(&self) -> Self {
+        Self {
+            adaptive: Arc::clone(&self.adaptive),
+            classify: self.classify.clone(),
+            errors: PhantomData,
+        }
+    }
+}
+
+impl<A, K, C, L: RawLock, R> fmt::Debug for AdaptiveLayer<A, K, C, L, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AdaptiveLayer").finish_non_exhaustive()
     }
 }
 
-impl<S, A, K: Clone, C, L: RawLock> Layer<S> for AdaptiveLayer<A, K, C, L> {
-    type Service = AdaptiveService<S, A, K, C, L>;
+impl<S, A, K: Clone, C, L: RawLock, R> Layer<S> for AdaptiveLayer<A, K, C, L, R> {
+    type Service = AdaptiveService<S, A, K, C, L, R>;
     fn layer(&self, inner: S) -> Self::Service {
         AdaptiveService {
             inner,
             adaptive: Arc::clone(&self.adaptive),
             classify: self.classify.clone(),
+            errors: PhantomData,
         }
     }
 }
 
 /// The service of an [`AdaptiveLayer`].
-pub struct AdaptiveService<S, A, K, C = TokioClock, L: RawLock = StdLock> {
+pub struct AdaptiveService<S, A, K, C = TokioClock, L: RawLock = StdLock, R = BoxErrors> {
     inner: S,
     adaptive: Arc<Adaptive<L, A, C>>,
     classify: K,
+    errors: PhantomData<fn() -> R>,
 }
 
-impl<S: Clone, A, K: Clone, C, L: RawLock> Clone for AdaptiveService<S, A, K, C, L> {
+impl<S: Clone, A, K: Clone, C, L: RawLock, R> Clone for AdaptiveService<S, A, K, C, L, R> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
             adaptive: Arc::clone(&self.adaptive),
             classify: self.classify.clone(),
+            errors: PhantomData,
         }
     }
 }
 
-impl<S, A, K, C, L: RawLock> fmt::Debug for AdaptiveService<S, A, K, C, L> {
+impl<S, A, K, C, L: RawLock, R> fmt::Debug for AdaptiveService<S, A, K, C, L, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AdaptiveService").finish_non_exhaustive()
     }
 }
 
-impl<S, Req, A, K, C, L> Service<Req> for AdaptiveService<S, A, K, C, L>
+impl<S, Req, A, K, C, L, R> Service<Req> for AdaptiveService<S, A, K, C, L, R>
 where
     S: Service<Req>,
-    S::Error: Into<BoxError>,
+    R: ErrorRepr<S::Error>,
     A: Limit,
     K: Fn(&Result<S::Response, S::Error>) -> CallOutcome + Clone,
     C: Clock,
     L: RawLock,
 {
     type Response = S::Response;
-    type Error = BoxError;
-    type Future = AdaptiveResponseFuture<S::Future, A, K, C, L>;
+    type Error = R::Error;
+    type Future = AdaptiveResponseFuture<S::Future, A, K, C, L, R>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), R::Error>> {
         // Readiness only: the seat is taken in `call`.
-        self.inner.poll_ready(cx).map_err(Into::into)
+        self.inner.poll_ready(cx).map_err(R::inner)
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        match OwnedSeat::try_acquire(Handle(Arc::clone(&self.adaptive))) {
-            Ok(seat) => AdaptiveResponseFuture {
-                state: State::Running {
+        // The `Arc` is cloned only for an admitted request.
+        let state = match self.adaptive.bulkhead().try_acquire() {
+            Ok(seat) => {
+                let seat = OwnedSeat::from_seat(seat, Handle(Arc::clone(&self.adaptive)));
+                State::Running {
                     future: self.inner.call(request),
                     timed: Timed {
                         in_flight: self.adaptive.bulkhead().state().active,
@@ -164,11 +196,13 @@ where
                         seat: Some(seat),
                     },
                     classify: self.classify.clone(),
-                },
-            },
-            Err(error) => AdaptiveResponseFuture {
-                state: State::Rejected { error: Some(error) },
-            },
+                }
+            }
+            Err(error) => State::Rejected { error: Some(error) },
+        };
+        AdaptiveResponseFuture {
+            state,
+            errors: PhantomData,
         }
     }
 }
@@ -180,9 +214,10 @@ pin_project! {
     /// Dropping it gives its seat back and records a success (the default
     /// for a seat given back without an outcome).
     #[must_use = "futures do nothing unless polled"]
-    pub struct AdaptiveResponseFuture<F, A: Limit, K, C: Clock, L: RawLock> {
+    pub struct AdaptiveResponseFuture<F, A: Limit, K, C: Clock, L: RawLock, R = BoxErrors> {
         #[pin]
         state: State<F, A, K, C, L>,
+        errors: PhantomData<fn() -> R>,
     }
 }
 
@@ -194,16 +229,16 @@ pin_project! {
     }
 }
 
-impl<F, T, E, A, K, C, L> Future for AdaptiveResponseFuture<F, A, K, C, L>
+impl<F, T, E, A, K, C, L, R> Future for AdaptiveResponseFuture<F, A, K, C, L, R>
 where
     F: Future<Output = Result<T, E>>,
-    E: Into<BoxError>,
+    R: ErrorRepr<E>,
     A: Limit,
     K: Fn(&Result<T, E>) -> CallOutcome,
     C: Clock,
     L: RawLock,
 {
-    type Output = Result<T, BoxError>;
+    type Output = Result<T, R::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
@@ -214,13 +249,13 @@ where
             } => {
                 let output = ready!(future.poll(cx));
                 timed.finish(classify(&output));
-                Poll::Ready(output.map_err(Into::into))
+                Poll::Ready(output.map_err(R::inner))
             }
             StateProj::Rejected { error } => {
                 let error = error
                     .take()
                     .expect("`AdaptiveResponseFuture` polled after it completed");
-                Poll::Ready(Err(error.into()))
+                Poll::Ready(Err(R::rejected(error)))
             }
         }
     }
@@ -276,6 +311,16 @@ mod tests {
         let changes = adaptive.controller().changes();
         let rejected = svc.call(200).await.unwrap_err();
         assert!(rejected.downcast_ref::<Error>().is_some());
+        assert_eq!(adaptive.controller().changes(), changes);
+        // Typed: the same rejection, matched, not boxed.
+        let mut typed = AdaptiveLayer::new(Arc::clone(&adaptive), classify)
+            .typed_errors()
+            .layer(Status);
+        let rejected = typed.call(200).await.unwrap_err();
+        assert!(matches!(
+            rejected,
+            crate::ServiceError::Rejected(Error::Full { .. })
+        ));
         assert_eq!(adaptive.controller().changes(), changes);
     }
 }

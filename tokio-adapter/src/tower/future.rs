@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -11,7 +12,7 @@ use bulkhead_std::StdLock;
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use super::BoxError;
+use super::{BoxErrors, ErrorRepr};
 use crate::AcquireOwnedWithin;
 
 type ArcSeat<L> = OwnedSeat<Arc<Bulkhead<L>>>;
@@ -22,7 +23,9 @@ pin_project! {
     /// Allocation-free in both modes: a request that must wait holds a
     /// named owned wait ([`AcquireOwnedWithin`]) and the ready inner
     /// service with its request, and calls the service once it is handed a
-    /// seat.
+    /// seat. A rejection is made into the service's error (`R`, see
+    /// [`ErrorRepr`]) only when it is returned: boxed by default, or a
+    /// [`ServiceError`](super::ServiceError), which allocates nothing.
     ///
     /// # Cancel safety
     /// Dropping it gives its seat back, or leaves the line if it still
@@ -35,7 +38,7 @@ pin_project! {
     /// inner call. The precise orderings are in
     /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResponseFuture<S, Req, L = StdLock>
+    pub struct ResponseFuture<S, Req, L = StdLock, R = BoxErrors>
     where
         S: Service<Req>,
         L: RawLock,
@@ -43,6 +46,7 @@ pin_project! {
     {
         #[pin]
         phase: Phase<S, Req, L>,
+        errors: PhantomData<fn() -> R>,
     }
 }
 
@@ -70,39 +74,40 @@ pin_project! {
     }
 }
 
-impl<S: Service<Req>, Req, L: RawLock + 'static> ResponseFuture<S, Req, L> {
+impl<S: Service<Req>, Req, L: RawLock + 'static, R> ResponseFuture<S, Req, L, R> {
     pub(super) fn running(future: S::Future, seat: ArcSeat<L>) -> Self {
-        Self {
-            phase: Phase::Running {
-                future,
-                seat: Some(seat),
-            },
-        }
+        Self::from_phase(Phase::Running {
+            future,
+            seat: Some(seat),
+        })
     }
 
     pub(super) fn waiting(admit: AcquireOwnedWithin<L>, service: S, request: Req) -> Self {
-        Self {
-            phase: Phase::Waiting {
-                admit,
-                call: Some((service, request)),
-            },
-        }
+        Self::from_phase(Phase::Waiting {
+            admit,
+            call: Some((service, request)),
+        })
     }
 
     pub(super) fn rejected(error: Error) -> Self {
+        Self::from_phase(Phase::Rejected { error: Some(error) })
+    }
+
+    fn from_phase(phase: Phase<S, Req, L>) -> Self {
         Self {
-            phase: Phase::Rejected { error: Some(error) },
+            phase,
+            errors: PhantomData,
         }
     }
 }
 
-impl<S, Req, T, E, L> Future for ResponseFuture<S, Req, L>
+impl<S, Req, T, E, L, R> Future for ResponseFuture<S, Req, L, R>
 where
     S: Service<Req, Response = T, Error = E>,
-    E: Into<BoxError>,
+    R: ErrorRepr<E>,
     L: RawLock + 'static,
 {
-    type Output = Result<T, BoxError>;
+    type Output = Result<T, R::Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         loop {
@@ -120,26 +125,26 @@ where
                     }
                     Err(error) => {
                         call.take();
-                        return Poll::Ready(Err(error.into()));
+                        return Poll::Ready(Err(R::rejected(error)));
                     }
                 },
                 PhaseProj::Running { future, seat } => {
                     let output = ready!(future.poll(cx));
                     drop(seat.take());
-                    return Poll::Ready(output.map_err(Into::into));
+                    return Poll::Ready(output.map_err(R::inner));
                 }
                 PhaseProj::Rejected { error } => {
                     let error = error
                         .take()
                         .expect("`ResponseFuture` polled after it completed");
-                    return Poll::Ready(Err(error.into()));
+                    return Poll::Ready(Err(R::rejected(error)));
                 }
             }
         }
     }
 }
 
-impl<S: Service<Req>, Req, L: RawLock + 'static> fmt::Debug for ResponseFuture<S, Req, L> {
+impl<S: Service<Req>, Req, L: RawLock + 'static, R> fmt::Debug for ResponseFuture<S, Req, L, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let phase = match &self.phase {
             Phase::Waiting { .. } => "waiting for a seat",

@@ -6,7 +6,7 @@ use std::time::Duration;
 use bulkhead_core::Error;
 use http::{HeaderValue, Response, StatusCode, header::RETRY_AFTER};
 
-use super::BoxError;
+use super::{BoxError, ServiceError};
 
 /// The HTTP answer to a bulkhead rejection: `503 Service Unavailable`,
 /// with `Retry-After` when retrying may succeed.
@@ -73,6 +73,26 @@ impl HttpRejection {
             current = e.source();
         }
         None
+    }
+
+    /// The answer to a [`ServiceError`] of a service built with
+    /// [`typed_errors`](super::BulkheadLayer::typed_errors), if it is a
+    /// rejection; `None` for the inner service's errors, which are the
+    /// caller's to answer. No downcast and no allocation.
+    ///
+    /// ```
+    /// use bulkhead_tokio::{Error, HttpRejection, ServiceError};
+    /// use http::StatusCode;
+    ///
+    /// let rejected = ServiceError::<std::io::Error>::Rejected(Error::Full { name: "db", max_concurrent: 8, active: 8 });
+    /// let answer = HttpRejection::from_service_error(&rejected).unwrap();
+    /// assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    /// assert_eq!(answer.response::<()>().headers()["retry-after"], "1");
+    /// let failed = ServiceError::Inner(std::io::Error::other("upstream reset"));
+    /// assert_eq!(HttpRejection::from_service_error(&failed), None);
+    /// ```
+    pub fn from_service_error<E>(error: &ServiceError<E>) -> Option<Self> {
+        error.rejection().map(Self::from_error)
     }
 
     /// Sends `Retry-After: retry_after` (rounded up to whole seconds) for a

@@ -2,10 +2,12 @@
 //! compartment.
 
 mod adaptive;
+mod error;
 mod future;
 mod http;
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -16,16 +18,20 @@ use tower_service::Service;
 
 use crate::BulkheadExt;
 pub use adaptive::{AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService};
+pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
 pub use http::HttpRejection;
 
-/// The error of a [`BulkheadService`]: tower's usual boxed error.
+/// The error of a [`BulkheadService`] by default: tower's usual boxed
+/// error.
 ///
 /// A rejection by the compartment is a boxed [`Error`](crate::Error);
 /// [`HttpRejection::find`] turns it into a `503` response with
 /// `Retry-After` in one call (or find it with
 /// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner service pass through
-/// unchanged (boxed).
+/// unchanged (boxed). Boxing a rejection allocates; a layer built with
+/// [`typed_errors`](BulkheadLayer::typed_errors) returns a
+/// [`ServiceError`] instead, which does not.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Wraps a service in a [`BulkheadService`] that admits at most
@@ -56,9 +62,19 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// let checkout = BulkheadLayer::new(upstream).max_wait(Duration::from_millis(50));
 /// # let _ = (search, checkout);
 /// ```
-pub struct BulkheadLayer<L: RawLock = StdLock> {
+///
+/// # Errors: boxed or typed
+///
+/// The services' error is a [`BoxError`] (parameter `R` =
+/// [`BoxErrors`], the default), which every tower stack accepts; boxing a
+/// rejection allocates once. [`typed_errors`](Self::typed_errors) makes it
+/// a [`ServiceError`] of the inner service's error (`R` =
+/// [`TypedErrors`]): no allocation per request in either mode, rejections
+/// included, and a rejection is matched rather than downcast.
+pub struct BulkheadLayer<L: RawLock = StdLock, R = BoxErrors> {
     bulkhead: Arc<Bulkhead<L>>,
     max_wait: MaxWait,
+    errors: PhantomData<fn() -> R>,
 }
 
 impl<L: RawLock> BulkheadLayer<L> {
@@ -71,6 +87,53 @@ impl<L: RawLock> BulkheadLayer<L> {
         Self {
             bulkhead,
             max_wait: MaxWait::FailFast,
+            errors: PhantomData,
+        }
+    }
+}
+
+impl<L: RawLock, R> BulkheadLayer<L, R> {
+    /// The same layer, whose services return a [`ServiceError`] of the
+    /// inner service's error instead of a [`BoxError`]: nothing is
+    /// allocated per request, rejected ones included.
+    ///
+    /// ```
+    /// use std::{convert::Infallible, future::Ready, sync::Arc, task::{Context, Poll}};
+    /// use bulkhead_tokio::{Bulkhead, BulkheadLayer, Error, HttpRejection, ServiceError};
+    /// use tower_layer::Layer;
+    /// use tower_service::Service;
+    ///
+    /// #[derive(Clone)]
+    /// struct Hello;
+    /// impl Service<()> for Hello {
+    ///     type Response = &'static str;
+    ///     type Error = Infallible;
+    ///     type Future = Ready<Result<&'static str, Infallible>>;
+    ///     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    ///         Poll::Ready(Ok(()))
+    ///     }
+    ///     fn call(&mut self, (): ()) -> Self::Future {
+    ///         std::future::ready(Ok("hello"))
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let greeter = Arc::new(Bulkhead::new("greeter", 1).unwrap());
+    /// let mut svc = BulkheadLayer::new(greeter.clone()).typed_errors().layer(Hello);
+    /// let _busy = greeter.try_acquire().unwrap();
+    /// let err: ServiceError<Infallible> = svc.call(()).await.unwrap_err();
+    /// assert!(matches!(err, ServiceError::Rejected(Error::Full { .. })));
+    /// let response = HttpRejection::from_service_error(&err).unwrap().response::<()>();
+    /// assert_eq!(response.status(), 503);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn typed_errors(self) -> BulkheadLayer<L, TypedErrors> {
+        BulkheadLayer {
+            bulkhead: self.bulkhead,
+            max_wait: self.max_wait,
+            errors: PhantomData,
         }
     }
 
@@ -127,32 +190,35 @@ impl BulkheadLayer {
     }
 }
 
-impl<L: RawLock> Clone for BulkheadLayer<L> {
+impl<L: RawLock, R> Clone for BulkheadLayer<L, R> {
     fn clone(&self) -> Self {
         Self {
             bulkhead: Arc::clone(&self.bulkhead),
             max_wait: self.max_wait,
+            errors: PhantomData,
         }
     }
 }
 
-impl<L: RawLock> fmt::Debug for BulkheadLayer<L> {
+impl<L: RawLock, R> fmt::Debug for BulkheadLayer<L, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadLayer")
             .field("bulkhead", &self.bulkhead.name())
             .field("max_wait", &self.max_wait)
+            .field("errors", &std::any::type_name::<R>())
             .finish()
     }
 }
 
-impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
-    type Service = BulkheadService<S, L>;
+impl<S, L: RawLock, R> Layer<S> for BulkheadLayer<L, R> {
+    type Service = BulkheadService<S, L, R>;
 
     fn layer(&self, inner: S) -> Self::Service {
         BulkheadService {
             inner,
             bulkhead: Arc::clone(&self.bulkhead),
             max_wait: self.max_wait,
+            errors: PhantomData,
         }
     }
 }
@@ -166,9 +232,10 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 ///   poll (the fast path if one is free, else it joins the compartment's
 ///   line, in first-poll order) and calls the inner service when it is
 ///   handed a seat. Waiting needs a tokio runtime with the time driver.
-/// - **Rejection** is a boxed [`Error`](crate::Error) (`Full`, `Timeout`,
-///   `QueueFull` or `Closed`) in the [`BoxError`]; the inner service is
-///   not called.
+/// - **Rejection** is an [`Error`](crate::Error) (`Full`, `Timeout`,
+///   `QueueFull` or `Closed`), boxed in the [`BoxError`] by default, or
+///   [`ServiceError::Rejected`] with [`typed_errors`](Self::typed_errors);
+///   the inner service is not called.
 /// - **The seat is held until the response future completes**, and is
 ///   given back if that future is dropped first (a client that hangs up).
 ///   A streaming response body is not covered: the seat is released when
@@ -185,10 +252,12 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 ///
 /// # Allocation
 ///
-/// Neither mode allocates per request: the response future holds a named
-/// owned wait ([`AcquireOwnedWithin`](crate::AcquireOwnedWithin), built
-/// on core's `AcquireOwned`) and the ready service with its request, with
-/// no boxing (tested by `examples/tests/zero_alloc.rs`).
+/// Neither mode allocates per admitted request: the response future holds
+/// a named owned wait ([`AcquireOwnedWithin`](crate::AcquireOwnedWithin),
+/// built on core's `AcquireOwned`) and the ready service with its request,
+/// with no boxing. A rejected request allocates once by default (its
+/// [`BoxError`]), and nothing with [`typed_errors`](Self::typed_errors)
+/// (tested by `examples/tests/zero_alloc.rs`).
 ///
 /// # Waiting and readiness
 ///
@@ -230,16 +299,32 @@ impl<S, L: RawLock> Layer<S> for BulkheadLayer<L> {
 /// assert!(matches!(err.downcast_ref::<Error>(), Some(Error::Full { .. }))); // -> 503
 /// # }
 /// ```
-pub struct BulkheadService<S, L: RawLock = StdLock> {
+pub struct BulkheadService<S, L: RawLock = StdLock, R = BoxErrors> {
     inner: S,
     bulkhead: Arc<Bulkhead<L>>,
     max_wait: MaxWait,
+    errors: PhantomData<fn() -> R>,
 }
 
 impl<S, L: RawLock> BulkheadService<S, L> {
     /// Wraps `inner`, failing fast; see [`BulkheadLayer::new`].
     pub fn new(inner: S, bulkhead: Arc<Bulkhead<L>>) -> Self {
         BulkheadLayer::new(bulkhead).layer(inner)
+    }
+}
+
+impl<S, L: RawLock, R> BulkheadService<S, L, R> {
+    /// The same service, returning a [`ServiceError`] of the inner
+    /// service's error instead of a [`BoxError`]; see
+    /// [`BulkheadLayer::typed_errors`].
+    #[must_use]
+    pub fn typed_errors(self) -> BulkheadService<S, L, TypedErrors> {
+        BulkheadService {
+            inner: self.inner,
+            bulkhead: self.bulkhead,
+            max_wait: self.max_wait,
+            errors: PhantomData,
+        }
     }
 
     /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
@@ -271,17 +356,18 @@ impl<S, L: RawLock> BulkheadService<S, L> {
     }
 }
 
-impl<S: Clone, L: RawLock> Clone for BulkheadService<S, L> {
+impl<S: Clone, L: RawLock, R> Clone for BulkheadService<S, L, R> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
             bulkhead: Arc::clone(&self.bulkhead),
             max_wait: self.max_wait,
+            errors: PhantomData,
         }
     }
 }
 
-impl<S, L: RawLock> fmt::Debug for BulkheadService<S, L> {
+impl<S, L: RawLock, R> fmt::Debug for BulkheadService<S, L, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadService")
             .field("bulkhead", &self.bulkhead.name())
@@ -290,27 +376,32 @@ impl<S, L: RawLock> fmt::Debug for BulkheadService<S, L> {
     }
 }
 
-impl<S, Req, L> Service<Req> for BulkheadService<S, L>
+impl<S, Req, L, R> Service<Req> for BulkheadService<S, L, R>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
-    S::Error: Into<BoxError>,
+    R: ErrorRepr<S::Error>,
     Req: Send + 'static,
     L: RawLock + Send + Sync + 'static,
 {
     type Response = S::Response;
-    type Error = BoxError;
-    type Future = ResponseFuture<S, Req, L>;
+    type Error = R::Error;
+    type Future = ResponseFuture<S, Req, L, R>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), R::Error>> {
         // Readiness only: no seat is taken here (bug class 12 in docs/bug-classes.md).
-        self.inner.poll_ready(cx).map_err(Into::into)
+        self.inner.poll_ready(cx).map_err(R::inner)
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
         if self.max_wait.is_fail_fast() {
-            return match OwnedSeat::try_acquire(Arc::clone(&self.bulkhead)) {
-                Ok(seat) => ResponseFuture::running(self.inner.call(request), seat),
+            // The `Arc` is cloned only for an admitted request: a rejection
+            // touches no reference count (two locked RMWs fewer).
+            return match self.bulkhead.try_acquire() {
+                Ok(seat) => {
+                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.bulkhead));
+                    ResponseFuture::running(self.inner.call(request), seat)
+                }
                 Err(error) => ResponseFuture::rejected(error),
             };
         }
