@@ -405,7 +405,6 @@ impl<L: RawLock> Bulkhead<L> {
         } else {
             self.drain_barging(list, batch);
         }
-        self.waiting.store(list.len(), Relaxed);
     }
 
     fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
@@ -415,7 +414,7 @@ impl<L: RawLock> Bulkhead<L> {
             // if it is the last waiter (rule 5). The drainer acquires the
             // releaser's work and passes it on to the owner with the
             // verdict's `Release` store.
-            let take = Take::drain(list.len() == 1);
+            let take = Take::drain(list.is_single());
             match self.take_seat(self.word.load(Relaxed), take) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
@@ -500,6 +499,7 @@ impl<L: RawLock> Bulkhead<L> {
         }
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
+        self.count_waiting(-1);
         if list.is_empty() && verdict != Verdict::Granted {
             // Under the lock, and an RMW, so it continues the release
             // sequences of the seats in the word: no ordering of its own.
@@ -563,13 +563,13 @@ impl<L: RawLock> Bulkhead<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if list.len() >= self.max_waiting.load(Relaxed) {
+                if self.waiting.load(Relaxed) as usize >= self.queue_limit() {
                     batch.discard(Some(waker));
                     // Counted by the caller, after the lock: the adapter's
                     // rejection hook is foreign code.
                     return Err(Error::QueueFull {
-                        name: self.name,
-                        max_waiting: self.max_waiting.load(Relaxed),
+                        name: self.name(),
+                        max_waiting: self.queue_limit(),
                     });
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
@@ -588,6 +588,7 @@ impl<L: RawLock> Bulkhead<L> {
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.
                 unsafe { list.push_back(node, waker) };
+                self.count_waiting(1);
                 return Ok(Enqueued::Linked);
             }
         })
@@ -609,7 +610,7 @@ impl<L: RawLock> Bulkhead<L> {
             if !self.fifo() {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
-                let take = Take::barging_repoll(list.len() == 1);
+                let take = Take::barging_repoll(list.is_single());
                 if self.take_seat(self.word.load(Relaxed), take).is_ok() {
                     batch.discard(Some(waker));
                     // GRANTED, not IDLE: if waking the batch panics before
@@ -669,8 +670,19 @@ impl<L: RawLock> Bulkhead<L> {
         })
     }
 
+    /// Counts a node linked (`1`) or unlinked (`-1`). Only under the lock,
+    /// so the count is exact there and a load and a store suffice (no RMW,
+    /// which thumbv6m lacks). `Relaxed`: lock-free readers (`state`) get a
+    /// recent count and no ordering, as for every counter. It cannot
+    /// overflow: `enqueue` links no node at the queue limit, which is at
+    /// most `MAX_WAITING_LIMIT`.
+    fn count_waiting(&self, delta: i32) {
+        let n = self.waiting.load(Relaxed);
+        self.waiting.store(n.wrapping_add_signed(delta), Relaxed);
+    }
+
     pub(crate) fn closed_error(&self) -> Error {
-        Error::Closed { name: self.name }
+        Error::Closed { name: self.name() }
     }
 
     #[inline(always)]

@@ -51,7 +51,10 @@ fn dropping_a_middle_waiter_keeps_the_list_intact() {
         assert!(t.poll(f.as_mut().unwrap().as_mut()).is_pending());
     }
     futs[1] = None;
-    b.inspect_list(|list| list.assert_valid());
+    assert_eq!(
+        b.inspect_list(|list| list.assert_valid()),
+        b.state().waiting
+    );
     drop(held);
     assert_eq!(tasks[0].wakes(), 1);
     let Poll::Ready(Ok(seat)) = tasks[0].poll(futs[0].as_mut().unwrap().as_mut()) else {

@@ -655,7 +655,7 @@ impl<'a> Harness<'a> {
             }
             Op::SetMax(n) => Outcome::Resized(b.set_max_concurrent(n).expect("within the limit")),
             Op::SetMaxWaiting(n) => {
-                b.set_max_waiting(n);
+                b.set_max_waiting(n).expect("within the limit");
                 Outcome::Done
             }
             Op::Close => {
@@ -695,11 +695,9 @@ fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
         let expected = m.notified() | if all_woken { ALL_NOTIFIED } else { 0 };
         check_eq!(b.notified.load(SeqCst), expected, "the notified cell");
     }
-    let linked = b.inspect_list(|list| {
-        list.assert_valid();
-        list.len()
-    });
+    let linked = b.inspect_list(|list| list.assert_valid());
     check_eq!(linked, m.line.len(), "linked nodes");
+    check_eq!(b.waiting.load(SeqCst) as usize, linked, "the waiter count");
     Ok(())
 }
 
