@@ -50,13 +50,23 @@ use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
+use crate::word::{self, BARGING, BOUNDED, CLOSED, ONE, WAITERS};
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
 /// loom builds use 2, so that its models, which have at most three
 /// threads, reach a full batch and `finish`'s re-drain.
 const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
+
+/// `BoundedBarging`: the lost races after which a waiter asks for a
+/// hand-off ([`MAX_LOST_RACES`](crate::MAX_LOST_RACES)). loom and shuttle
+/// builds use 1, so that their models reach the hand-off with one barger
+/// and shuttle's schedules go through many hand-offs.
+const LOST_RACES: u8 = if cfg!(any(bulkhead_loom, bulkhead_shuttle)) {
+    1
+} else {
+    crate::MAX_LOST_RACES
+};
 
 /// `BATCH`, for the test that bounds a section's work.
 #[cfg(test)]
@@ -381,7 +391,37 @@ impl<L: RawLock> Bulkhead<L> {
             match self.take_seat(self.word.load(Relaxed), take) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
-                Err((Refusal::Full, _)) => return,
+                Err((Refusal::Full, w)) => {
+                    // SAFETY: `node` is linked (the list's front).
+                    if w & BOUNDED != 0 && unsafe { list.lost_races(node) } < LOST_RACES {
+                        // The waiter that asked for the hand-off has left
+                        // the head (granted or gone), and no seat is left
+                        // for the one there now.
+                        self.end_hand_off(w);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `BoundedBarging`, under the lock, in a hand-off (`BARGING` clear):
+    /// barge again, unless a seat became free since `w` was read (the
+    /// section that hands it on ends the hand-off after it). The CAS fails
+    /// on any change of the word, so `BARGING` is set only on a word with
+    /// no free seat: a release before it in the word's order has had its
+    /// seat handed on FIFO-style; one after it reads `BARGING` and owes a
+    /// wake-up (rule 1 on the owed count). `Relaxed`: under the lock it
+    /// only flips a mode bit; readers outside the lock use nothing this
+    /// thread wrote (as for `enqueue`'s `WAITERS` CAS).
+    fn end_hand_off(&self, mut w: usize) {
+        while word::available(w) <= 0 {
+            match self
+                .word
+                .compare_exchange_weak(w, w | BARGING, Relaxed, Relaxed)
+            {
+                Ok(_) => return,
+                Err(actual) => w = actual,
             }
         }
     }
@@ -557,7 +597,9 @@ impl<L: RawLock> Bulkhead<L> {
                 batch.discard(Some(waker));
                 return false;
             }
-            if !self.fifo() {
+            // Exact under the lock (`BARGING` only changes under it).
+            let barging = !self.fifo();
+            if barging {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
                 let take = Take::barging_repoll(list.len() == 1);
@@ -574,9 +616,28 @@ impl<L: RawLock> Bulkhead<L> {
             unsafe {
                 batch.discard(list.refresh_waker(node, waker));
                 if status == Status::Notified {
-                    // Lost the race for the seat it was woken for: wait
-                    // again, first in line for the next notification.
-                    list.requeue(node);
+                    if !barging {
+                        // A hand-off of a `BoundedBarging` compartment
+                        // (FIFO compartments notify nobody): the node waits
+                        // in line, except the one the hand-off is for,
+                        // which stays first.
+                        if list.lost_races(node) < LOST_RACES {
+                            list.requeue(node);
+                        }
+                    } else if self.word.load(Relaxed) & BOUNDED != 0
+                        && list.lose_race(node) >= LOST_RACES
+                    {
+                        // Lost too often: first in line, and no more
+                        // barging until it has a seat (or leaves). This
+                        // section's drain hands it a seat if one is free.
+                        // `Relaxed`: see `end_hand_off`.
+                        list.move_to_front(node);
+                        self.word.fetch_and(!BARGING, Relaxed);
+                    } else {
+                        // Lost the race for the seat it was woken for: wait
+                        // again, first in line for the next notification.
+                        list.requeue(node);
+                    }
                 }
             }
             false
@@ -625,9 +686,11 @@ impl<L: RawLock> Bulkhead<L> {
         Error::Closed { name: self.name }
     }
 
+    /// Whether the compartment admits FIFO-style right now. Under the lock
+    /// this is exact: `BARGING` only changes in a `BoundedBarging`
+    /// compartment's hand-off, under the lock, and never otherwise.
     #[inline(always)]
     pub(crate) fn fifo(&self) -> bool {
-        // The bit never changes, so any value of the word tells.
         word::fifo(self.word.load(Relaxed))
     }
 }

@@ -162,13 +162,15 @@ impl WaitHistogram {
         to_duration(self.max)
     }
 
-    /// p50, p99 and max, in µs, for a table cell: `0.12 / 3.4 / 560`.
+    /// p50, p99, p99.9 and max, in µs, for a table cell:
+    /// `0.12 / 3.4 / 41.0 / 560`.
     pub fn summary_us(&self) -> String {
         let us = |d: Duration| d.as_nanos() as f64 / 1e3;
         format!(
-            "{} / {} / {}",
+            "{} / {} / {} / {}",
             fmt_us(us(self.quantile(0.5))),
             fmt_us(us(self.quantile(0.99))),
+            fmt_us(us(self.quantile(0.999))),
             fmt_us(us(self.max()))
         )
     }

@@ -162,7 +162,7 @@ impl DWaits {
             .borrow()
     }
 
-    /// p50 / p99 / max in µs.
+    /// p50 / p99 / p99.9 / max in µs.
     fn summary_us(&self, name: &str) -> String {
         self.get(name).summary_us()
     }
@@ -170,6 +170,7 @@ impl DWaits {
 
 const FIFO: &str = "ours FIFO";
 const BARGING: &str = "ours barging";
+const BOUNDED: &str = "ours bounded barging";
 const TRY_FIRST: &str = "ours barging, try_acquire first (proposed; info only)";
 
 /// `bench-compare d <contender>`: only group d, one contender, for one
@@ -181,6 +182,7 @@ fn single_d(which: &str, work_iters: u32) {
     let t = match which {
         "fifo" => one(peers::ours(2, Admission::Fifo), work_iters),
         "barging" => one(peers::ours(2, Admission::Barging), work_iters),
+        "bounded" => one(peers::ours(2, Admission::BoundedBarging), work_iters),
         "barging-try-first" => one(
             peers::TryFirst(peers::ours(2, Admission::Barging)),
             work_iters,
@@ -190,12 +192,14 @@ fn single_d(which: &str, work_iters: u32) {
         "async-lock" => one(async_lock::Semaphore::new(2), work_iters),
         "condvar" => one(CondvarSemaphore::new(2), work_iters),
         other => {
-            panic!("unknown contender {other}: fifo, barging, tokio, maitake, async-lock, condvar")
+            panic!(
+                "unknown contender {other}: fifo, barging, bounded, barging-try-first, tokio, maitake, async-lock, condvar"
+            )
         }
     };
     let (waits, t) = (&t.waits, t.throughput);
     println!(
-        "{which}: {} ops in {:?} = {:.2} Mops/s; wait per acquire p50 / p99 / max: {} µs",
+        "{which}: {} ops in {:?} = {:.2} Mops/s; wait per acquire p50 / p99 / p99.9 / max: {} µs",
         t.ops,
         t.elapsed,
         t.mops(),
@@ -896,6 +900,7 @@ fn main() {
             waits.bench("floor (spin + yield)", Floor::new(2), w),
             waits.bench(FIFO, peers::ours(2, Admission::Fifo), w),
             waits.bench(BARGING, peers::ours(2, Admission::Barging), w),
+            waits.bench(BOUNDED, peers::ours(2, Admission::BoundedBarging), w),
             waits.bench(
                 TRY_FIRST,
                 peers::TryFirst(peers::ours(2, Admission::Barging)),
@@ -921,8 +926,8 @@ fn main() {
         "d. 8 threads, 2 seats, blocking (Mops/s, higher is better; wait = from calling acquire to holding the seat, over all timed repeats)",
         "Mops/s",
         &d,
-        &[FIFO, BARGING],
-        Some(("wait p50 / p99 / max (µs)", &|name| {
+        &[FIFO, BARGING, BOUNDED],
+        Some(("wait p50 / p99 / p99.9 / max (µs)", &|name| {
             d_waits.summary_us(name)
         })),
     );
@@ -1120,9 +1125,16 @@ fn main() {
             if ok { "yes" } else { "**no**" }
         );
     }
-    for mode in [FIFO, BARGING] {
+    {
+        let r = find(&d, BOUNDED) / find(&d, BARGING);
         println!(
-            "| d, {mode}: wait per acquire p50 / p99 / max | reported (fairness made visible) | {} µs | (info) |",
+            "| d: ours bounded barging ÷ ours barging (FIFO alternative) | ≥ 0.80× | {r:.2}× | {} |",
+            if r >= 0.8 { "yes" } else { "**no**" }
+        );
+    }
+    for mode in [FIFO, BARGING, BOUNDED] {
+        println!(
+            "| d, {mode}: wait per acquire p50 / p99 / p99.9 / max | reported (fairness made visible) | {} µs | (info) |",
             d_waits.summary_us(mode)
         );
     }

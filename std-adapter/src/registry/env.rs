@@ -24,7 +24,7 @@ pub const ENV_PREFIX: &str = "BULKHEAD_";
 /// For a compartment named `NAME`: `BULKHEAD_<NAME>_MAX_CONCURRENT`,
 /// `_MAX_WAIT` (a duration with a unit: `250ms`, `2s`; `0` fails fast,
 /// `forever`), `_MAX_WAIT_MS` (whole milliseconds), `_MAX_WAITING`,
-/// `_MAX_WORKERS` and `_ADMISSION` (`fifo` or `barging`), where `<NAME>` is the name upper-cased with
+/// `_MAX_WORKERS` and `_ADMISSION` (`fifo`, `barging` or `bounded_barging`), where `<NAME>` is the name upper-cased with
 /// every character that is not an ASCII letter or digit replaced by `_`
 /// ([`env_segment`]): `database:replica` reads
 /// `BULKHEAD_DATABASE_REPLICA_MAX_CONCURRENT`. The registry's default

@@ -18,7 +18,7 @@ use bulkhead_core::{Admission, MaxWait};
 /// - `max_waiting`: the queue limit; `None` for none.
 /// - `max_workers`: worker threads of a thread-pool compartment; ignored by
 ///   a semaphore compartment.
-/// - `admission`: FIFO (default) or barging.
+/// - `admission`: FIFO (default), barging or bounded barging.
 ///
 /// ```
 /// use bulkhead_std::{Admission, MaxWait};
@@ -34,8 +34,8 @@ use bulkhead_core::{Admission, MaxWait};
 ///
 /// With the `serde` feature it is `Serialize` and `Deserialize` (every
 /// field optional but `max_concurrent`; `max_wait` as `"50ms"`,
-/// `"fail_fast"` or `"forever"`; `admission` as `"fifo"` or `"barging"`),
-/// so it can sit in your own configuration struct:
+/// `"fail_fast"` or `"forever"`; `admission` as `"fifo"`, `"barging"` or
+/// `"bounded_barging"`), so it can sit in your own configuration struct:
 ///
 /// ```
 /// # #[cfg(feature = "serde")] {
