@@ -200,3 +200,65 @@ fn bounded_grow_during_a_hand_off() {
         assert_quiescent(&b);
     });
 }
+
+/// A skipping release racing the end of a hand-off (rules 8 and 9). Two
+/// seats, three waiters: the first two are notified, bargers take both
+/// seats, and the first one's lost race starts a hand-off while the second
+/// is still notified (it covers a seat). A release hands the starving
+/// waiter a seat, and that section ends the hand-off (the next head has
+/// lost no race); the starving waiter's own release races that end. Once
+/// barging resumes, a release skips the lock only while notified waiters
+/// really cover the free seats: the `notified` cell must be exact (the
+/// granted starving waiter and, in the second variant, the second waiter,
+/// which re-polls during the hand-off and is requeued, are settled, and
+/// the hand-off's drain publishes the cell). A release that skips wrongly
+/// leaves a seat free next to a waiting waiter nobody wakes.
+#[test]
+fn bounded_a_skipping_release_races_the_end_of_a_hand_off() {
+    for second_re_polls_in_the_hand_off in [false, true] {
+        loom::model(move || {
+            let b = bounded(2);
+            let inside = Inside::new();
+            let held = [
+                OwnedSeat::try_acquire(b.clone()).unwrap(),
+                OwnedSeat::try_acquire(b.clone()).unwrap(),
+            ];
+            let mut x = queued(&b);
+            let (mut w2, w2_woken) = queued_counting(&b);
+            let (w3, w3_woken) = queued_counting(&b);
+            drop(held);
+            let bargers = [
+                OwnedSeat::try_acquire(b.clone()).expect("barging lets the arrival in"),
+                OwnedSeat::try_acquire(b.clone()).expect("barging lets the arrival in"),
+            ];
+            let poll = x.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert!(poll.is_pending(), "the woken waiter lost the race");
+            assert_eq!(w2_woken.0.load(SeqCst), 1, "the second waiter is notified");
+            if second_re_polls_in_the_hand_off {
+                // No seat is free and the compartment hands off: it waits
+                // in line again and no longer covers a seat.
+                let waker = Waker::from(w2_woken.clone());
+                let poll = w2.as_mut().poll(&mut Context::from_waker(&waker));
+                assert!(poll.is_pending(), "nobody barges in a hand-off");
+            }
+            let woken_before = w2_woken.0.load(SeqCst);
+            let [first, second] = bargers;
+            let x = wait_and_hold(x, inside.clone(), 2);
+            drop(first);
+            x.join().unwrap();
+            if second_re_polls_in_the_hand_off {
+                // Two seats are free (the bargers' first, the starving
+                // waiter's) or one was handed to the second waiter; either
+                // way it was woken again, or no release may have skipped.
+                assert!(
+                    w2_woken.0.load(SeqCst) > woken_before,
+                    "a release skipped the lock on a stale notified count"
+                );
+            }
+            drop(inside.hold(2, woken_then_done(w2, &w2_woken).expect("a seat")));
+            drop(second);
+            drop(woken_then_done(w3, &w3_woken).expect("a seat"));
+            assert_quiescent(&b);
+        });
+    }
+}

@@ -6,6 +6,9 @@ use std::task::Poll;
 use std::vec::Vec;
 
 use super::{Task, TestBulkhead, boxed, ready_err, with_config};
+use crate::engine::ALL_NOTIFIED;
+use crate::status::Status;
+use crate::sync::Ordering::SeqCst;
 use crate::{Acquire, Admission, Config, Error, MAX_LOST_RACES, Seat};
 
 fn bounded(max: usize) -> TestBulkhead {
@@ -13,6 +16,32 @@ fn bounded(max: usize) -> TestBulkhead {
 }
 
 type Waiter<'a> = Pin<std::boxed::Box<Acquire<'a, super::TestLock>>>;
+
+/// Rule 8's cell is exact between sections, in a hand-off and out of one:
+/// the number of `Notified` nodes, with `ALL_NOTIFIED` if none is
+/// `Waiting`. A stale count makes a release skip the lock wrongly (too
+/// high) or try it needlessly (too low).
+fn assert_notified_cell_exact(b: &TestBulkhead, context: &str) {
+    let (notified, any_waiting) = b.inspect_list(|list| {
+        let statuses: Vec<Status> = list
+            .order()
+            .into_iter()
+            // SAFETY: linked nodes are valid while the lock is held.
+            .map(|node| unsafe { node.as_ref() }.status.get())
+            .collect();
+        (
+            statuses.iter().filter(|&&s| s == Status::Notified).count(),
+            statuses.contains(&Status::Waiting),
+        )
+    });
+    let expected = notified | if any_waiting { 0 } else { ALL_NOTIFIED };
+    assert_eq!(
+        b.notified.load(SeqCst),
+        expected,
+        "the notified cell ({context}, hand-off: {})",
+        b.fifo()
+    );
+}
 
 /// Up to `rounds` times: the seat is released, the queued waiter is
 /// woken, a barger takes the seat before the waiter runs, and the waiter's
@@ -259,6 +288,7 @@ fn no_waiter_loses_more_than_the_bound_in_random_schedules() {
         let mut lost = [0usize; 4];
         let mut served = [0usize; 4];
         let mut holders: Vec<Seat<'_, super::TestLock>> = Vec::new();
+        let mut in_hand_off = false;
         for _ in 0..steps {
             let r = next();
             match r % 4 {
@@ -303,6 +333,8 @@ fn no_waiter_loses_more_than_the_bound_in_random_schedules() {
                     }
                 }
             }
+            assert_notified_cell_exact(&b, &std::format!("seed {seed}"));
+            in_hand_off |= b.fifo();
         }
         // Drain: release everything; then polling the woken waiters, each
         // of which gives its seat straight back, serves everyone.
@@ -324,6 +356,7 @@ fn no_waiter_loses_more_than_the_bound_in_random_schedules() {
             waiters.iter().all(Option::is_none),
             "a waiter was stranded (seed {seed})"
         );
+        assert!(in_hand_off || cfg!(miri), "no hand-off reached (seed {seed})");
         assert!(served.iter().all(|&n| n > 0), "{served:?} (seed {seed})");
         let s = b.state();
         assert_eq!((s.active, s.waiting), (0, 0));
