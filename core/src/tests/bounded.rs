@@ -356,7 +356,10 @@ fn no_waiter_loses_more_than_the_bound_in_random_schedules() {
             waiters.iter().all(Option::is_none),
             "a waiter was stranded (seed {seed})"
         );
-        assert!(in_hand_off || cfg!(miri), "no hand-off reached (seed {seed})");
+        assert!(
+            in_hand_off || cfg!(miri),
+            "no hand-off reached (seed {seed})"
+        );
         assert!(served.iter().all(|&n| n > 0), "{served:?} (seed {seed})");
         let s = b.state();
         assert_eq!((s.active, s.waiting), (0, 0));
