@@ -9,8 +9,8 @@ use bulkhead_core::limit::{AnyLimit, CallOutcome, Clock, Controller, Recorded, S
 use bulkhead_core::{Bulkhead as CoreBulkhead, Error, OwnedSeat, RawLock};
 
 use super::DomainConfig;
-use crate::{Bulkhead, StdLock};
 use crate::adaptive::StdClock;
+use crate::{Bulkhead, StdLock};
 
 /// The feedback path of a registered adaptive compartment: core's
 /// [`Controller`] around the algorithm its [`LimitConfig`](crate::LimitConfig)
@@ -96,7 +96,10 @@ impl Domain {
     }
 
     /// Wraps a seat known to be of this compartment.
-    pub(super) fn start<L: RawLock>(&self, seat: OwnedSeat<Arc<CoreBulkhead<L>>>) -> RegistrySeat<L> {
+    pub(super) fn start<L: RawLock>(
+        &self,
+        seat: OwnedSeat<Arc<CoreBulkhead<L>>>,
+    ) -> RegistrySeat<L> {
         let timing = self.controller.as_ref().map(|controller| Timing {
             controller: Arc::clone(controller),
             in_flight: self.bulkhead.state().active,
@@ -178,7 +181,11 @@ impl Timing {
     /// Records the sample; with feature `metrics`, publishes the new limit
     /// and the change count when the limit moved (never on the common,
     /// unchanged path, which only reads the clock and the controller).
-    fn finish<L: RawLock>(self, seat: &OwnedSeat<Arc<CoreBulkhead<L>>>, outcome: CallOutcome) -> Recorded {
+    fn finish<L: RawLock>(
+        self,
+        seat: &OwnedSeat<Arc<CoreBulkhead<L>>>,
+        outcome: CallOutcome,
+    ) -> Recorded {
         let bulkhead: &CoreBulkhead<L> = seat.handle();
         let rtt = StdClock.now_nanos().saturating_sub(self.started);
         let recorded = self
