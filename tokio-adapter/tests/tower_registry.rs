@@ -61,7 +61,12 @@ fn limit(registry: &Registry, name: &str) -> usize {
 }
 
 fn changes(registry: &Registry, name: &str) -> usize {
-    registry.domain(name).unwrap().controller().unwrap().changes()
+    registry
+        .domain(name)
+        .unwrap()
+        .controller()
+        .unwrap()
+        .changes()
 }
 
 /// Sends one window (`limit` requests), all admitted before any completes
@@ -72,7 +77,9 @@ where
     S: Service<Reply>,
     S::Error: std::fmt::Debug,
 {
-    let futures: Vec<_> = (0..limit(registry, name)).map(|_| svc.call(reply)).collect();
+    let futures: Vec<_> = (0..limit(registry, name))
+        .map(|_| svc.call(reply))
+        .collect();
     for future in futures {
         let _ = future.await;
     }
@@ -154,7 +161,10 @@ async fn a_cancelled_response_counts_as_a_success_and_a_rejection_as_nothing() {
 
     // Rejected (typed, not boxed): no sample.
     let rejected = svc.call(()).await.unwrap_err();
-    assert!(matches!(rejected, ServiceError::Rejected(Error::Full { .. })));
+    assert!(matches!(
+        rejected,
+        ServiceError::Rejected(Error::Full { .. })
+    ));
     assert_eq!(changes(&registry, "api"), 0);
 
     // The clients hang up: four successes at full load, one window, +1.

@@ -396,7 +396,7 @@ impl<S, L: RawLock, R, K: Clone> Layer<S> for BulkheadLayer<L, R, K> {
 /// # Feeding an adaptive limit
 /// Made from a layer built from an adaptive registry domain, it records
 /// one sample per admitted request; see
-/// [`BulkheadLayer::from_registry`](BulkheadLayer::from_registry#adaptive-domains).
+/// [`BulkheadLayer::from_registry`] ("Adaptive domains").
 pub struct BulkheadService<S, L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
     inner: S,
     bulkhead: Arc<Bulkhead<L>>,
