@@ -82,11 +82,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// sample when its response completes, classified by `K` (parameter
 /// [`ErrIsDropped`] by default; [`classify`](Self::classify) replaces it).
 pub struct BulkheadLayer<L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
-    bulkhead: Arc<Bulkhead<L>>,
-    max_wait: MaxWait,
-    // `Some` only for an adaptive registry domain (of `bulkhead`).
-    feedback: Option<Domain>,
-    classify: K,
+    gate: Gate<L, K>,
     errors: PhantomData<fn() -> R>,
 }
 
@@ -98,10 +94,12 @@ impl<L: RawLock> BulkheadLayer<L> {
     /// from a compartment kept in a registry.
     pub fn new(bulkhead: Arc<Bulkhead<L>>) -> Self {
         Self {
-            bulkhead,
-            max_wait: MaxWait::FailFast,
-            feedback: None,
-            classify: ErrIsDropped,
+            gate: Gate {
+                bulkhead,
+                max_wait: MaxWait::FailFast,
+                feedback: None,
+                classify: ErrIsDropped,
+            },
             errors: PhantomData,
         }
     }
@@ -146,10 +144,7 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     #[must_use]
     pub fn typed_errors(self) -> BulkheadLayer<L, TypedErrors, K> {
         BulkheadLayer {
-            bulkhead: self.bulkhead,
-            max_wait: self.max_wait,
-            feedback: self.feedback,
-            classify: self.classify,
+            gate: self.gate,
             errors: PhantomData,
         }
     }
@@ -183,10 +178,12 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     #[must_use]
     pub fn classify<K2>(self, classify: K2) -> BulkheadLayer<L, R, K2> {
         BulkheadLayer {
-            bulkhead: self.bulkhead,
-            max_wait: self.max_wait,
-            feedback: self.feedback,
-            classify,
+            gate: Gate {
+                bulkhead: self.gate.bulkhead,
+                max_wait: self.gate.max_wait,
+                feedback: self.gate.feedback,
+                classify,
+            },
             errors: PhantomData,
         }
     }
@@ -194,25 +191,25 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     /// Whether its requests feed an adaptive limit (a layer built from an
     /// adaptive registry domain).
     pub fn is_adaptive(&self) -> bool {
-        self.feedback.is_some()
+        self.gate.feedback.is_some()
     }
 
     /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
     /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
     pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
-        self.max_wait = max_wait.into();
+        self.gate.max_wait = max_wait.into();
         self
     }
 
     /// The compartment.
     pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
-        &self.bulkhead
+        &self.gate.bulkhead
     }
 
     /// How long a request may wait for a seat.
     pub fn wait_budget(&self) -> MaxWait {
-        self.max_wait
+        self.gate.max_wait
     }
 }
 
@@ -269,7 +266,7 @@ impl BulkheadLayer {
         let domain = registry.domain(name)?;
         let mut layer = Self::new(Arc::clone(domain.bulkhead())).max_wait(domain.config().max_wait);
         if domain.controller().is_some() {
-            layer.feedback = Some(domain);
+            layer.gate.feedback = Some(domain);
         }
         Ok(layer)
     }
@@ -278,10 +275,7 @@ impl BulkheadLayer {
 impl<L: RawLock, R, K: Clone> Clone for BulkheadLayer<L, R, K> {
     fn clone(&self) -> Self {
         Self {
-            bulkhead: Arc::clone(&self.bulkhead),
-            max_wait: self.max_wait,
-            feedback: self.feedback.clone(),
-            classify: self.classify.clone(),
+            gate: self.gate.clone(),
             errors: PhantomData,
         }
     }
@@ -290,9 +284,9 @@ impl<L: RawLock, R, K: Clone> Clone for BulkheadLayer<L, R, K> {
 impl<L: RawLock, R, K> fmt::Debug for BulkheadLayer<L, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadLayer")
-            .field("bulkhead", &self.bulkhead.name())
-            .field("max_wait", &self.max_wait)
-            .field("adaptive", &self.feedback.is_some())
+            .field("bulkhead", &self.gate.bulkhead.name())
+            .field("max_wait", &self.gate.max_wait)
+            .field("adaptive", &self.gate.feedback.is_some())
             .field("errors", &std::any::type_name::<R>())
             .finish()
     }
@@ -304,11 +298,29 @@ impl<S, L: RawLock, R, K: Clone> Layer<S> for BulkheadLayer<L, R, K> {
     fn layer(&self, inner: S) -> Self::Service {
         BulkheadService {
             inner,
+            gate: self.gate.clone(),
+            errors: PhantomData,
+        }
+    }
+}
+
+/// What a [`BulkheadLayer`] and each of its services admit requests with.
+struct Gate<L: RawLock, K> {
+    bulkhead: Arc<Bulkhead<L>>,
+    max_wait: MaxWait,
+    // `Some` only for an adaptive registry domain (of `bulkhead`): its
+    // requests' seats are timed and record a sample classified by `classify`.
+    feedback: Option<Domain>,
+    classify: K,
+}
+
+impl<L: RawLock, K: Clone> Clone for Gate<L, K> {
+    fn clone(&self) -> Self {
+        Self {
             bulkhead: Arc::clone(&self.bulkhead),
             max_wait: self.max_wait,
             feedback: self.feedback.clone(),
             classify: self.classify.clone(),
-            errors: PhantomData,
         }
     }
 }
@@ -399,10 +411,7 @@ impl<S, L: RawLock, R, K: Clone> Layer<S> for BulkheadLayer<L, R, K> {
 /// [`BulkheadLayer::from_registry`] ("Adaptive domains").
 pub struct BulkheadService<S, L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
     inner: S,
-    bulkhead: Arc<Bulkhead<L>>,
-    max_wait: MaxWait,
-    feedback: Option<Domain>,
-    classify: K,
+    gate: Gate<L, K>,
     errors: PhantomData<fn() -> R>,
 }
 
@@ -421,10 +430,7 @@ impl<S, L: RawLock, R, K> BulkheadService<S, L, R, K> {
     pub fn typed_errors(self) -> BulkheadService<S, L, TypedErrors, K> {
         BulkheadService {
             inner: self.inner,
-            bulkhead: self.bulkhead,
-            max_wait: self.max_wait,
-            feedback: self.feedback,
-            classify: self.classify,
+            gate: self.gate,
             errors: PhantomData,
         }
     }
@@ -433,13 +439,13 @@ impl<S, L: RawLock, R, K> BulkheadService<S, L, R, K> {
     /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
     pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
-        self.max_wait = max_wait.into();
+        self.gate.max_wait = max_wait.into();
         self
     }
 
     /// The compartment.
     pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
-        &self.bulkhead
+        &self.gate.bulkhead
     }
 
     /// The inner service.
@@ -462,10 +468,7 @@ impl<S: Clone, L: RawLock, R, K: Clone> Clone for BulkheadService<S, L, R, K> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
-            bulkhead: Arc::clone(&self.bulkhead),
-            max_wait: self.max_wait,
-            feedback: self.feedback.clone(),
-            classify: self.classify.clone(),
+            gate: self.gate.clone(),
             errors: PhantomData,
         }
     }
@@ -474,9 +477,9 @@ impl<S: Clone, L: RawLock, R, K: Clone> Clone for BulkheadService<S, L, R, K> {
 impl<S, L: RawLock, R, K> fmt::Debug for BulkheadService<S, L, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadService")
-            .field("bulkhead", &self.bulkhead.name())
-            .field("max_wait", &self.max_wait)
-            .field("adaptive", &self.feedback.is_some())
+            .field("bulkhead", &self.gate.bulkhead.name())
+            .field("max_wait", &self.gate.max_wait)
+            .field("adaptive", &self.gate.feedback.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -500,30 +503,34 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        if self.max_wait.is_fail_fast() {
+        if self.gate.max_wait.is_fail_fast() {
             // The `Arc` is cloned only for an admitted request: a rejection
             // touches no reference count (two locked RMWs fewer).
-            return match self.bulkhead.try_acquire() {
+            return match self.gate.bulkhead.try_acquire() {
                 Ok(seat) => {
-                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.bulkhead));
-                    let seat = future::admitted(seat, self.feedback.as_ref());
-                    ResponseFuture::running(self.inner.call(request), seat, self.classify.clone())
+                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.gate.bulkhead));
+                    let seat = future::admitted(seat, self.gate.feedback.as_ref());
+                    ResponseFuture::running(
+                        self.inner.call(request),
+                        seat,
+                        self.gate.classify.clone(),
+                    )
                 }
-                Err(error) => ResponseFuture::rejected(error, self.classify.clone()),
+                Err(error) => ResponseFuture::rejected(error, self.gate.classify.clone()),
             };
         }
         // The ready instance goes with the request; a clone stays.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = Arc::clone(&self.bulkhead).acquire_owned(self.max_wait);
+        let admit = Arc::clone(&self.gate.bulkhead).acquire_owned(self.gate.max_wait);
         // The wait starts at the response future's first poll (a queued
         // wait is pinned in it and cannot move), so nothing is allocated.
         ResponseFuture::waiting(
             admit,
             ready,
             request,
-            self.feedback.clone(),
-            self.classify.clone(),
+            self.gate.feedback.clone(),
+            self.gate.classify.clone(),
         )
     }
 }
