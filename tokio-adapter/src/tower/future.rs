@@ -57,15 +57,14 @@ pin_project! {
         L: 'static,
     {
         #[pin]
-        phase: Phase<S, Req, L>,
-        classify: K,
+        phase: Phase<S, Req, L, K>,
         errors: PhantomData<fn() -> R>,
     }
 }
 
 pin_project! {
     #[project = PhaseProj]
-    enum Phase<S, Req, L>
+    enum Phase<S, Req, L, K>
     where
         S: Service<Req>,
         L: RawLock,
@@ -74,8 +73,9 @@ pin_project! {
         Waiting {
             #[pin]
             admit: AcquireOwnedWithin<L>,
-            // The ready service and the request, called once admitted.
-            call: Option<(S, Req)>,
+            // The ready service and the request, called once admitted,
+            // and the classifier of its response.
+            call: Option<(S, Req, K)>,
             // The adaptive registry domain whose limit the seat feeds.
             feedback: Option<Domain>,
         },
@@ -85,6 +85,7 @@ pin_project! {
             // Taken (given back, after its sample if timed) as soon as
             // `future` completes.
             seat: Option<RegistrySeat<L>>,
+            classify: K,
         },
         Rejected { error: Option<Error> },
     }
@@ -92,13 +93,11 @@ pin_project! {
 
 impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L, R, K> {
     pub(super) fn running(future: S::Future, seat: RegistrySeat<L>, classify: K) -> Self {
-        Self::from_phase(
-            Phase::Running {
-                future,
-                seat: Some(seat),
-            },
+        Self::from_phase(Phase::Running {
+            future,
+            seat: Some(seat),
             classify,
-        )
+        })
     }
 
     pub(super) fn waiting(
@@ -108,24 +107,20 @@ impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L,
         feedback: Option<Domain>,
         classify: K,
     ) -> Self {
-        Self::from_phase(
-            Phase::Waiting {
-                admit,
-                call: Some((service, request)),
-                feedback,
-            },
-            classify,
-        )
+        Self::from_phase(Phase::Waiting {
+            admit,
+            call: Some((service, request, classify)),
+            feedback,
+        })
     }
 
-    pub(super) fn rejected(error: Error, classify: K) -> Self {
-        Self::from_phase(Phase::Rejected { error: Some(error) }, classify)
+    pub(super) fn rejected(error: Error) -> Self {
+        Self::from_phase(Phase::Rejected { error: Some(error) })
     }
 
-    fn from_phase(phase: Phase<S, Req, L>, classify: K) -> Self {
+    fn from_phase(phase: Phase<S, Req, L, K>) -> Self {
         Self {
             phase,
-            classify,
             errors: PhantomData,
         }
     }
@@ -159,7 +154,7 @@ where
                     feedback,
                 } => match ready!(admit.poll(cx)) {
                     Ok(seat) => {
-                        let (mut service, request) = call
+                        let (mut service, request, classify) = call
                             .take()
                             .expect("`ResponseFuture` polled after it completed");
                         // Timed from admission, not from the first poll:
@@ -169,6 +164,7 @@ where
                         self.as_mut().project().phase.set(Phase::Running {
                             future,
                             seat: Some(seat),
+                            classify,
                         });
                     }
                     Err(error) => {
@@ -176,13 +172,16 @@ where
                         return Poll::Ready(Err(R::rejected(error)));
                     }
                 },
-                PhaseProj::Running { future, seat } => {
+                PhaseProj::Running {
+                    future,
+                    seat,
+                    classify,
+                } => {
                     let output = ready!(future.poll(cx));
                     if let Some(seat) = seat.take() {
                         // The classifier runs only for a timed seat.
                         if seat.is_timed() {
-                            let outcome = self.as_mut().project().classify.classify(&output);
-                            let _ = seat.record(outcome);
+                            let _ = seat.record(classify.classify(&output));
                         }
                     }
                     return Poll::Ready(output.map_err(R::inner));

@@ -516,7 +516,7 @@ where
                         self.gate.classify.clone(),
                     )
                 }
-                Err(error) => ResponseFuture::rejected(error, self.gate.classify.clone()),
+                Err(error) => ResponseFuture::rejected(error),
             };
         }
         // The ready instance goes with the request; a clone stays.
