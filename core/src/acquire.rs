@@ -70,9 +70,11 @@ enum Phase {
 /// was handed to it is leaked with it. In FIFO mode the waiter keeps its
 /// place, and the seat handed to it when it reaches the head is gone for
 /// good (the compartment has one seat fewer). In barging mode a leaked
-/// waiter that was woken keeps its wake-up: the seat stays free, so an
-/// arrival or a re-polled waiter takes it, but the next waiter is not woken
-/// for it until another seat is released. A leaked waiter is
+/// waiter that was woken counts as about to compete for a free seat for
+/// good: the seat stays free, so an arrival or a re-polled waiter takes it,
+/// but waiters are woken as if the compartment had one seat fewer (a
+/// release skips waking anyone while woken waiters cover the free seats,
+/// and the leaked one always counts). A leaked waiter is
 /// indistinguishable from a slow one, so neither can be taken back.
 ///
 /// # Pinning

@@ -4,13 +4,13 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::acquire::{Acquire, AcquireTimeout};
-use crate::config::{Admission, Config, State};
+use crate::config::{Admission, Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
 use crate::engine::Refusal;
 use crate::error::{ConfigError, Error};
 use crate::list::List;
 use crate::lock::{ConstInit, RawLock};
 use crate::seat::Seat;
-use crate::sync::{AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
+use crate::sync::{AtomicU32, AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
 use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 
 /// A compartment: at most `max_concurrent` callers inside at once.
@@ -44,9 +44,8 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// release is an `AcqRel` read-modify-write of the seat word, every take
 /// of a seat is an `Acquire` CAS, and a hand-off is the drainer's CAS
 /// followed by a `Release` store of the verdict, which the waiter reads
-/// with `Acquire`. In barging mode the release also adds its owed wake-up
-/// with `Release` and the drain takes it with `Acquire`, so the woken
-/// waiter sees the seat.
+/// with `Acquire`. In barging mode a woken waiter takes the seat with the
+/// same `Acquire` CAS.
 ///
 /// # Examples
 ///
@@ -82,18 +81,31 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 pub struct Bulkhead<L: RawLock> {
     /// Available seats and flags; see [`crate::word`].
     pub(crate) word: AtomicUsize,
-    /// Barging mode: wake-ups owed to waiters by releases.
-    pub(crate) owed: AtomicUsize,
+    /// Barging mode: the waiters notified and not re-polled yet, plus
+    /// [`ALL_NOTIFIED`](crate::engine::ALL_NOTIFIED) while none is left to
+    /// notify. Written only under the lock (rule 8 in `engine.rs`).
+    pub(crate) notified: AtomicUsize,
     /// The limit, for snapshots and reconfiguration. Written under the lock.
-    pub(crate) max: AtomicUsize,
-    /// `usize::MAX` for "no limit": the list cannot hold that many nodes,
-    /// so the sentinel can never be reached by a real count.
-    pub(crate) max_waiting: AtomicUsize,
-    /// A copy of the list's length, for lock-free snapshots.
-    pub(crate) waiting: AtomicUsize,
+    /// 32 bits, as is `max_waiting`: the two share one word on 64-bit
+    /// targets ([`MAX_CONCURRENT_LIMIT`] and [`MAX_WAITING_LIMIT`] keep
+    /// them in range).
+    pub(crate) max: AtomicU32,
+    /// The queue limit, [`NO_QUEUE_LIMIT`] for none; read it with
+    /// [`queue_limit`](Self::queue_limit).
+    pub(crate) max_waiting: AtomicU32,
+    /// How many nodes the list links: the list's one count, kept by the
+    /// engine where it links and unlinks nodes (only under the lock), and
+    /// read without the lock by snapshots. 32 bits: the queue limit, also
+    /// when there is none, is at most [`MAX_WAITING_LIMIT`].
+    pub(crate) waiting: AtomicU32,
     pub(crate) rejected: Counter,
     pub(crate) timed_out: Counter,
-    pub(crate) name: &'static str,
+    /// The name, as the start of a `&'static str` and its length in 32
+    /// bits (checked by [`Config::validate`]): 12 bytes on 64-bit targets
+    /// instead of 16, and the length shares a word with `waiting`. Read it
+    /// with [`name`](Self::name).
+    name_start: *const u8,
+    name_len: u32,
     /// # Safety
     /// Accessed only inside `lock`'s closures.
     pub(crate) list: UnsafeCell<List>,
@@ -102,7 +114,8 @@ pub struct Bulkhead<L: RawLock> {
 
 // SAFETY: the list's raw pointers are only dereferenced under `lock`, which
 // is `Sync`; the nodes they point to belong to `Send` futures that unlink
-// them before they move or die. Everything else is atomic or immutable.
+// them before they move or die. `name_start` points into a `&'static str`,
+// which is `Send` and `Sync`. Everything else is atomic or immutable.
 unsafe impl<L: RawLock + Send> Send for Bulkhead<L> {}
 // SAFETY: as above; shared access to the list goes through `lock`.
 unsafe impl<L: RawLock + Sync> Sync for Bulkhead<L> {}
@@ -191,6 +204,13 @@ impl<L: RawLock + ConstInit> Bulkhead<L> {
                     "bulkhead: max_concurrent is above MAX_CONCURRENT_LIMIT for this target; \
                      choose a smaller value"
                 ),
+                Err(ConfigError::QueueLimitOverflow { .. }) => panic!(
+                    "bulkhead: max_waiting is above MAX_WAITING_LIMIT; choose a smaller value, \
+                     or no queue limit"
+                ),
+                Err(ConfigError::NameTooLong { .. }) => panic!(
+                    "bulkhead: the name is longer than u32::MAX bytes; choose a shorter name"
+                ),
             }
         }
     }
@@ -224,16 +244,16 @@ impl<L: RawLock> Bulkhead<L> {
                     config.max_concurrent,
                     matches!(config.admission, Admission::Barging),
                 )),
-                owed: AtomicUsize::new(0),
-                max: AtomicUsize::new(config.max_concurrent),
-                max_waiting: AtomicUsize::new(match config.max_waiting {
-                    Some(n) => n,
-                    None => usize::MAX,
-                }),
-                waiting: AtomicUsize::new(0),
+                notified: AtomicUsize::new(crate::engine::ALL_NOTIFIED),
+                // Validated: both fit in 32 bits.
+                max: AtomicU32::new(config.max_concurrent as u32),
+                max_waiting: AtomicU32::new(queue_limit_field(config.max_waiting)),
+                waiting: AtomicU32::new(0),
                 rejected: Counter::new(),
                 timed_out: Counter::new(),
-                name: config.name,
+                name_start: config.name.as_ptr(),
+                // Validated: the length fits in 32 bits.
+                name_len: config.name.len() as u32,
                 list: UnsafeCell::new(List::new()),
                 lock,
             }
@@ -242,7 +262,12 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The compartment's name.
     pub fn name(&self) -> &'static str {
-        self.name
+        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len as usize);
+        // SAFETY: `name_start` and `name_len` are the start and the length
+        // of the `&'static str` this compartment was built with (the length
+        // was checked to fit in 32 bits, so it is exact); that string is
+        // immutable, valid UTF-8 and lives for the rest of the program.
+        unsafe { core::str::from_utf8_unchecked(&*bytes) }
     }
 
     /// The admission order chosen at construction.
@@ -405,10 +430,27 @@ impl<L: RawLock> Bulkhead<L> {
         Ok(self.try_with_list(|_, _| self.resize_locked(max_concurrent)))
     }
 
+    /// The current limit.
+    #[inline]
+    pub(crate) fn max_concurrent(&self) -> usize {
+        self.max.load(Ordering::Relaxed) as usize
+    }
+
+    /// The current queue limit. With none it is [`MAX_WAITING_LIMIT`],
+    /// the most that the 32-bit waiter count holds (documented on
+    /// [`Config::max_waiting`]).
+    #[inline]
+    pub(crate) fn queue_limit(&self) -> usize {
+        match self.max_waiting.load(Ordering::Relaxed) {
+            NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
+            n => n as usize,
+        }
+    }
+
     fn check_capacity(&self, max_concurrent: usize) -> Result<(), ConfigError> {
         if max_concurrent > MAX_CONCURRENT_LIMIT {
             return Err(ConfigError::CapacityOverflow {
-                name: self.name,
+                name: self.name(),
                 requested: max_concurrent,
                 limit: MAX_CONCURRENT_LIMIT,
             });
@@ -419,8 +461,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// Moves the limit to `max_concurrent`; returns the old one. Only with
     /// the lock held, so that concurrent changes apply in some order.
     fn resize_locked(&self, max_concurrent: usize) -> usize {
-        let old = self.max.load(Ordering::Relaxed);
-        self.max.store(max_concurrent, Ordering::Relaxed);
+        let old = self.max_concurrent();
+        // Checked against `MAX_CONCURRENT_LIMIT`: it fits in 32 bits.
+        self.max.store(max_concurrent as u32, Ordering::Relaxed);
         if max_concurrent > old {
             self.add_seats(max_concurrent - old);
         } else if max_concurrent < old {
@@ -435,9 +478,32 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// Changes the queue limit, live; `None` removes it. Callers already
     /// waiting keep their place.
-    pub fn set_max_waiting(&self, max_waiting: Option<usize>) {
+    ///
+    /// # Errors
+    /// [`ConfigError::QueueLimitOverflow`] above [`MAX_WAITING_LIMIT`];
+    /// the queue limit is then unchanged.
+    ///
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, ConfigError, CsLock, MAX_WAITING_LIMIT};
+    /// let b: Bulkhead<CsLock> = Bulkhead::new("db", 1).unwrap();
+    /// assert_eq!(b.set_max_waiting(Some(16)), Ok(()));
+    /// let too_many = b.set_max_waiting(Some(MAX_WAITING_LIMIT + 1));
+    /// assert!(matches!(too_many, Err(ConfigError::QueueLimitOverflow { .. })));
+    /// assert_eq!(b.set_max_waiting(None), Ok(()));
+    /// ```
+    pub fn set_max_waiting(&self, max_waiting: Option<usize>) -> Result<(), ConfigError> {
+        if let Some(requested) = max_waiting
+            && requested > MAX_WAITING_LIMIT
+        {
+            return Err(ConfigError::QueueLimitOverflow {
+                name: self.name(),
+                requested,
+                limit: MAX_WAITING_LIMIT,
+            });
+        }
         self.max_waiting
-            .store(max_waiting.unwrap_or(usize::MAX), Ordering::Relaxed);
+            .store(queue_limit_field(max_waiting), Ordering::Relaxed);
+        Ok(())
     }
 
     /// Closes the compartment for good: new callers get [`Error::Closed`],
@@ -488,12 +554,12 @@ impl<L: RawLock> Bulkhead<L> {
     /// fields are plain counters with no ordering.
     pub fn state(&self) -> State {
         let w = self.word.load(Ordering::Acquire);
-        let max = self.max.load(Ordering::Relaxed);
+        let max = self.max_concurrent();
         State {
-            name: self.name,
+            name: self.name(),
             max_concurrent: max,
             active: active(max, w),
-            waiting: self.waiting.load(Ordering::Relaxed),
+            waiting: self.waiting.load(Ordering::Relaxed) as usize,
             rejected: self.rejected.get(),
             timed_out: self.timed_out.get(),
             closed: w & CLOSED != 0,
@@ -520,9 +586,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// Counts a fail-fast rejection and describes it.
     pub(crate) fn reject_full(&self) -> Error {
         self.count_rejection();
-        let max_concurrent = self.max.load(Ordering::Relaxed);
+        let max_concurrent = self.max_concurrent();
         Error::Full {
-            name: self.name,
+            name: self.name(),
             max_concurrent,
             active: active(max_concurrent, self.word.load(Ordering::Relaxed)),
         }
@@ -533,9 +599,18 @@ impl<L: RawLock> Bulkhead<L> {
         self.timed_out.increment();
         self.lock.record_rejection();
         Error::Timeout {
-            name: self.name,
+            name: self.name(),
             budget,
         }
+    }
+}
+
+/// The stored queue limit for a validated `max_waiting`: at most
+/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`].
+const fn queue_limit_field(max_waiting: Option<usize>) -> u32 {
+    match max_waiting {
+        Some(n) => n as u32,
+        None => NO_QUEUE_LIMIT,
     }
 }
 

@@ -3,6 +3,18 @@
 use crate::error::ConfigError;
 use crate::word::MAX_CONCURRENT_LIMIT;
 
+/// The largest queue limit ([`Config::max_waiting`]) a compartment
+/// accepts: `u32::MAX - 1`, 4,294,967,294, on every target.
+///
+/// The compartment keeps its queue limit in 32 bits, beside the 32-bit
+/// seat limit (on 64-bit targets the two take one word instead of two),
+/// and uses the one value above this limit for "no limit". For a queue
+/// that is never full, give no limit (`None`).
+pub const MAX_WAITING_LIMIT: usize = NO_QUEUE_LIMIT as usize - 1;
+
+/// The stored queue limit that means "none".
+pub(crate) const NO_QUEUE_LIMIT: u32 = u32::MAX;
+
 /// Who gets a seat that has just been freed.
 ///
 /// # Trade-off
@@ -56,12 +68,18 @@ pub enum Admission {
 #[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct Config {
     /// The compartment's name: its domain, as it appears in errors and
-    /// snapshots.
+    /// snapshots. At most `u32::MAX` bytes.
     pub name: &'static str,
     /// How many callers may hold a seat at once. At least 1, at most
     /// [`MAX_CONCURRENT_LIMIT`].
     pub max_concurrent: usize,
-    /// How many callers may wait at once; `None` for no limit.
+    /// How many callers may wait at once; `None` for no limit. At most
+    /// [`MAX_WAITING_LIMIT`], which is also the limit of `None`: the
+    /// compartment counts its waiters in 32 bits, so with no limit the
+    /// 4,294,967,295th waiter is turned away ([`Error::QueueFull`]), like
+    /// one over a limit, rather than let the count wrap.
+    ///
+    /// [`Error::QueueFull`]: crate::Error::QueueFull
     #[cfg_attr(feature = "serde", serde(default))]
     pub max_waiting: Option<usize>,
     /// Who gets a freed seat.
@@ -112,6 +130,21 @@ impl Config {
                 name: self.name,
                 requested: self.max_concurrent,
                 limit: MAX_CONCURRENT_LIMIT,
+            });
+        }
+        if self.name.len() > u32::MAX as usize {
+            return Err(ConfigError::NameTooLong {
+                length: self.name.len(),
+                limit: u32::MAX as usize,
+            });
+        }
+        if let Some(requested) = self.max_waiting
+            && requested > MAX_WAITING_LIMIT
+        {
+            return Err(ConfigError::QueueLimitOverflow {
+                name: self.name,
+                requested,
+                limit: MAX_WAITING_LIMIT,
             });
         }
         Ok(self)

@@ -15,9 +15,8 @@
 //!    (`RawLock` promise 2 forbids spurious failure, and only core locks a
 //!    compartment's lock, so a failed try means one of *these* sections
 //!    runs). Plain loads would allow the store-buffer outcome where both
-//!    sides miss. In barging mode the same pair of RMWs runs on the owed
-//!    count. Every ordering in core is argued in docs/design.md ("Memory
-//!    orderings").
+//!    sides miss. The pair is the same in both admission modes. Every
+//!    ordering in core is argued in docs/design.md ("Memory orderings").
 //! 2. **A verdict is the last touch of a node.** `unlink`, the one exit
 //!    from the list, removes a node and takes its waker *before* storing
 //!    its new status (`Granted`/`Closed` with `Release`), because the owner
@@ -38,6 +37,24 @@
 //! 7. **Every section is bounded.** It reaches at most `BATCH + 2` nodes
 //!    through the list, whatever the queue length (the barging list is
 //!    partitioned so that notifying is O(1); see `list.rs`).
+//! 8. **A barging release skips the lock while notified waiters cover the
+//!    free seats.** The `notified` cell counts the nodes in `Notified`
+//!    (woken, not re-polled yet), plus [`ALL_NOTIFIED`] while no linked
+//!    node is `Waiting`. Only a barging drain writes it, under the lock, at
+//!    the end of every section that moved a node into or out of `Notified`
+//!    (or changed the flag). A drain notifies until the count covers the
+//!    free seats it sees. A release whose RMW saw `WAITERS` loads the cell
+//!    and tries the lock only if it holds fewer than the free seats. Plain
+//!    loads and stores suffice, because rule 1's pair orders them: if the
+//!    release's load misses the store of a section S that settled a
+//!    notified node (it took a seat, lost its race, left, or was closed
+//!    out), then S's re-check comes after the release's RMW in the word's
+//!    order. Otherwise the release's `Acquire` RMW would read S's
+//!    `Release` re-check, S's store would happen-before the release's load,
+//!    and coherence forbids the load to miss it. So S's re-check sees the
+//!    seat and compares it with S's own store, and drains if it is
+//!    uncovered. (A release that loads the cell *before* its RMW loses
+//!    this; so does a skip with one seat to spare.)
 
 use core::ptr::NonNull;
 use core::task::Waker;
@@ -51,6 +68,12 @@ use crate::lock::RawLock;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
+
+/// The flag of the `notified` cell: no linked waiter is still `Waiting`,
+/// so a drain would find nobody to notify (rule 8). The top bit: the count
+/// below it is at most the number of linked nodes, and with the flag the
+/// cell is above any number of free seats.
+pub(crate) const ALL_NOTIFIED: usize = 1 << (usize::BITS - 1);
 
 /// How many wakers one lock section collects before it unlocks to wake
 /// them. Bounds both the time spent under the lock and the stack used.
@@ -78,6 +101,10 @@ pub(crate) struct Batch<'a, L: RawLock> {
     /// lock that refuses the context every time would be a second panic
     /// and abort.
     ran: bool,
+    /// Barging: notified waiters that left the `Notified` status in this
+    /// section (took a seat, lost the race, left, or were closed out); the
+    /// section's drain takes them off the `notified` count.
+    settled: usize,
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
@@ -87,6 +114,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
             wake: Deque::new(),
             stale: Deque::new(),
             ran: false,
+            settled: 0,
         }
     }
 
@@ -290,24 +318,45 @@ impl<L: RawLock> Bulkhead<L> {
     /// Gives one seat back. With no waiter this is one RMW and no lock.
     /// With waiters, it tries the lock to hand the seat on; if the lock is
     /// busy it returns at once and the holder hands the seat on instead
-    /// (rule 1). Safe in `Drop`, while unwinding, and in an interrupt
+    /// (rule 1). In barging mode it does not even try when notified waiters
+    /// that have not re-polled yet cover every free seat (rule 8): one RMW
+    /// and one load. Safe in `Drop`, while unwinding, and in an interrupt
     /// handler whose lock is a critical section.
     #[inline]
     pub(crate) fn release(&self) {
-        if self.add_seats(1) {
+        let prev = self.add_seats(1);
+        if prev & WAITERS != 0 && self.drain_due(prev, 1) {
             self.try_drain();
         }
     }
 
-    /// Adds `n` seats to the word; in barging mode also owes one wake-up per
-    /// seat if anyone waits. Returns whether anyone waited. Both RMWs are
-    /// `AcqRel`: the release half publishes the holder's work (to the next
-    /// holder through the word; through the owed count to the drainer that
-    /// notifies a barging waiter); the acquire half is rule 1's.
+    /// Whether a release of `n` seats that found the word at `prev`, with
+    /// `WAITERS` set, must try to hand them on. FIFO: always (the drain
+    /// reserves seats for the line; a debt makes it a cheap no-op). Closing:
+    /// always (rare; the closer's own drain would do it too). Barging: only
+    /// if the free seats are not covered by notified waiters (rule 8).
+    #[inline(always)]
+    fn drain_due(&self, prev: usize, n: usize) -> bool {
+        word::fifo(prev) || prev & CLOSED != 0 || self.uncovered(word::available(prev) + n as isize)
+    }
+
+    /// Barging (rule 8): whether `free` seats are more than the notified
+    /// waiters who will re-poll for them, and someone is left to notify.
+    /// `Relaxed`: see rule 8 and docs/design.md ("Memory orderings").
+    #[inline(always)]
+    fn uncovered(&self, free: isize) -> bool {
+        // With `ALL_NOTIFIED` set the cell is above any count of seats.
+        free > 0 && free as usize > self.notified.load(Relaxed)
+    }
+
+    /// Adds `n` seats to the word and returns the word it replaced.
+    /// `AcqRel`: the release half publishes the holder's work to the next
+    /// holder (every take acquires); the acquire half is rule 1's (and so
+    /// rule 8's, which rests on it).
     ///
     /// `n >= 1`: adding nothing needs no RMW, and rule 1's argument is about
     /// a release that really frees a seat.
-    pub(crate) fn add_seats(&self, n: usize) -> bool {
+    pub(crate) fn add_seats(&self, n: usize) -> usize {
         debug_assert!(n >= 1, "add_seats(0) is a wasted RMW");
         let prev = self.word.fetch_add(word::seats(n), AcqRel);
         // Free seats never exceed the limit: each one was held before, or
@@ -318,11 +367,7 @@ impl<L: RawLock> Bulkhead<L> {
             word::available(prev) + n as isize <= word::MAX_CONCURRENT_LIMIT as isize,
             "inconsistent state: more seats released than the compartment has"
         );
-        let waiters = prev & WAITERS != 0;
-        if waiters && !word::fifo(prev) {
-            self.owed.fetch_add(n, AcqRel);
-        }
-        waiters
+        prev
     }
 
     /// Hands free seats on if the lock is free; otherwise the holder will.
@@ -332,31 +377,24 @@ impl<L: RawLock> Bulkhead<L> {
         // `batch` drops here: wake, then re-check.
     }
 
-    /// Rule 1's re-check: whether a drain may be owed. The RMWs are what
-    /// order this check against a release that failed to take the lock.
-    /// `Release`: a release whose RMW reads this one's write must see this
-    /// thread's unlock. No `Acquire`: nothing read here is used as a seat
-    /// (every taker's CAS acquires), and if this thread's own try then
-    /// fails, the section it sees began after its own ended, so that
-    /// section drains what this one saw (docs/design.md).
+    /// Rule 1's re-check: whether a drain may be owed. The RMW is what
+    /// orders this check against a release that failed to take the lock
+    /// (rule 1), and against a barging release that skipped the lock
+    /// (rule 8). `Release`: a release whose RMW reads this one's write must
+    /// see this thread's unlock, and everything its section did. No
+    /// `Acquire`: nothing read here is used as a seat (every taker's CAS
+    /// acquires), and if this thread's own try then fails, the section it
+    /// sees began after its own ended, so that section drains what this one
+    /// saw (docs/design.md).
     fn drain_owed(&self) -> bool {
         let w = self.word.fetch_add(0, Release);
-        if w & WAITERS == 0 {
-            // Nobody waits; in barging mode a drain still clears stale owed
-            // wake-ups so that they are not handed to a later waiter.
-            // `Relaxed`: a release that owes a wake-up saw `WAITERS`, so
-            // either the list emptied after it (nobody is left to wake, and
-            // its seat is in the word for the next caller), or a waiter
-            // linked after this re-check, and the release's RMW on the word
-            // then acquires this re-check's `Release` on the word above.
-            return !word::fifo(w) && self.owed.fetch_add(0, Relaxed) != 0;
-        }
-        w & CLOSED != 0
-            || if word::fifo(w) {
-                word::available(w) > 0
-            } else {
-                self.owed.fetch_add(0, Release) != 0
-            }
+        w & WAITERS != 0
+            && (w & CLOSED != 0
+                || if word::fifo(w) {
+                    word::available(w) > 0
+                } else {
+                    self.uncovered(word::available(w))
+                })
     }
 
     /// Hands seats to waiters, or `Closed` verdicts once the compartment is
@@ -367,7 +405,6 @@ impl<L: RawLock> Bulkhead<L> {
         } else {
             self.drain_barging(list, batch);
         }
-        self.waiting.store(list.len(), Relaxed);
     }
 
     fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
@@ -377,7 +414,7 @@ impl<L: RawLock> Bulkhead<L> {
             // if it is the last waiter (rule 5). The drainer acquires the
             // releaser's work and passes it on to the owner with the
             // verdict's `Release` store.
-            let take = Take::drain(list.len() == 1);
+            let take = Take::drain(list.is_single());
             match self.take_seat(self.word.load(Relaxed), take) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
@@ -386,50 +423,57 @@ impl<L: RawLock> Bulkhead<L> {
         }
     }
 
+    /// Barging: notifies the oldest waiting nodes until the notified ones
+    /// cover the free seats, then publishes the `notified` cell (rule 8).
+    /// Once closed, hands out `Closed` verdicts instead.
     fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+        // Exact under the lock: only sections write the cell.
+        let old = self.notified.load(Relaxed);
+        let mut notified = (old & !ALL_NOTIFIED) - core::mem::take(&mut batch.settled);
+        let mut changed = notified != old & !ALL_NOTIFIED;
         // `CLOSED` is only set under the lock, so this load is exact and
         // needs no ordering of its own.
-        if self.word.load(Relaxed) & CLOSED != 0 {
-            // Owed wake-ups die with the compartment: every waiter gets a
-            // `Closed` verdict instead. Left standing, they would make
-            // `drain_owed` ask for another drain forever.
-            self.owed.store(0, Relaxed);
+        let w = self.word.load(Relaxed);
+        if w & CLOSED != 0 {
             // Counted in nodes, not in wakers: a notified node's waker was
             // taken when it was notified, so its verdict wakes nobody and
             // would never fill the batch. `finish` drains again while
             // `WAITERS` is set (rule 7).
             for _ in 0..BATCH {
                 if batch.wake.is_full() {
-                    return;
+                    break;
                 }
-                let Some(node) = list.front() else { return };
+                let Some(node) = list.front() else { break };
                 self.hand_verdict(list, node, Verdict::Closed, batch);
             }
-            return;
+            notified -= core::mem::take(&mut batch.settled);
+            changed = true;
+        } else {
+            // A plain load: a seat it misses was added by a release whose
+            // RMW either reads this section's re-check (and tries the lock
+            // after this section) or is read by it (rule 1).
+            let free = word::available(w);
+            // `notified` counts linked nodes, far below `isize::MAX`.
+            while (notified as isize) < free && !batch.wake.is_full() {
+                // O(1): the list keeps notified nodes first and remembers
+                // the first waiting one.
+                let Some(waker) = list.notify_next() else {
+                    // Every waiter is notified; they compete for the seats.
+                    break;
+                };
+                if let Some(waker) = waker {
+                    let _ = batch.wake.push_back(waker);
+                }
+                notified += 1;
+                changed = true;
+            }
         }
-        // `Acquire`: pairs with the release's owed `fetch_add`, so the seat
-        // it freed happens-before the notified waiter's re-poll, whose take
-        // starts from a plain load that must not miss that seat.
-        let mut owed = self.owed.swap(0, Acquire);
-        while owed > 0 {
-            if batch.wake.is_full() {
-                // Put the rest back; `finish` drains again after waking.
-                // Under the lock: the next section takes them back.
-                self.owed.fetch_add(owed, Relaxed);
-                return;
-            }
-            // O(1): the list keeps notified nodes first and remembers the
-            // first waiting one.
-            let Some(waker) = list.notify_next() else {
-                // Wake-ups owed beyond the un-notified waiters are dropped:
-                // every waiter is then notified and will compete for the
-                // free seats.
-                break;
-            };
-            if let Some(waker) = waker {
-                let _ = batch.wake.push_back(waker);
-            }
-            owed -= 1;
+        let new = notified | if list.all_notified() { ALL_NOTIFIED } else { 0 };
+        // Stored whenever a node entered or left `Notified`, even if the
+        // count came out the same: rule 8's argument is about the store of
+        // the section that settled a notified node. `Relaxed`: rule 8.
+        if changed || new != old {
+            self.notified.store(new, Relaxed);
         }
     }
 
@@ -448,8 +492,14 @@ impl<L: RawLock> Bulkhead<L> {
         wake: bool,
         batch: &mut Batch<'_, L>,
     ) {
+        // SAFETY: `node` is linked, so valid (callers pass a linked node).
+        let status = unsafe { &node.as_ref().status };
+        if status.get() == Status::Notified {
+            batch.settled += 1;
+        }
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
+        self.count_waiting(-1);
         if list.is_empty() && verdict != Verdict::Granted {
             // Under the lock, and an RMW, so it continues the release
             // sequences of the seats in the word: no ordering of its own.
@@ -463,9 +513,8 @@ impl<L: RawLock> Bulkhead<L> {
         } else {
             batch.discard(waker);
         }
-        // SAFETY: `node` is still valid: its owner has not seen a final
-        // verdict. Nothing touches it after this store.
-        let status = unsafe { &node.as_ref().status };
+        // `node` is still valid: its owner has not seen a final verdict.
+        // Nothing touches it after this store.
         // SAFETY: lock held; `node` was just unlinked.
         unsafe {
             match verdict {
@@ -514,13 +563,13 @@ impl<L: RawLock> Bulkhead<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if list.len() >= self.max_waiting.load(Relaxed) {
+                if self.waiting.load(Relaxed) as usize >= self.queue_limit() {
                     batch.discard(Some(waker));
                     // Counted by the caller, after the lock: the adapter's
                     // rejection hook is foreign code.
                     return Err(Error::QueueFull {
-                        name: self.name,
-                        max_waiting: self.max_waiting.load(Relaxed),
+                        name: self.name(),
+                        max_waiting: self.queue_limit(),
                     });
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
@@ -539,6 +588,7 @@ impl<L: RawLock> Bulkhead<L> {
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.
                 unsafe { list.push_back(node, waker) };
+                self.count_waiting(1);
                 return Ok(Enqueued::Linked);
             }
         })
@@ -560,7 +610,7 @@ impl<L: RawLock> Bulkhead<L> {
             if !self.fifo() {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
-                let take = Take::barging_repoll(list.len() == 1);
+                let take = Take::barging_repoll(list.is_single());
                 if self.take_seat(self.word.load(Relaxed), take).is_ok() {
                     batch.discard(Some(waker));
                     // GRANTED, not IDLE: if waking the batch panics before
@@ -575,8 +625,10 @@ impl<L: RawLock> Bulkhead<L> {
                 batch.discard(list.refresh_waker(node, waker));
                 if status == Status::Notified {
                     // Lost the race for the seat it was woken for: wait
-                    // again, first in line for the next notification.
+                    // again, first in line for the next notification. It
+                    // no longer covers a seat (rule 8).
                     list.requeue(node);
+                    batch.settled += 1;
                 }
             }
             false
@@ -610,19 +662,27 @@ impl<L: RawLock> Bulkhead<L> {
                 Status::Idle => unreachable!("only the owner unlinks to IDLE"),
                 Status::Waiting | Status::Notified => {}
             }
-            if status == Status::Notified {
-                // Pass the notification on (embassy #6964): this section's
-                // drain gives it to the next waiter. Under the lock: the
-                // seat it stands for already happens-before this section.
-                self.owed.fetch_add(1, Relaxed);
-            }
+            // A notified node that leaves no longer covers a seat: `unlink`
+            // counts it settled, and this section's drain notifies the next
+            // waiter if a seat is then uncovered (embassy #6964, rule 8).
             self.unlink(list, node, Verdict::Left, false, batch);
             Abandoned::Unlinked
         })
     }
 
+    /// Counts a node linked (`1`) or unlinked (`-1`). Only under the lock,
+    /// so the count is exact there and a load and a store suffice (no RMW,
+    /// which thumbv6m lacks). `Relaxed`: lock-free readers (`state`) get a
+    /// recent count and no ordering, as for every counter. It cannot
+    /// overflow: `enqueue` links no node at the queue limit, which is at
+    /// most `MAX_WAITING_LIMIT`.
+    fn count_waiting(&self, delta: i32) {
+        let n = self.waiting.load(Relaxed);
+        self.waiting.store(n.wrapping_add_signed(delta), Relaxed);
+    }
+
     pub(crate) fn closed_error(&self) -> Error {
-        Error::Closed { name: self.name }
+        Error::Closed { name: self.name() }
     }
 
     #[inline(always)]

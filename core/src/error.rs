@@ -168,6 +168,23 @@ pub enum ConfigError {
         /// The largest accepted value, [`MAX_CONCURRENT_LIMIT`](crate::MAX_CONCURRENT_LIMIT).
         limit: usize,
     },
+    /// `max_waiting` is beyond what the compartment can count.
+    QueueLimitOverflow {
+        /// The compartment.
+        name: &'static str,
+        /// The value asked for.
+        requested: usize,
+        /// The largest accepted value, [`MAX_WAITING_LIMIT`](crate::MAX_WAITING_LIMIT).
+        limit: usize,
+    },
+    /// The name is longer than a compartment keeps (it stores the length
+    /// in 32 bits). The error leaves the name out: it would be gigabytes.
+    NameTooLong {
+        /// The name's length in bytes.
+        length: usize,
+        /// The longest accepted name, `u32::MAX` bytes.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -186,6 +203,20 @@ impl fmt::Display for ConfigError {
                 f,
                 "bulkhead `{name}`: max_concurrent = {requested} is more than this target can count \
                  (at most {limit}); choose a value of at most {limit}"
+            ),
+            ConfigError::QueueLimitOverflow {
+                name,
+                requested,
+                limit,
+            } => write!(
+                f,
+                "bulkhead `{name}`: max_waiting = {requested} is more than a compartment can count \
+                 (at most {limit}); choose a value of at most {limit}, or no queue limit (None)"
+            ),
+            ConfigError::NameTooLong { length, limit } => write!(
+                f,
+                "bulkhead name of {length} bytes is longer than a compartment keeps \
+                 (at most {limit} bytes); choose a shorter name"
             ),
         }
     }

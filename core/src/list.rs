@@ -11,6 +11,11 @@
 //! [`crate::status`]; the list performs the transitions that move a node
 //! in or within the list (link, notify, lose the race).
 //!
+//! The list is circular and keeps only its tail: the head is the tail's
+//! `next` (one load more to find it, one pointer less in every
+//! compartment). It keeps no length either: the compartment counts its
+//! waiters (`Bulkhead::waiting`) where it links and unlinks them.
+//!
 //! In barging mode the list is kept partitioned: every `Notified` node
 //! comes before every `Waiting` one, and the list remembers the first
 //! `Waiting` node. Notifying the next waiter is then O(1) (the boundary
@@ -93,13 +98,16 @@ impl Node {
 }
 
 /// The waiter list: FIFO by link order, `Notified` nodes first.
+///
+/// Circular: every linked node has a `prev` and a `next`, the tail's `next`
+/// is the head and the head's `prev` is the tail. A node that is not linked
+/// has neither.
 #[derive(Debug)]
 pub(crate) struct List {
-    head: Option<NonNull<Node>>,
+    /// The newest node; its `next` is the oldest.
     tail: Option<NonNull<Node>>,
     /// The first `Waiting` node; every node before it is `Notified`.
     first_waiting: Option<NonNull<Node>>,
-    len: usize,
     /// Nodes reached through the list in the current lock section, and the
     /// most in any section; for the test that bounds a section's work.
     #[cfg(test)]
@@ -115,10 +123,8 @@ unsafe impl Send for List {}
 impl List {
     pub(crate) const fn new() -> Self {
         Self {
-            head: None,
             tail: None,
             first_waiting: None,
-            len: 0,
             #[cfg(test)]
             visits: 0,
             #[cfg(test)]
@@ -153,12 +159,30 @@ impl List {
         }
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.len
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tail.is_none()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.head.is_none()
+    /// Whether exactly one node is linked: the tail is its own successor.
+    /// The list keeps no length: the compartment counts its waiters where
+    /// it links and unlinks them (`Bulkhead::waiting`), so that snapshots
+    /// can read the count without the lock.
+    pub(crate) fn is_single(&self) -> bool {
+        // SAFETY: the tail is linked, hence valid; the lock is held.
+        self.tail
+            .is_some_and(|tail| unsafe { links(tail) }.next == Some(tail))
+    }
+
+    /// The oldest node: the tail's successor.
+    fn head(&self) -> Option<NonNull<Node>> {
+        // SAFETY: the tail is linked, hence valid; the lock is held.
+        self.tail.and_then(|tail| unsafe { links(tail) }.next)
+    }
+
+    /// Barging: whether no linked node is `Waiting` (every one is notified,
+    /// or the list is empty), so a drain has nobody to notify.
+    pub(crate) fn all_notified(&self) -> bool {
+        self.first_waiting.is_none()
     }
 
     /// Links `node` at the tail with `waker`: **link**, `Idle -> Waiting`.
@@ -167,50 +191,93 @@ impl List {
     /// `node` is pinned, valid, not linked in any list, and stays valid until
     /// it is unlinked (by [`List::remove`]).
     pub(crate) unsafe fn push_back(&mut self, node: NonNull<Node>, waker: Waker) {
-        // SAFETY: the caller guarantees `node` is valid; the list lock is
-        // held (we have `&mut self`), so no one else touches its cells.
-        let node_ref = unsafe { node.as_ref() };
-        node_ref.waker.with_mut(|w| {
-            // SAFETY: lock held and node not yet linked: exclusive access.
-            unsafe { *w = Some(waker) }
-        });
-        node_ref.links.with_mut(|links| {
-            // SAFETY: as above.
-            unsafe {
-                (*links).prev = self.tail;
-                (*links).next = None;
-            }
-        });
-        match self.tail {
-            // SAFETY: `tail` is linked, hence valid (push_back's contract).
-            Some(tail) => unsafe { set_next(tail, Some(node)) },
-            None => self.head = Some(node),
-        }
-        self.tail = Some(node);
-        self.len += 1;
+        // SAFETY: the caller guarantees `node` is valid and not linked; the
+        // list lock is held (we have `&mut self`), so no one else touches
+        // its cells.
+        unsafe { self.link_before(node, None, Some(waker)) };
         if self.first_waiting.is_none() {
             self.first_waiting = Some(node);
         }
         // SAFETY: the lock is held and the node is being linked.
-        unsafe { node_ref.status.link() };
+        unsafe { node.as_ref().status.link() };
+    }
+
+    /// Links an unlinked `node` with `waker` just before `next`, or at the
+    /// tail for `None`. Inserting before the head makes `node` the head
+    /// with no write to the list itself: it becomes the tail's successor.
+    ///
+    /// # Safety
+    /// `node` is valid, pinned and not linked; `next`, if any, is linked in
+    /// this list.
+    unsafe fn link_before(
+        &mut self,
+        node: NonNull<Node>,
+        next: Option<NonNull<Node>>,
+        waker: Option<Waker>,
+    ) {
+        // SAFETY: `node` is valid and unlinked, so its cells are ours.
+        unsafe { node.as_ref() }
+            .waker
+            .with_mut(|w| unsafe { *w = waker });
+        let Some(tail) = self.tail else {
+            debug_assert!(
+                next.is_none(),
+                "inconsistent state: a node in an empty list"
+            );
+            // SAFETY: as above.
+            unsafe {
+                set_links(
+                    node,
+                    Links {
+                        prev: Some(node),
+                        next: Some(node),
+                    },
+                )
+            };
+            self.tail = Some(node);
+            return;
+        };
+        let (prev, next) = match next {
+            // SAFETY: a linked node is valid and has a `prev`.
+            Some(next) => (neighbour(unsafe { links(next) }.prev, tail), next),
+            None => {
+                self.tail = Some(node);
+                // SAFETY: the old tail is linked; its `next` is the head.
+                (tail, neighbour(unsafe { links(tail) }.next, tail))
+            }
+        };
+        // SAFETY: `node` is ours; `prev` and `next` are linked, hence valid,
+        // and the lock is held.
+        unsafe {
+            set_links(
+                node,
+                Links {
+                    prev: Some(prev),
+                    next: Some(next),
+                },
+            );
+            set_next(prev, Some(node));
+            set_prev(next, Some(node));
+        }
     }
 
     /// The oldest node, still linked.
     pub(crate) fn front(&mut self) -> Option<NonNull<Node>> {
         self.visit();
-        self.head
+        self.head()
     }
 
-    /// The node after `node`.
+    /// The node after `node` in FIFO order: `None` after the tail (the
+    /// link itself goes round to the head).
     ///
     /// # Safety
     /// `node` is linked in this list.
-    unsafe fn next(&self, node: NonNull<Node>) -> Option<NonNull<Node>> {
-        // SAFETY: linked nodes are valid; lock held through `&self` of a
-        // list that is only reachable under the lock.
-        unsafe { node.as_ref() }
-            .links
-            .with_mut(|l| unsafe { (*l).next })
+    unsafe fn successor(&self, node: NonNull<Node>) -> Option<NonNull<Node>> {
+        if self.tail == Some(node) {
+            return None;
+        }
+        // SAFETY: `node` is linked, hence valid; the lock is held.
+        unsafe { links(node) }.next
     }
 
     /// Unlinks `node`, takes its waker out, and returns it.
@@ -221,35 +288,36 @@ impl List {
     /// # Safety
     /// `node` is linked in this list.
     pub(crate) unsafe fn remove(&mut self, node: NonNull<Node>) -> Option<Waker> {
-        // SAFETY: linked nodes are valid (push_back's contract).
-        let node_ref = unsafe { node.as_ref() };
         if self.first_waiting == Some(node) {
             // SAFETY: `node` is linked.
-            self.first_waiting = unsafe { self.next(node) };
+            self.first_waiting = unsafe { self.successor(node) };
         }
-        let (prev, next) = node_ref.links.with_mut(|l| {
-            // SAFETY: lock held; exclusive access to the links.
-            unsafe { ((*l).prev.take(), (*l).next.take()) }
-        });
-        match prev {
+        // SAFETY: linked nodes are valid (push_back's contract); the lock is
+        // held, so the links are ours.
+        let (prev, next) = unsafe { node.as_ref() }
+            .links
+            .with_mut(|l| unsafe { ((*l).prev.take(), (*l).next.take()) });
+        let (prev, next) = (neighbour(prev, node), neighbour(next, node));
+        if next == node {
+            debug_assert!(
+                prev == node && self.tail == Some(node),
+                "inconsistent state: a lone node that is not the tail"
+            );
+            self.tail = None;
+        } else {
             // SAFETY: neighbours of a linked node are linked, hence valid.
-            Some(prev) => unsafe { set_next(prev, next) },
-            None => {
-                debug_assert!(self.head == Some(node), "inconsistent state: unlinked head");
-                self.head = next;
+            unsafe {
+                set_next(prev, Some(next));
+                set_prev(next, Some(prev));
+            }
+            if self.tail == Some(node) {
+                self.tail = Some(prev);
             }
         }
-        match next {
-            // SAFETY: as above.
-            Some(next) => unsafe { set_prev(next, prev) },
-            None => {
-                debug_assert!(self.tail == Some(node), "inconsistent state: unlinked tail");
-                self.tail = prev;
-            }
-        }
-        self.len -= 1;
         // SAFETY: lock held; exclusive access to the waker.
-        node_ref.waker.with_mut(|w| unsafe { (*w).take() })
+        unsafe { node.as_ref() }
+            .waker
+            .with_mut(|w| unsafe { (*w).take() })
     }
 
     /// Barging: **notifies** the oldest `Waiting` node (`Waiting ->
@@ -261,7 +329,7 @@ impl List {
         self.visit();
         // SAFETY: `first_waiting` is linked, hence valid; lock held.
         unsafe {
-            self.first_waiting = self.next(node);
+            self.first_waiting = self.successor(node);
             node.as_ref().status.notify();
             Some(node.as_ref().waker.with_mut(|w| (*w).take()))
         }
@@ -275,50 +343,16 @@ impl List {
     /// # Safety
     /// `node` is linked in this list and `Notified`.
     pub(crate) unsafe fn requeue(&mut self, node: NonNull<Node>) {
-        // SAFETY: `node` is linked (the caller's contract), hence valid.
+        // SAFETY: `node` is linked (the caller's contract), hence valid; it
+        // is `Notified`, so it is not `first_waiting`, which `remove` keeps.
         unsafe {
-            if self.next(node) != self.first_waiting {
+            if self.successor(node) != self.first_waiting {
                 let waker = self.remove(node);
-                self.insert_before_first_waiting(node, waker);
+                self.link_before(node, self.first_waiting, waker);
             }
             self.first_waiting = Some(node);
             node.as_ref().status.requeue();
         }
-    }
-
-    /// Links a node that was just unlinked again, just before the boundary
-    /// (or at the tail if every node is notified). Keeps its status.
-    ///
-    /// # Safety
-    /// `node` is valid, pinned, not linked, and was linked a moment ago.
-    unsafe fn insert_before_first_waiting(&mut self, node: NonNull<Node>, waker: Option<Waker>) {
-        let next = self.first_waiting;
-        let prev = match next {
-            // SAFETY: a linked node is valid.
-            Some(next) => unsafe { next.as_ref() }
-                .links
-                .with_mut(|l| unsafe { (*l).prev }),
-            None => self.tail,
-        };
-        // SAFETY: `node` is valid and unlinked: its cells are ours.
-        unsafe {
-            node.as_ref().waker.with_mut(|w| *w = waker);
-            node.as_ref().links.with_mut(|l| {
-                (*l).prev = prev;
-                (*l).next = next;
-            });
-        }
-        match prev {
-            // SAFETY: `prev` is linked.
-            Some(prev) => unsafe { set_next(prev, Some(node)) },
-            None => self.head = Some(node),
-        }
-        match next {
-            // SAFETY: `next` is linked.
-            Some(next) => unsafe { set_prev(next, Some(node)) },
-            None => self.tail = Some(node),
-        }
-        self.len += 1;
     }
 
     /// Replaces a linked node's waker, returning the old one so that it can
@@ -343,21 +377,42 @@ impl List {
         })
     }
 
-    /// Checks the links in both directions; for tests.
+    /// The linked nodes, oldest first; for tests.
     #[cfg(test)]
-    pub(crate) fn assert_valid(&self) {
-        use crate::status::Status;
-        let mut count = 0;
-        let mut prev = None;
-        let mut cur = self.head;
-        let mut waiting = false;
+    pub(crate) fn order(&self) -> std::vec::Vec<NonNull<Node>> {
+        let mut nodes = std::vec::Vec::new();
+        let mut cur = self.head();
         while let Some(node) = cur {
-            // SAFETY: linked nodes are valid.
-            let (p, n) = unsafe { node.as_ref() }
-                .links
-                .with_mut(|l| unsafe { ((*l).prev, (*l).next) });
-            assert_eq!(p, prev, "inconsistent state: broken prev link");
-            if cur == self.first_waiting {
+            nodes.push(node);
+            // SAFETY: `node` is linked; the caller holds the list.
+            cur = unsafe { self.successor(node) };
+        }
+        nodes
+    }
+
+    /// Checks the links in both directions, round the whole circle, and
+    /// returns how many nodes are linked; for tests.
+    #[cfg(test)]
+    pub(crate) fn assert_valid(&self) -> usize {
+        use crate::status::Status;
+        let Some(tail) = self.tail else {
+            assert!(
+                self.first_waiting.is_none(),
+                "inconsistent state: first_waiting in an empty list"
+            );
+            assert!(!self.is_single());
+            return 0;
+        };
+        let mut count = 0;
+        let mut prev = tail;
+        // SAFETY: linked nodes are valid; the caller holds the lock.
+        let mut cur = unsafe { links(tail) }.next.expect("the tail has a next");
+        let mut waiting = false;
+        loop {
+            // SAFETY: as above.
+            let Links { prev: p, next: n } = unsafe { links(cur) };
+            assert_eq!(p, Some(prev), "inconsistent state: broken prev link");
+            if Some(cur) == self.first_waiting {
                 waiting = true;
             }
             let expected = if waiting {
@@ -366,19 +421,64 @@ impl List {
                 Status::Notified
             };
             // SAFETY: linked nodes are valid.
-            let status = unsafe { node.as_ref() }.status.get();
+            let status = unsafe { cur.as_ref() }.status.get();
             assert_eq!(status, expected, "inconsistent state: partition");
-            prev = cur;
-            cur = n;
             count += 1;
+            assert!(
+                count <= 1 << 20,
+                "inconsistent state: the circle misses the tail"
+            );
+            if cur == tail {
+                break;
+            }
+            prev = cur;
+            cur = n.expect("inconsistent state: a linked node without next");
         }
         assert!(
             self.first_waiting.is_none() || waiting,
             "inconsistent state: first_waiting is not linked"
         );
-        assert_eq!(self.tail, prev, "inconsistent state: tail");
-        assert_eq!(self.len, count, "inconsistent state: len");
+        assert_eq!(
+            self.is_single(),
+            count == 1,
+            "inconsistent state: is_single"
+        );
+        count
     }
+}
+
+/// A linked node's neighbour, which a circular list always has. The
+/// fallback is never used (no panic path in release builds).
+#[inline(always)]
+fn neighbour(link: Option<NonNull<Node>>, fallback: NonNull<Node>) -> NonNull<Node> {
+    debug_assert!(
+        link.is_some(),
+        "inconsistent state: a linked node without a neighbour"
+    );
+    link.unwrap_or(fallback)
+}
+
+/// A copy of `node`'s links.
+///
+/// # Safety
+/// `node` is valid and the lock is held.
+unsafe fn links(node: NonNull<Node>) -> Links {
+    // SAFETY: guaranteed by the caller.
+    unsafe { node.as_ref() }.links.with_mut(|l| unsafe {
+        Links {
+            prev: (*l).prev,
+            next: (*l).next,
+        }
+    })
+}
+
+/// # Safety
+/// `node` is valid, and linked or being linked, and the lock is held.
+unsafe fn set_links(node: NonNull<Node>, links: Links) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { node.as_ref() }
+        .links
+        .with_mut(|l| unsafe { *l = links })
 }
 
 /// # Safety

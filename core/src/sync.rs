@@ -19,11 +19,11 @@
 compile_error!("`--cfg bulkhead_loom` and `--cfg bulkhead_shuttle` exclude each other");
 
 #[cfg(bulkhead_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize};
+pub(crate) use loom::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize};
 #[cfg(not(any(bulkhead_loom, bulkhead_shuttle)))]
-pub(crate) use portable_atomic::{AtomicU8, AtomicUsize};
+pub(crate) use portable_atomic::{AtomicU8, AtomicU32, AtomicUsize};
 #[cfg(bulkhead_shuttle)]
-pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicUsize};
+pub(crate) use shuttle::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize};
 
 pub(crate) use core::sync::atomic::Ordering;
 

@@ -14,6 +14,7 @@ mod cancel;
 mod fifo;
 mod layout;
 mod lifecycle;
+mod list;
 mod memory;
 mod model;
 mod owned;

@@ -35,8 +35,14 @@ pub(crate) const ONE: usize = 1 << SHIFT;
 /// `[-max, max]` (a full compartment shrunk to zero owes `max`), so a limit
 /// of `2^(usize::BITS - 5) - 1` leaves a factor of two of headroom: no
 /// sequence of releases and reconfigurations can overflow the field.
-/// That is 134,217,727 on 32-bit targets and about 5.76e17 on 64-bit ones.
-pub const MAX_CONCURRENT_LIMIT: usize = usize::MAX >> (SHIFT + 2);
+/// That is 134,217,727 on 32-bit targets. On 64-bit ones the compartment
+/// keeps the limit in 32 bits (with the 32-bit queue limit beside it, the
+/// two take one word), so it is `u32::MAX`, 4,294,967,295.
+pub const MAX_CONCURRENT_LIMIT: usize = {
+    let word = usize::MAX >> (SHIFT + 2);
+    let field = u32::MAX as usize;
+    if word < field { word } else { field }
+};
 
 /// The signed number of available seats in `word`.
 #[inline(always)]

@@ -1,4 +1,4 @@
-//! Barging admission: owed wake-ups instead of reserved seats.
+//! Barging admission: woken waiters compete for free seats instead of reserved ones.
 #![cfg(bulkhead_loom)]
 
 use bulkhead_core::OwnedSeat;

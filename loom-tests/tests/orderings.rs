@@ -117,11 +117,12 @@ fn a_barging_re_poll_taking_a_seat_sees_the_releasers_work() {
 }
 
 /// The barging form of the delegated release: a release lands while a
-/// waiter holds the lock to link itself. The release owes a wake-up and
-/// its try fails; the holder must see the owed wake-up after it unlocks,
-/// or the release's try must see the unlock. Both are RMWs on the owed
-/// count: the holder's re-check `Release`, the release's add `Acquire`
-/// (rule 1 in core/src/engine.rs). Catches either side weakened.
+/// waiter holds the lock to link itself. The seat is uncovered (nobody is
+/// notified yet), so the release tries the lock and fails; the holder must
+/// see the seat after it unlocks, or the release's try must see the
+/// unlock. Both are RMWs on the seat word, as in FIFO mode: the holder's
+/// re-check `Release`, the release's add `Acquire` (rule 1 in
+/// core/src/engine.rs). Catches either side weakened.
 #[test]
 fn barging_release_while_the_lock_is_held_is_delegated() {
     loom::model(|| release_while_a_waiter_links(barging(1)));
@@ -129,14 +130,13 @@ fn barging_release_while_the_lock_is_held_is_delegated() {
 
 /// A barging wake-up handed on by a third thread carries its seat: the
 /// release's try fails because a second waiter holds the lock to link
-/// itself; that waiter's drain takes the owed wake-up and notifies the
-/// older waiter, which re-polls. Nothing orders the release's seat before
-/// the re-poll but the owed count: the release adds its wake-up with
-/// `Release` after the seat, the drain takes it with `Acquire` (E4 in
-/// docs/design.md). Without that, the re-poll's take may read a word from
-/// before the seat, give up and wait again with nothing owed, and the
-/// second waiter sleeps next to the free seat (a loom deadlock). Catches an
-/// owed `fetch_add` in the release that does not release.
+/// itself; that waiter's drain (or its re-check's) sees the seat and
+/// notifies the older waiter, which re-polls. The re-poll's load of the
+/// word must not miss the seat the drain saw (E4 in docs/design.md: read-
+/// read coherence through the lock), or it gives up and waits again, and
+/// the second waiter sleeps next to the free seat (a loom deadlock). Once
+/// caught a release whose wake-up count did not release; kept for the
+/// shape (a notification made by a third thread).
 #[test]
 fn a_barging_wake_up_handed_on_by_a_third_thread_carries_its_seat() {
     loom::model(|| {

@@ -222,3 +222,51 @@ fn two_woken_barging_waiters_that_lose_are_each_woken_again() {
         bulkhead_loom_tests::assert_quiescent(&b);
     });
 }
+
+/// Rule 8 with a lock that refuses: the notified oldest waiter, which
+/// covers the free seat, is dropped while its lock refuses once, racing a
+/// barger whose release may skip the lock on its account. The retry while
+/// unwinding unlinks it and stops counting it, so the younger waiter (on
+/// the main thread, never polled again) must have been woken for the seat.
+#[test]
+fn a_covered_release_races_a_notified_waiter_dropped_while_its_lock_refuses() {
+    loom::model(|| {
+        let b = refusing(Admission::Barging);
+        let seat = b.try_acquire().unwrap();
+        let mut oldest = Box::pin(b.acquire());
+        let noop = &mut Context::from_waker(Waker::noop());
+        assert!(oldest.as_mut().poll(noop).is_pending());
+        let wakes = std::sync::Arc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let mut younger = Box::pin(b.acquire());
+        assert!(
+            younger
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        drop(seat); // notifies the oldest, which now covers the seat
+        b.raw_lock().armed.store(true, Ordering::SeqCst);
+        let barger = {
+            let b = b.clone();
+            thread::spawn(move || drop(b.try_acquire()))
+        };
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(oldest)));
+        barger.join().unwrap();
+        b.raw_lock().armed.store(false, Ordering::SeqCst);
+        let s = b.state();
+        assert_eq!((s.active, s.waiting), (0, 1), "{s:?}");
+        assert_eq!(
+            wakes.0.load(Ordering::SeqCst),
+            1,
+            "a free seat, and the waiter left in line was never woken"
+        );
+        let Poll::Ready(Ok(seat)) = younger.as_mut().poll(noop) else {
+            panic!("the woken waiter found no seat")
+        };
+        drop(seat);
+        drop(younger);
+        let s = b.state();
+        assert_eq!((s.active, s.waiting), (0, 0), "not quiescent: {s:?}");
+    });
+}

@@ -208,7 +208,7 @@ fn the_snapshot_carries_the_time_of_the_last_rejection() {
     assert!(b.acquire_blocking(Duration::from_millis(2)).is_err());
     assert!(b.snapshot().last_rejection.unwrap() >= at);
     // So does a full queue, turned away by core's own async acquire.
-    b.set_max_waiting(Some(0));
+    b.set_max_waiting(Some(0)).unwrap();
     let before_queue_full = SystemTime::now();
     let rt = current_thread_rt();
     assert!(matches!(

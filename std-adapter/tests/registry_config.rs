@@ -42,6 +42,12 @@ fn malformed_environment_values_name_the_variable() {
         ),
         ("BULKHEAD_EXTERNAL_API_MAX_WAITING", "lots", K::NotANumber),
         ("BULKHEAD_EXTERNAL_API_MAX_WAITING", "-10", K::Negative),
+        // One above MAX_WAITING_LIMIT: the compartment keeps it in 32 bits.
+        (
+            "BULKHEAD_EXTERNAL_API_MAX_WAITING",
+            "4294967295",
+            K::Overflow,
+        ),
         ("BULKHEAD_MESSAGE_QUEUE_MAX_WORKERS", "0", K::Zero),
         ("BULKHEAD_MESSAGE_QUEUE_MAX_WORKERS", "5000", K::Overflow),
         (

@@ -148,7 +148,7 @@ impl<A: Limit> Controller<A> {
     fn apply<L: RawLock>(&self, bulkhead: &Bulkhead<L>, limit: usize) -> Recorded {
         // One relaxed load: `max` is what `state()` reports, written under
         // the lock by every resize.
-        let current = bulkhead.max.load(Ordering::Relaxed);
+        let current = bulkhead.max_concurrent();
         if current == limit {
             return Recorded::Unchanged { limit };
         }

@@ -146,7 +146,7 @@ fn max_waiting_zero_means_fail_fast_but_still_takes_a_free_seat() {
         Poll::Ready(Err(Error::QueueFull { max_waiting: 0, .. }))
     ));
     drop(seat);
-    b.set_max_waiting(None);
+    b.set_max_waiting(None).unwrap();
     assert_eq!(b.state().waiting, 0);
 }
 

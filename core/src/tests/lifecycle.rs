@@ -4,8 +4,8 @@ use std::string::ToString;
 use std::task::Poll;
 use std::vec::Vec;
 
-use super::{Task, TestLock, boxed, fifo, ready_err};
-use crate::{Bulkhead, Config, ConfigError, Error, MAX_CONCURRENT_LIMIT};
+use super::{Task, TestLock, boxed, fifo, ready_err, with_config};
+use crate::{Bulkhead, Config, ConfigError, Error, MAX_CONCURRENT_LIMIT, MAX_WAITING_LIMIT};
 
 #[test]
 fn zero_and_overflowing_capacities_are_clear_errors() {
@@ -62,6 +62,199 @@ fn set_max_concurrent_beyond_the_limit_is_refused_and_changes_nothing() {
             limit: MAX_CONCURRENT_LIMIT
         }
     );
+}
+
+/// Both limits are kept in 32 bits (on 64-bit targets the two share one
+/// word). A larger value is refused with the bound named, never truncated:
+/// `2^32 + 1` seats must not become one seat, and a queue limit of `2^32`
+/// must not become "nobody waits".
+#[test]
+fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
+    assert!(MAX_CONCURRENT_LIMIT <= u32::MAX as usize);
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!(MAX_CONCURRENT_LIMIT, u32::MAX as usize);
+    assert_eq!(MAX_WAITING_LIMIT, u32::MAX as usize - 1);
+
+    let seats = Config::new("db", MAX_CONCURRENT_LIMIT + 1).validate();
+    assert_eq!(
+        seats,
+        Err(ConfigError::CapacityOverflow {
+            name: "db",
+            requested: MAX_CONCURRENT_LIMIT + 1,
+            limit: MAX_CONCURRENT_LIMIT
+        })
+    );
+
+    for requested in [MAX_WAITING_LIMIT + 1, usize::MAX] {
+        let err = Config::new("db", 1)
+            .max_waiting(requested)
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::QueueLimitOverflow {
+                name: "db",
+                requested,
+                limit: MAX_WAITING_LIMIT
+            }
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(&std::format!("max_waiting = {requested}"))
+                && message.contains("at most 4294967294")
+                && message.contains("no queue limit"),
+            "{message}"
+        );
+        assert_eq!(
+            Bulkhead::with_lock(
+                Config::new("db", 1).max_waiting(requested),
+                TestLock::default()
+            )
+            .unwrap_err(),
+            err
+        );
+    }
+    // Values that truncate to 0 and to 1 in 32 bits.
+    #[cfg(target_pointer_width = "64")]
+    for requested in [1usize << 32, (1 << 32) + 1] {
+        assert!(Config::new("db", requested).validate().is_err());
+        assert!(
+            Config::new("db", 1)
+                .max_waiting(requested)
+                .validate()
+                .is_err()
+        );
+    }
+
+    // The largest queue limit is a limit, not "none", and queues callers.
+    let b = with_config(Config::new("db", 1).max_waiting(MAX_WAITING_LIMIT));
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    assert_eq!(b.state().waiting, 1);
+    drop((w, held));
+}
+
+/// The waiter count is 32 bits, so "no queue limit" stops at
+/// `MAX_WAITING_LIMIT` waiters rather than let it wrap. (Four billion
+/// futures do not fit in a test; the count is set by hand instead, with
+/// no node behind it, and put back.)
+#[test]
+fn with_no_queue_limit_the_32_bit_count_turns_a_waiter_away_rather_than_wrap() {
+    let b = fifo(1);
+    let held = b.try_acquire().unwrap();
+    b.waiting.store(
+        MAX_WAITING_LIMIT as u32,
+        core::sync::atomic::Ordering::Relaxed,
+    );
+    let t = Task::new();
+    let mut w = boxed(b.acquire());
+    assert_eq!(
+        ready_err(t.poll(w.as_mut())),
+        Error::QueueFull {
+            name: "test",
+            max_waiting: MAX_WAITING_LIMIT
+        }
+    );
+    assert_eq!(b.state().waiting, MAX_WAITING_LIMIT);
+    b.waiting.store(0, core::sync::atomic::Ordering::Relaxed);
+    let mut w = boxed(b.acquire());
+    assert!(t.poll(w.as_mut()).is_pending());
+    assert_eq!(b.state().waiting, 1);
+    drop((w, held));
+}
+
+/// The name's length is kept in 32 bits. A longer name is refused, never
+/// cut. The name is 4 GiB of zeros (valid UTF-8) from `alloc_zeroed`, so
+/// no page of it is touched.
+#[cfg(all(target_pointer_width = "64", not(miri)))]
+#[test]
+fn a_name_longer_than_32_bits_can_count_is_refused() {
+    let len = u32::MAX as usize + 1;
+    let bytes = std::vec![0u8; len].into_boxed_slice();
+    let name: &'static str = std::boxed::Box::leak(
+        // SAFETY: zeros are valid UTF-8 (NUL characters).
+        unsafe { std::string::String::from_utf8_unchecked(bytes.into_vec()) }.into_boxed_str(),
+    );
+    let err = Config::new(name, 1).validate().unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError::NameTooLong {
+            length: len,
+            limit: u32::MAX as usize
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "bulkhead name of 4294967296 bytes is longer than a compartment keeps \
+         (at most 4294967295 bytes); choose a shorter name"
+    );
+    // One byte less is kept, whole.
+    let shorter = &name[..len - 1];
+    let b = with_config(Config::new(shorter, 1));
+    assert_eq!(b.name().len(), len - 1);
+    assert_eq!(b.name().as_ptr(), name.as_ptr());
+}
+
+#[test]
+fn the_name_comes_back_whole() {
+    for name in ["", "db", "a name with spaces, ünïcödé and 🦀"] {
+        let b = with_config(Config::new(name, 1));
+        assert_eq!(b.name(), name);
+        assert_eq!(b.state().name, name);
+        assert_eq!(b.try_acquire().map(|_| ()), Ok(()));
+    }
+}
+
+#[test]
+fn set_max_waiting_beyond_the_limit_is_refused_and_changes_nothing() {
+    let b = fifo(1);
+    b.set_max_waiting(Some(1)).unwrap();
+    #[cfg(target_pointer_width = "64")]
+    let too_many = [MAX_WAITING_LIMIT + 1, 1 << 32, usize::MAX];
+    #[cfg(not(target_pointer_width = "64"))]
+    let too_many = [MAX_WAITING_LIMIT + 1, usize::MAX];
+    for requested in too_many {
+        assert_eq!(
+            b.set_max_waiting(Some(requested)),
+            Err(ConfigError::QueueLimitOverflow {
+                name: "test",
+                requested,
+                limit: MAX_WAITING_LIMIT
+            })
+        );
+    }
+    // Still one waiter at most.
+    let held = b.try_acquire().unwrap();
+    let t = Task::new();
+    let mut first = boxed(b.acquire());
+    assert!(t.poll(first.as_mut()).is_pending());
+    let mut second = boxed(b.acquire());
+    assert_eq!(
+        ready_err(t.poll(second.as_mut())),
+        Error::QueueFull {
+            name: "test",
+            max_waiting: 1
+        }
+    );
+    // `None` lifts the limit, and the largest limit is accepted.
+    b.set_max_waiting(None).unwrap();
+    let mut third = boxed(b.acquire());
+    assert!(t.poll(third.as_mut()).is_pending());
+    b.set_max_waiting(Some(MAX_WAITING_LIMIT)).unwrap();
+    let mut fourth = boxed(b.acquire());
+    assert!(t.poll(fourth.as_mut()).is_pending());
+    assert_eq!(b.state().waiting, 3);
+    drop((first, third, fourth, held));
+}
+
+#[cfg(feature = "critical-section")]
+#[test]
+#[should_panic(expected = "max_waiting is above MAX_WAITING_LIMIT")]
+fn a_static_with_too_large_a_queue_limit_does_not_build() {
+    let _ =
+        Bulkhead::<crate::CsLock>::from_config_static(Config::new("db", 1).max_waiting(usize::MAX));
 }
 
 #[test]

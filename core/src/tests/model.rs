@@ -35,6 +35,7 @@ use std::vec::Vec;
 use super::{Task, TestBulkhead, TestLock, with_config};
 use std::sync::atomic::AtomicUsize;
 
+use crate::engine::ALL_NOTIFIED;
 use crate::sync::Ordering::SeqCst;
 use crate::word::{self, WAITERS};
 use crate::{Acquire, Admission, Config, Error, Seat, State};
@@ -162,8 +163,6 @@ struct Model {
     line: Vec<usize>,
     /// Expected wake-ups, per task.
     wakes: Vec<usize>,
-    /// Barging: wake-ups owed by releases and not yet given out.
-    owed: usize,
     next_id: usize,
     /// Which interesting transitions happened, so that the deterministic
     /// test can check that the generator reaches them.
@@ -184,7 +183,6 @@ impl Model {
             waiters: Vec::new(),
             line: Vec::new(),
             wakes: Vec::new(),
-            owed: 0,
             next_id: 0,
             events: BTreeSet::new(),
         }
@@ -353,8 +351,9 @@ impl Model {
                 _ => "un-woken waiter took a seat",
             });
             self.leave_line(w.id);
+            let seat = self.take_free_seat();
             self.drain();
-            return self.take_free_seat();
+            return seat;
         }
         // Stays in line (a woken barging waiter that lost waits for the
         // next wake-up) with the waker of the task that polled.
@@ -396,8 +395,8 @@ impl Model {
         if let Status::Waiting | Status::Notified = w.status {
             self.leave_line(w.id);
             if w.status == Status::Notified {
-                // Its wake-up goes to the next waiter.
-                self.owed += 1;
+                // It no longer covers a seat: the drain below wakes the
+                // next waiter if a seat is then uncovered.
                 self.note("woken waiter left");
             }
             self.drain();
@@ -448,15 +447,29 @@ impl Model {
         if self.available() <= 0 {
             self.note("release paid a debt");
         }
+        if !self.fifo && self.available() > 0 && self.uncovered() <= 0 {
+            // The real release does not even try the lock (rule 8).
+            self.note("release skipped: woken waiters cover the seats");
+        }
         self.add_seats(1);
     }
 
     /// `n` seats were freed (a release, or growth).
-    fn add_seats(&mut self, n: usize) {
-        if !self.fifo && !self.line.is_empty() {
-            self.owed += n;
-        }
+    fn add_seats(&mut self, _n: usize) {
         self.drain();
+    }
+
+    /// Barging: waiters woken and not yet re-polled.
+    fn notified(&self) -> usize {
+        self.line
+            .iter()
+            .filter(|&&id| self.waiter(id).status == Status::Notified)
+            .count()
+    }
+
+    /// Barging: free seats that no woken waiter will compete for.
+    fn uncovered(&self) -> isize {
+        self.available() - self.notified() as isize
     }
 
     /// Hands out what is due: `Closed` verdicts, FIFO seats, or barging
@@ -492,13 +505,13 @@ impl Model {
                 self.wakes[task] += 1;
             }
         } else {
-            // One wake-up per owed seat, oldest un-woken waiter first; any
-            // beyond the un-woken waiters are dropped (every waiter is then
-            // already awake and will compete).
-            let mut owed = core::mem::take(&mut self.owed);
+            // Wake the oldest un-woken waiters until the woken ones cover
+            // the free seats; if too few are left, every waiter is awake
+            // and competes.
+            let mut uncovered = self.uncovered();
             let mut woken = 0;
             for i in 0..self.line.len() {
-                if owed == 0 {
+                if uncovered <= 0 {
                     break;
                 }
                 let id = self.line[i];
@@ -507,7 +520,7 @@ impl Model {
                     w.status = Status::Notified;
                     let task = w.task;
                     self.wakes[task] += 1;
-                    owed -= 1;
+                    uncovered -= 1;
                     woken += 1;
                     self.note("barging wake-up");
                 }
@@ -515,8 +528,8 @@ impl Model {
             if woken > 8 {
                 self.note("more wake-ups than a wake batch");
             }
-            if owed > 0 && !self.line.is_empty() {
-                self.note("wake-up dropped: all waiters awake");
+            if uncovered > 0 && !self.line.is_empty() {
+                self.note("seats uncovered: all waiters awake");
             }
         }
     }
@@ -642,7 +655,7 @@ impl<'a> Harness<'a> {
             }
             Op::SetMax(n) => Outcome::Resized(b.set_max_concurrent(n).expect("within the limit")),
             Op::SetMaxWaiting(n) => {
-                b.set_max_waiting(n);
+                b.set_max_waiting(n).expect("within the limit");
                 Outcome::Done
             }
             Op::Close => {
@@ -667,18 +680,24 @@ macro_rules! check_eq {
 
 /// Internal invariants the model implies but `state()` does not show: the
 /// `WAITERS` flag is exact (a stale one fails every later `try_acquire`),
-/// the signed seat count matches, no barging wake-up is left owed, and the
-/// intrusive list is well linked.
+/// the signed seat count matches, the barging `notified` cell counts the
+/// woken waiters (and flags that none is left to wake), and the intrusive
+/// list is well linked.
 fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
     let w = b.word.load(SeqCst);
     check_eq!(w & WAITERS != 0, !m.line.is_empty(), "WAITERS flag");
     check_eq!(word::available(w), m.available(), "available seats");
-    check_eq!(b.owed.load(SeqCst), 0, "owed wake-ups at rest");
-    let linked = b.inspect_list(|list| {
-        list.assert_valid();
-        list.len()
-    });
+    if !m.fifo {
+        let all_woken = m
+            .line
+            .iter()
+            .all(|&id| m.waiter(id).status != Status::Waiting);
+        let expected = m.notified() | if all_woken { ALL_NOTIFIED } else { 0 };
+        check_eq!(b.notified.load(SeqCst), expected, "the notified cell");
+    }
+    let linked = b.inspect_list(|list| list.assert_valid());
     check_eq!(linked, m.line.len(), "linked nodes");
+    check_eq!(b.waiting.load(SeqCst) as usize, linked, "the waiter count");
     Ok(())
 }
 
@@ -861,7 +880,8 @@ const EVENTS: &[&str] = &[
     "more hand-offs than a wake batch",
     "barging wake-up",
     "more wake-ups than a wake batch",
-    "wake-up dropped: all waiters awake",
+    "seats uncovered: all waiters awake",
+    "release skipped: woken waiters cover the seats",
     "woken waiter took a seat",
     "un-woken waiter took a seat",
     "woken waiter lost",

@@ -452,7 +452,10 @@ fn every_lock_section_reaches_a_bounded_number_of_nodes() {
             for w in &mut waiters {
                 assert!(t.poll(w.as_mut()).is_pending());
             }
-            b.inspect_list(|list| list.assert_valid());
+            assert_eq!(
+                b.inspect_list(|list| list.assert_valid()),
+                b.state().waiting
+            );
             // Releases one by one, each notifying one waiter, which then
             // takes its seat and gives it back.
             drop(held);

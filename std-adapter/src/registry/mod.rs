@@ -781,13 +781,17 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], [`RegistryError::Config`] (zero or too
-    /// many seats), [`RegistryError::Unsupported`], [`RegistryError::Pool`].
+    /// many seats, or a queue limit above
+    /// [`MAX_WAITING_LIMIT`](bulkhead_core::MAX_WAITING_LIMIT)),
+    /// [`RegistryError::Unsupported`], [`RegistryError::Pool`].
     pub fn reconfigure(&self, name: &str, config: DomainConfig) -> Result<(), RegistryError> {
         let mut map = self.write();
         let Some((&name, entry)) = map.get_key_value(name) else {
             return Err(not_found(name, &map));
         };
-        check(&Config::new(name, config.max_concurrent))?;
+        let mut core = Config::new(name, config.max_concurrent);
+        core.max_waiting = config.max_waiting;
+        check(&core)?;
         if config.limit != entry.config.limit {
             return Err(RegistryError::Unsupported {
                 name,
@@ -815,7 +819,7 @@ impl Registry {
                 if !adaptive {
                     b.set_max_concurrent(config.max_concurrent)?;
                 }
-                b.set_max_waiting(config.max_waiting);
+                b.set_max_waiting(config.max_waiting)?;
             }
             Registered::Pool(p) => {
                 let old = entry.config;

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MaxWait};
+use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MAX_WAITING_LIMIT, MaxWait};
 
 /// What was wrong with a configuration value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -180,7 +180,7 @@ impl Field {
             ),
             Field::MaxWaiting => (
                 0,
-                LIMIT,
+                MAX_WAITING_LIMIT as u64,
                 "a whole number of waiting callers (0 = nobody waits)",
             ),
             Field::Admission => (0, 0, "`fifo` or `barging`"),
