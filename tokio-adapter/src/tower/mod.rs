@@ -91,7 +91,9 @@ impl<L: RawLock> BulkheadLayer<L> {
     /// taken is rejected at once with [`Error::Full`](crate::Error::Full).
     ///
     /// Takes any `Arc` of a compartment, so the layer can equally be built
-    /// from a compartment kept in a registry.
+    /// from a compartment kept in a registry; to feed an adaptive registry
+    /// domain's limit, build it with [`from_registry`](BulkheadLayer::from_registry)
+    /// instead (a layer from a bare `Arc` records no samples).
     pub fn new(bulkhead: Arc<Bulkhead<L>>) -> Self {
         Self {
             gate: Gate {
