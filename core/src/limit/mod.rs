@@ -308,6 +308,18 @@ pub enum LimitError {
         /// Its largest accepted value.
         high: Fraction,
     },
+    /// Two parameters that must be in order are not: `low ≤ high` is
+    /// required.
+    Order {
+        /// The parameter that must be the smaller, as in the params struct.
+        low_parameter: &'static str,
+        /// Its value.
+        low: u32,
+        /// The parameter that must be the larger.
+        high_parameter: &'static str,
+        /// Its value.
+        high: u32,
+    },
     /// A count or duration parameter is zero.
     Zero {
         /// The parameter's name, as in the params struct.
@@ -337,6 +349,16 @@ impl fmt::Display for LimitError {
                 f,
                 "adaptive limit parameter {parameter} = {value} is out of range; \
                  choose a value in [{low}, {high}]"
+            ),
+            LimitError::Order {
+                low_parameter,
+                low,
+                high_parameter,
+                high,
+            } => write!(
+                f,
+                "adaptive limit parameters {low_parameter} = {low} and {high_parameter} = {high} \
+                 are out of order; choose {low_parameter} <= {high_parameter}"
             ),
             LimitError::Zero { parameter } => write!(
                 f,

@@ -14,7 +14,11 @@ fn main() {
         sample_loop(n.parse().expect("a count"));
         return;
     }
-    let scenario = Scenario::BENCH;
+    let mut scenario = Scenario::BENCH;
+    // `SEED=n` reruns the table with another arrival and jitter sequence.
+    if let Some(seed) = std::env::var("SEED").ok().and_then(|s| s.parse().ok()) {
+        scenario.seed = seed;
+    }
     let mut rows: Vec<Report> = adaptive::our_algorithms(&scenario)
         .into_iter()
         .map(|(name, algorithm)| adaptive::run_ours(name, &scenario, algorithm, adaptive::INITIAL))
@@ -58,6 +62,7 @@ fn dump(r: &Report) {
         .map(|(_, l)| l.to_string())
         .collect();
     eprintln!("{}: {}", r.name, line.join(" "));
+
 }
 
 /// `n` steady-state samples (the limit holds) through each algorithm, plain
