@@ -1,6 +1,8 @@
 //! [`Vegas`]: the delay-based limit of TCP Vegas.
 
-use super::{Bounds, FRAC_BITS, Fraction, Limit, LimitError, ONE_Q16, Sample, log10_step};
+use super::{
+    Bounds, FRAC_BITS, Fraction, HALF_ULP, Limit, LimitError, ONE_Q16, Sample, log10_step,
+};
 
 /// [`Vegas`]' parameters. Start from [`VegasParams::DEFAULT`] and override
 /// fields with struct update syntax.
@@ -225,7 +227,8 @@ impl Vegas {
         // Calls served without queueing, by the current estimate:
         // limit × rtt_noload / rtt, with the ratio (at most 1) in Q16.
         let share_q16 = (self.rtt_noload << FRAC_BITS) / rtt;
-        let served = ((limit as u64 * share_q16) >> FRAC_BITS) as usize;
+        // Rounded to nearest: the Q16 ratio is rounded down.
+        let served = ((limit as u64 * share_q16 + HALF_ULP) >> FRAC_BITS) as usize;
         let drain = served
             .saturating_sub(log10_step(limit))
             .max(self.bounds.min);
