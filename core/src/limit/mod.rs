@@ -201,6 +201,21 @@ pub trait Limit {
 
     /// Feeds one sample; returns the new limit.
     fn update(&mut self, sample: &Sample) -> usize;
+
+    /// How many samples [`Controller`] adds up, without taking its flag,
+    /// before it feeds their aggregate to
+    /// [`update_window`](Self::update_window). The default, 1, feeds every
+    /// sample; [`Windowed`] asks for about a round trip's worth.
+    fn window(&self) -> usize {
+        1
+    }
+
+    /// Feeds the aggregate of a window of samples: their mean round trip,
+    /// their largest in-flight count and their worst outcome (a drop over a
+    /// timeout over a success). The default feeds it as one sample.
+    fn update_window(&mut self, aggregate: &Sample) -> usize {
+        self.update(aggregate)
+    }
 }
 
 impl<T: Limit + ?Sized> Limit for &mut T {
@@ -209,6 +224,12 @@ impl<T: Limit + ?Sized> Limit for &mut T {
     }
     fn update(&mut self, sample: &Sample) -> usize {
         (**self).update(sample)
+    }
+    fn window(&self) -> usize {
+        (**self).window()
+    }
+    fn update_window(&mut self, aggregate: &Sample) -> usize {
+        (**self).update_window(aggregate)
     }
 }
 
