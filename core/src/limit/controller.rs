@@ -138,12 +138,77 @@ impl<A: Limit> Controller<A> {
     /// Pass samples of calls that held seats in `bulkhead`; the controller
     /// cannot tell.
     pub fn record<L: RawLock>(&self, bulkhead: &Bulkhead<L>, sample: &Sample) -> Recorded {
+        // An algorithm that takes every sample (a window of 1) tries the
+        // flag first: uncontended, that is one compare-exchange, and the
+        // sample goes to the algorithm as it is.
+        if self.window.load(Ordering::Relaxed) == 1
+            && let Some(flag) = self.try_flag()
+        {
+            return self.update_holding(bulkhead, flag, Some(sample));
+        }
         // The common path: relaxed adds to the open window and a compare,
         // no flag, no division. Relaxed: the window's fields are
         // statistics, not synchronisation. A sample racing the sampler that
         // closes the window may have its round trip or its outcome taken
         // with this window and its count with the next (never lost, never
         // taken twice: each field is taken by a swap, a read-modify-write).
+        let count = self.add(sample);
+        if count < self.window.load(Ordering::Relaxed) {
+            return Recorded::Added;
+        }
+        // The window is full. Every sample from here on tries the flag
+        // until one gets it, so a window whose closer lost the try is
+        // closed by the next sample.
+        let Some(flag) = self.try_flag() else {
+            self.skipped.increment();
+            return Recorded::Skipped;
+        };
+        self.update_holding(bulkhead, flag, None)
+    }
+
+    /// Feeds the algorithm, holding the flag: `sample` as it is if the open
+    /// window is empty, else the window's aggregate (with `sample` added to
+    /// it); then applies the limit.
+    fn update_holding<L: RawLock>(
+        &self,
+        bulkhead: &Bulkhead<L>,
+        flag: Flag<'_>,
+        sample: Option<&Sample>,
+    ) -> Recorded {
+        let limit = self.algorithm.with_mut(|algorithm| {
+            // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
+            let algorithm = unsafe { &mut *algorithm };
+            let limit = match sample {
+                // A window of one sample is the sample.
+                Some(sample) if self.count.load(Ordering::Relaxed) == 0 => {
+                    algorithm.update_window(sample)
+                }
+                _ => {
+                    if let Some(sample) = sample {
+                        // Samples that lost the flag wait in the window:
+                        // this one joins them.
+                        self.add(sample);
+                    }
+                    match self.take_window() {
+                        Some(aggregate) => algorithm.update_window(&aggregate),
+                        // A previous holder took this window: only apply.
+                        None => algorithm.limit(),
+                    }
+                }
+            };
+            self.window
+                .store(algorithm.window().max(1), Ordering::Relaxed);
+            limit
+        });
+        let recorded = self.apply(bulkhead, limit);
+        drop(flag);
+        recorded
+    }
+
+    /// Adds `sample` to the open window; returns the window's sample count
+    /// with it.
+    #[inline(always)]
+    fn add(&self, sample: &Sample) -> usize {
         self.add_rtt(sample.rtt());
         if sample.in_flight > self.max_in_flight.load(Ordering::Relaxed) {
             self.max_in_flight
@@ -157,30 +222,7 @@ impl<A: Limit> Controller<A> {
         if bit != 0 {
             self.missed.fetch_or(bit, Ordering::Relaxed);
         }
-        let count = self.count.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        if count < self.window.load(Ordering::Relaxed) {
-            return Recorded::Added;
-        }
-        // The window is full. Every sample from here on tries the flag
-        // until one gets it, so a window whose closer lost the try is
-        // closed by the next sample.
-        let Some(_flag) = self.try_flag() else {
-            self.skipped.increment();
-            return Recorded::Skipped;
-        };
-        let limit = self.algorithm.with_mut(|algorithm| {
-            // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
-            let algorithm = unsafe { &mut *algorithm };
-            let limit = match self.take_window() {
-                Some(aggregate) => algorithm.update_window(&aggregate),
-                // A previous holder took this window: only apply.
-                None => algorithm.limit(),
-            };
-            self.window
-                .store(algorithm.window().max(1), Ordering::Relaxed);
-            limit
-        });
-        self.apply(bulkhead, limit)
+        self.count.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
     }
 
     /// Adds one round trip to the open window's sum.
