@@ -71,7 +71,12 @@ pub enum Recorded {
 /// Taking the flag is an `Acquire` compare-exchange and giving it back a `Release`
 /// store, so each update of the algorithm happens-before the next one.
 /// The flag orders nothing else: seats keep the ordering of
-/// [`Bulkhead`](crate::Bulkhead#memory-ordering).
+/// [`Bulkhead`](crate::Bulkhead#memory-ordering). The open window's
+/// fields (count, round-trip sum, largest in-flight count, drop bits, and
+/// the window size) are all `Relaxed`: they are statistics, each taken
+/// by a read-modify-write, so none is lost or taken twice; a sample racing
+/// the close may have its count in one window and its round trip in the
+/// next.
 ///
 /// ```
 /// use core::time::Duration;
@@ -179,8 +184,14 @@ impl<A: Limit> Controller<A> {
             // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
             let algorithm = unsafe { &mut *algorithm };
             let limit = match sample {
-                // A window of one sample is the sample.
-                Some(sample) if self.count.load(Ordering::Relaxed) == 0 => {
+                // A window of one sample is the sample. A drop bit without
+                // a count is possible too: a closer may have taken a racing
+                // sample's count before its bit was visible; it goes with
+                // this window.
+                Some(sample)
+                    if self.count.load(Ordering::Relaxed) == 0
+                        && self.missed.load(Ordering::Relaxed) == 0 =>
+                {
                     algorithm.update_window(sample)
                 }
                 _ => {
@@ -303,7 +314,9 @@ impl<A: Limit> Controller<A> {
         self.changes.get()
     }
 
-    /// How many samples arrived while another was being processed.
+    /// How many samples filled or found a full window while another
+    /// sampler was updating the algorithm. They are not lost: they stay in
+    /// the open window, which the next sample closes.
     pub fn skipped(&self) -> usize {
         self.skipped.get()
     }
