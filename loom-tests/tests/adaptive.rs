@@ -224,11 +224,10 @@ impl Limit for Windows {
 }
 
 /// After a first window of one sample (the controller learns the window
-/// size from it), two samplers, a drop and a success, race to fill a
-/// window of 2, while a third samples too. Whoever fills the window may
-/// lose the flag to another closer; afterwards, with everybody done, one
-/// more sample must find at most one sample pending, close a window, and
-/// the drop must have reached the algorithm exactly once.
+/// size from it), two samplers, a drop and a success, fill a window of 2
+/// while a third thread inspects the algorithm (taking the flag), so the
+/// filler may lose the try. Afterwards two more samples must close every
+/// full window, and the drop must have reached the algorithm exactly once.
 #[test]
 fn a_full_window_is_closed_and_its_drop_delivered_once() {
     loom::model(|| {
@@ -238,35 +237,38 @@ fn a_full_window_is_closed_and_its_drop_delivered_once() {
             c.record(&b, &sample(2, CallOutcome::Success)),
             Recorded::Changed { .. } | Recorded::Unchanged { .. }
         ));
-        let samplers: Vec<_> = [
-            CallOutcome::Dropped,
-            CallOutcome::Success,
-            CallOutcome::Success,
-        ]
-        .into_iter()
-        .map(|outcome| {
-            let (b, c) = (b.clone(), c.clone());
-            thread::spawn(move || c.record(&b, &sample(2, outcome)))
-        })
-        .collect();
-        let outcomes: Vec<Recorded> = samplers.into_iter().map(|s| s.join().unwrap()).collect();
-        // Three samples into windows of 2: at least one window was full.
-        let closed = outcomes
-            .iter()
-            .filter(|r| !matches!(r, Recorded::Added | Recorded::Skipped))
-            .count();
-        // One more, then a last one: the open window (of at most one
-        // leftover sample plus these) must close, whatever happened.
+        let samplers: Vec<_> = [CallOutcome::Dropped, CallOutcome::Success]
+            .into_iter()
+            .map(|outcome| {
+                let (b, c) = (b.clone(), c.clone());
+                thread::spawn(move || {
+                    c.record(&b, &sample(2, outcome));
+                })
+            })
+            .collect();
+        let inspector = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let _ = c.try_inspect(|a| a.windows);
+            })
+        };
+        for s in samplers {
+            s.join().unwrap();
+        }
+        inspector.join().unwrap();
+        // The window is either closed already or full and waiting: the
+        // next sample closes it if need be. A closer may also have taken
+        // the window before the drop's bit was visible to it; the bit then
+        // goes with the next window, which the sample after fills.
         c.record(&b, &sample(2, CallOutcome::Success));
-        c.record(&b, &sample(2, CallOutcome::Success));
+        let r = c.record(&b, &sample(2, CallOutcome::Success));
         let (windows, drops) = c
             .try_inspect(|a| (a.windows, a.drops))
             .expect("nobody else samples now");
-        // 1 + 3 + 2 = 6 samples in windows of 2 (the first alone): at
-        // least 1 + 2 windows closed, and no more than there were
-        // closers.
-        assert!(windows >= 3, "a full window was left open: {windows} windows");
-        assert!(windows <= 1 + closed + 2, "{windows} windows, {closed} closers");
+        assert!(
+            windows >= 2,
+            "a full window was left open: {windows} windows, last {r:?}"
+        );
         assert_eq!(drops, 1, "the drop was lost or fed twice");
     });
 }
