@@ -20,6 +20,10 @@ const TAKEN: u8 = 1;
 const MISSED_DROP: u8 = 1;
 const MISSED_TIMEOUT: u8 = 2;
 
+/// `window` before the first sample: every sample is then a closer, and
+/// the first one to hold the flag asks the algorithm for the size.
+const UNKNOWN_WINDOW: usize = 0;
+
 /// The open window sums round trips in units of `1 << RTT_SHIFT` ns: whole
 /// nanoseconds where `usize` has 64 bits (the sum of 2^24 samples of
 /// [`MAX_RTT`](super::MAX_RTT) fits), 256 ns on narrower targets, where
@@ -101,8 +105,8 @@ pub struct Controller<A> {
     /// Their largest in-flight count.
     max_in_flight: AtomicUsize,
     /// Samples per window, as the algorithm last asked
-    /// ([`Limit::window`]); written under the flag. 1 until the first
-    /// window closes.
+    /// ([`Limit::window`]); written under the flag. `UNKNOWN_WINDOW` until
+    /// the first sample.
     window: AtomicUsize,
     changes: Counter,
     skipped: Counter,
@@ -127,7 +131,7 @@ impl<A: Limit> Controller<A> {
                 count: AtomicUsize::new(0),
                 rtt_sum: AtomicUsize::new(0),
                 max_in_flight: AtomicUsize::new(0),
-                window: AtomicUsize::new(1),
+                window: AtomicUsize::new(UNKNOWN_WINDOW),
                 changes: Counter::new(),
                 skipped: Counter::new(),
                 algorithm: UnsafeCell::new(algorithm),
@@ -183,6 +187,17 @@ impl<A: Limit> Controller<A> {
         let limit = self.algorithm.with_mut(|algorithm| {
             // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
             let algorithm = unsafe { &mut *algorithm };
+            let size = algorithm.window().max(1);
+            if self.window.load(Ordering::Relaxed) == UNKNOWN_WINDOW {
+                // The first sample learns the window size. If that window
+                // is not full yet, it stays open: a first window of one
+                // lucky fast sample would set a baseline the rest cannot
+                // reach.
+                self.window.store(size, Ordering::Relaxed);
+                if self.count.load(Ordering::Relaxed) < size {
+                    return algorithm.limit();
+                }
+            }
             let limit = match sample {
                 // A window of one sample is the sample. A drop bit without
                 // a count is possible too: a closer may have taken a racing

@@ -536,9 +536,14 @@ fn controller_keeps_a_missed_drop_for_the_next_winner() {
 fn controller_windows_samples_and_only_the_sampler_that_fills_the_window_updates() {
     let b: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
     let c = Controller::new(Windowed::new(aimd(4, 1, 20), 4));
-    // The first sample is a window of its own; then the window is
-    // max(min_samples, limit) = 5 samples.
+    // The first sample learns the window size, max(min_samples, limit) =
+    // 4, and opens the first window; the fourth fills it.
+    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Unchanged { limit: 4 });
+    for _ in 0..2 {
+        assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Added);
+    }
     assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Changed { old: 4, new: 5 });
+    // Now a window is 5 samples.
     for _ in 0..4 {
         assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Added);
     }
@@ -564,36 +569,42 @@ fn controller_windows_samples_and_only_the_sampler_that_fills_the_window_updates
 fn controller_window_whose_filler_lost_the_flag_is_closed_by_the_next_sample() {
     let b: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
     let c = Controller::new(Windowed::new(aimd(4, 1, 20), 4));
+    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Unchanged { limit: 4 });
+    for _ in 0..2 {
+        assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Added);
+    }
+    // Another sampler holds the flag as this one fills the window.
+    assert_eq!(c.busy.swap(1, Ordering::Acquire), 0);
+    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Skipped);
+    assert_eq!(c.skipped(), 1);
+    assert_eq!(b.state().max_concurrent, 4);
+    c.busy.store(0, Ordering::Release);
+    // The window stayed open and full: the next sample closes it, with
+    // every sample in it.
     assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Changed { old: 4, new: 5 });
     for _ in 0..4 {
         assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Added);
     }
-    // Another sampler holds the flag as this one fills the window.
-    assert_eq!(c.busy.swap(1, Ordering::Acquire), 0);
-    assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Skipped);
-    assert_eq!(c.skipped(), 1);
-    assert_eq!(b.state().max_concurrent, 5);
-    c.busy.store(0, Ordering::Release);
-    // The window stayed open and full: the next sample closes it, with
-    // every sample in it.
     assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Changed { old: 5, new: 6 });
-    for _ in 0..5 {
-        assert_eq!(c.record(&b, &ok(1, 6)), Recorded::Added);
-    }
-    assert_eq!(c.record(&b, &ok(1, 6)), Recorded::Changed { old: 6, new: 7 });
 }
 
 #[test]
 fn controller_window_mean_is_the_mean_round_trip() {
     // Gradient2's long average starts as the plain mean of what it is fed:
-    // a first window of its own (11 ms), then one window of 2, 4, 6, 8 ms,
-    // which feeds it 5 ms: (11 + 5) / 2 = 8 ms.
+    // the first window, 2, 4, 6 and 8 ms, feeds it 5 ms.
     let b: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
     let c = Controller::new(Windowed::new(gradient2(4, 1, 50), 4));
-    c.record(&b, &ok(11, 4));
-    assert_eq!(c.try_inspect(|w| w.limit()), Some(4), "a window of 4 next");
     for ms in [2, 4, 6, 8] {
         c.record(&b, &ok(ms, 4));
+    }
+    assert_eq!(
+        c.try_inspect(|w| w.inner().long_rtt_nanos()),
+        Some(5_000_000)
+    );
+    // The next window, 11 ms four times: (5 + 11) / 2 = 8 ms.
+    assert_eq!(c.try_inspect(|w| w.limit()), Some(4), "a window of 4 next");
+    for _ in 0..4 {
+        c.record(&b, &ok(11, 4));
     }
     assert_eq!(
         c.try_inspect(|w| w.inner().long_rtt_nanos()),
