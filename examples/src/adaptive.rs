@@ -429,12 +429,7 @@ fn run(name: &str, scenario: &Scenario, gate: &mut dyn Gate, now: &Cell<u64>) ->
 /// Seconds from `from` until the limit enters ±10 % of `target` and stays
 /// there until `until` (the next capacity change, or the end of the run);
 /// `None` if it is outside the band at the last trace point before `until`.
-fn converge(
-    extremes: &[(u64, usize, usize)],
-    from: u64,
-    until: u64,
-    target: usize,
-) -> Option<f64> {
+fn converge(extremes: &[(u64, usize, usize)], from: u64, until: u64, target: usize) -> Option<f64> {
     // Integer bounds: 0.9 × 20 = 18 and 1.1 × 20 = 22 are inside.
     let inside = |l: usize| 10 * l >= 9 * target && 10 * l <= 11 * target;
     let slots: Vec<_> = extremes
@@ -443,7 +438,8 @@ fn converge(
         .collect();
     // The last slot that left the band; the limit has stayed inside since
     // the slot after it.
-    let since = |slot: Option<&&(u64, usize, usize)>| slot.map(|(t, _, _)| (t - from) as f64 / SEC as f64);
+    let since =
+        |slot: Option<&&(u64, usize, usize)>| slot.map(|(t, _, _)| (t - from) as f64 / SEC as f64);
     match slots
         .iter()
         .rposition(|(_, lo, hi)| !inside(*lo) || !inside(*hi))

@@ -103,7 +103,12 @@ fn tight_vegas_reconverges_within_two_seconds_and_keeps_the_other_targets() {
     let peers = adaptive::run_peers(&s);
     let best_p99 = peers.iter().map(|p| p.p99_ms).fold(f64::INFINITY, f64::min);
     for p in &peers {
-        assert!(ours.goodput > p.goodput, "{} vs {}", ours.goodput, p.goodput);
+        assert!(
+            ours.goodput > p.goodput,
+            "{} vs {}",
+            ours.goodput,
+            p.goodput
+        );
     }
     assert!(ours.p99_ms <= best_p99, "{} vs {best_p99}", ours.p99_ms);
 }

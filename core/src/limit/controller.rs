@@ -255,11 +255,12 @@ impl<A: Limit> Controller<A> {
     #[inline(always)]
     fn add_rtt(&self, rtt_nanos: u64) {
         #[cfg(target_pointer_width = "64")]
-        self.rtt_sum.fetch_add(rtt_nanos as usize, Ordering::Relaxed);
+        self.rtt_sum
+            .fetch_add(rtt_nanos as usize, Ordering::Relaxed);
         #[cfg(not(target_pointer_width = "64"))]
         {
-            let units = ((rtt_nanos + (1 << (RTT_SHIFT - 1))) >> RTT_SHIFT).min(usize::MAX as u64)
-                as usize;
+            let units =
+                ((rtt_nanos + (1 << (RTT_SHIFT - 1))) >> RTT_SHIFT).min(usize::MAX as u64) as usize;
             let _ = self
                 .rtt_sum
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {

@@ -228,7 +228,11 @@ fn vegas_probe_drains_the_queue_before_re_measuring_the_baseline() {
     }
     assert!(probed, "the probe never started");
     // Served without queueing: floor(30 x 10 / 12) = 25, less f = 1.
-    assert_eq!(l.limit(), 24, "the probe lowers the limit to drain the queue");
+    assert_eq!(
+        l.limit(),
+        24,
+        "the probe lowers the limit to drain the queue"
+    );
     // A call that started with more seats in use than that is ignored:
     // it waited behind our queue.
     assert_eq!(l.update(&ok(12, 30)), 24);
@@ -293,7 +297,10 @@ fn vegas_queue_thresholds_set_where_it_settles() {
     }
     let tail = &limits[80..];
     let (lo, hi) = (tail.iter().min().unwrap(), tail.iter().max().unwrap());
-    assert!(*lo >= 10 && *hi <= 12, "limit {lo}..={hi}, expected 10 + 0..=2");
+    assert!(
+        *lo >= 10 && *hi <= 12,
+        "limit {lo}..={hi}, expected 10 + 0..=2"
+    );
 }
 
 #[test]
@@ -309,10 +316,7 @@ fn vegas_rejects_queue_thresholds_out_of_order() {
         }
     );
     let err = Vegas::new(VegasParams { alpha: 7, ..p }).unwrap_err();
-    assert!(
-        err.to_string().contains("choose alpha <= beta"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("choose alpha <= beta"), "{err}");
     assert_eq!(
         Vegas::new(VegasParams {
             threshold: 0,
@@ -542,12 +546,18 @@ fn controller_windows_samples_and_only_the_sampler_that_fills_the_window_updates
     for _ in 0..2 {
         assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Added);
     }
-    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Changed { old: 4, new: 5 });
+    assert_eq!(
+        c.record(&b, &ok(1, 4)),
+        Recorded::Changed { old: 4, new: 5 }
+    );
     // Now a window is 5 samples.
     for _ in 0..4 {
         assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Added);
     }
-    assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Changed { old: 5, new: 6 });
+    assert_eq!(
+        c.record(&b, &ok(1, 5)),
+        Recorded::Changed { old: 5, new: 6 }
+    );
     // One drop anywhere in a window backs the whole window off, and the
     // aggregate carries the window's largest in-flight count: 6 seats,
     // floor(0.9 x 6) = 5.
@@ -559,7 +569,10 @@ fn controller_windows_samples_and_only_the_sampler_that_fills_the_window_updates
     for _ in 0..3 {
         assert_eq!(c.record(&b, &ok(1, 1)), Recorded::Added);
     }
-    assert_eq!(c.record(&b, &ok(1, 1)), Recorded::Changed { old: 6, new: 5 });
+    assert_eq!(
+        c.record(&b, &ok(1, 1)),
+        Recorded::Changed { old: 6, new: 5 }
+    );
     assert_eq!(c.missed.load(Ordering::Relaxed), 0);
     assert_eq!(c.changes(), 3);
     assert_eq!(c.skipped(), 0);
@@ -581,11 +594,17 @@ fn controller_window_whose_filler_lost_the_flag_is_closed_by_the_next_sample() {
     c.busy.store(0, Ordering::Release);
     // The window stayed open and full: the next sample closes it, with
     // every sample in it.
-    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Changed { old: 4, new: 5 });
+    assert_eq!(
+        c.record(&b, &ok(1, 4)),
+        Recorded::Changed { old: 4, new: 5 }
+    );
     for _ in 0..4 {
         assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Added);
     }
-    assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Changed { old: 5, new: 6 });
+    assert_eq!(
+        c.record(&b, &ok(1, 5)),
+        Recorded::Changed { old: 5, new: 6 }
+    );
 }
 
 #[test]

@@ -12,7 +12,10 @@ fn main() {
         // For instruction counts under callgrind: run with n and 2n and
         // divide the difference by n. An optional third argument picks one
         // path: `windowed` or `plain`.
-        sample_loop(n.parse().expect("a count"), rest.first().map(String::as_str));
+        sample_loop(
+            n.parse().expect("a count"),
+            rest.first().map(String::as_str),
+        );
         return;
     }
     let mut scenario = Scenario::BENCH;
@@ -63,7 +66,6 @@ fn dump(r: &Report) {
         .map(|(_, l)| l.to_string())
         .collect();
     eprintln!("{}: {}", r.name, line.join(" "));
-
 }
 
 /// `n` steady-state samples (the limit holds) through each algorithm, plain
