@@ -66,8 +66,15 @@ fn samples(c: &mut Criterion) {
                 black_box(ctrl.record(&b, &s))
             })
         });
-        // Windowed (what the simulation runs): most samples only add to
-        // the window.
+        // Windowed, steady state (what the simulation and bulkhead-std's
+        // default run): most samples only add to the open window; one in
+        // max(10, limit) closes it and runs the algorithm, which holds.
+        let b: Bulkhead<StdLock> = Bulkhead::new("db", 20).unwrap();
+        let ctrl = Controller::new(Windowed::new(algorithm.clone(), 10));
+        group.bench_function(format!("{name}, windowed, limit holds"), |bench| {
+            bench.iter(|| black_box(ctrl.record(&b, black_box(&idle))))
+        });
+        // Windowed, moving: most samples only add to the window.
         let b: Bulkhead<StdLock> = Bulkhead::new("db", 20).unwrap();
         let ctrl = Controller::new(Windowed::new(algorithm, 10));
         let mut i = 0u64;

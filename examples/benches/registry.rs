@@ -3,10 +3,16 @@
 //! compartment and for an adaptive one (AIMD, app-limited, so the limit
 //! holds: the common case), with a bare `try_acquire` on the compartment
 //! as the floor and the clock read an adaptive seat makes twice, all in
-//! one run. `cargo bench -p bulkhead-examples --bench
-//! registry`.
+//! one run; and a request through the tower layer built from each
+//! (`BulkheadLayer::from_registry`, failing fast, a ready inner service,
+//! polled by hand), with a layer over the bare compartment
+//! (`BulkheadLayer::new`) as the peer. `cargo bench -p bulkhead-examples
+//! --bench registry`.
 
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
 
 use bulkhead_std::registry::{DomainConfig, Registry};
 use bulkhead_std::{Algorithm, LimitConfig, StdClock};
@@ -41,6 +47,32 @@ fn registry_paths(c: &mut Criterion) {
         group.bench_function(format!("Domain::try_acquire + release, {name}"), |b| {
             b.iter(|| black_box(domain.try_acquire().unwrap()))
         });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("registry tower request");
+    let echo = tower::service_fn(|n: u32| std::future::ready(Ok::<_, std::convert::Infallible>(n)));
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut bench = |label: &str, layer: bulkhead_tokio::BulkheadLayer| {
+        let mut svc = tower::Layer::layer(&layer, echo);
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                let response = pin!(tower::Service::call(&mut svc, black_box(1)));
+                match response.poll(&mut cx) {
+                    Poll::Ready(r) => black_box(r.unwrap()),
+                    Poll::Pending => unreachable!("a ready inner service"),
+                }
+            })
+        });
+    };
+    bench(
+        "BulkheadLayer::new (bare compartment)",
+        bulkhead_tokio::BulkheadLayer::new(registry.get("fixed").unwrap()),
+    );
+    for name in ["fixed", "adaptive"] {
+        let layer = bulkhead_tokio::BulkheadLayer::from_registry(&registry, name).unwrap();
+        assert_eq!(layer.is_adaptive(), name == "adaptive");
+        bench(&format!("from_registry, {name}"), layer);
     }
     group.finish();
 }

@@ -5,8 +5,10 @@
 //! layer in both modes (failing fast, and waiting with a budget), admitted
 //! and rejected requests alike, with its default boxed errors (one
 //! allocation per rejection, asserted exactly) and with `typed_errors`
-//! (none), and the registry's adaptive sample path (a seat by name that
-//! records a sample and moves the limit when given back). Each wait is
+//! (none), the same layer built from an adaptive registry domain (each
+//! admitted request timed and recording a sample, in both modes), and the
+//! registry's adaptive sample path (a seat by name that records a sample
+//! and moves the limit when given back). Each wait is
 //! real: the waiter is queued (`state().waiting == 1`) before the holder
 //! releases (or its budget runs out), and the seat reaches it by hand-off.
 //!
@@ -299,6 +301,10 @@ struct TowerCase {
     reject: bool,
     /// The layer's errors are `ServiceError`s (`typed_errors`), not boxed.
     typed: bool,
+    /// The layer is built from an adaptive registry domain
+    /// (`from_registry`), so each admitted request is timed and records a
+    /// sample, classified by a closure, when its response completes.
+    adaptive: bool,
 }
 
 /// The budget of a waiting request that is to be admitted: it never runs out.
@@ -315,18 +321,72 @@ const SHORT_WAIT: Duration = Duration::from_millis(1);
 /// queued, then `Timeout` once its budget has passed. Counts every call,
 /// response future, hand-off and rejection.
 fn tower_path(case: TowerCase, inject: bool) -> usize {
-    let b = Arc::new(ours(Admission::Fifo));
     let max_wait = match (case.wait, case.reject) {
         (false, _) => MaxWait::FailFast,
         (true, false) => MaxWait::UpTo(LONG_WAIT),
         (true, true) => MaxWait::UpTo(SHORT_WAIT),
     };
+    if case.adaptive {
+        return adaptive_tower_path(case, max_wait, inject);
+    }
+    let b = Arc::new(ours(Admission::Fifo));
     let svc = bulkhead_tokio::BulkheadService::new(Echo, b.clone()).max_wait(max_wait);
     if case.typed {
         tower_rounds(svc.typed_errors(), &b, case, inject)
     } else {
         tower_rounds(svc, &b, case, inject)
     }
+}
+
+/// [`tower_path`] through a layer from an adaptive registry domain. Its
+/// limit is pinned to 1 (`min = max = 1`) so that the scenarios' "only
+/// seat" holds; each sample still goes through the controller. The
+/// classifier counts its calls, which proves that every admitted request
+/// of the counted rounds recorded a sample (it is called only for a timed
+/// seat) and that no rejection did.
+fn adaptive_tower_path(case: TowerCase, max_wait: MaxWait, inject: bool) -> usize {
+    use bulkhead_std::core::limit::CallOutcome;
+    use bulkhead_std::registry::{DomainConfig, Registry};
+    use bulkhead_std::{Algorithm, LimitConfig};
+    use bulkhead_tokio::BulkheadLayer;
+    use tower::Layer;
+
+    let registry = Registry::local();
+    let pinned = LimitConfig {
+        min: Some(1),
+        max: Some(1),
+        ..LimitConfig::new(Algorithm::Aimd)
+    };
+    let name = "alloc-tower-adaptive";
+    registry
+        .get_or_create(name, DomainConfig::new(1).limit(pinned))
+        .unwrap();
+    let b = registry.get(name).unwrap();
+    let classified = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&classified);
+    let layer = BulkheadLayer::from_registry(&registry, name)
+        .unwrap()
+        .max_wait(max_wait)
+        .classify(move |r: &Result<usize, std::convert::Infallible>| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            match r {
+                Ok(n) if n.is_multiple_of(2) => CallOutcome::Dropped,
+                _ => CallOutcome::Success,
+            }
+        });
+    assert!(layer.is_adaptive());
+    let total = if case.typed {
+        tower_rounds(layer.typed_errors().layer(Echo), &b, case, inject)
+    } else {
+        tower_rounds(layer.layer(Echo), &b, case, inject)
+    };
+    let expected = if case.reject { 0 } else { ROUNDS + 1 };
+    assert_eq!(
+        classified.load(Ordering::Relaxed),
+        expected,
+        "{case:?}: one sample per admitted request, none per rejection"
+    );
+    total
 }
 
 fn tower_rounds<S>(mut svc: S, b: &Arc<Ours>, case: TowerCase, inject: bool) -> usize
@@ -564,11 +624,12 @@ fn zero_allocations_per_acquire_wait_release() {
         assert_eq!(b, 0, "the blocking path allocated ({admission:?})");
         assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
     }
-    for typed in [false, true] {
-        let errors = if typed {
-            "typed errors"
-        } else {
-            "boxed errors"
+    for (typed, adaptive) in [(false, false), (true, false), (false, true), (true, true)] {
+        let errors = match (typed, adaptive) {
+            (false, false) => "boxed errors",
+            (true, false) => "typed errors",
+            (false, true) => "boxed errors, adaptive registry domain",
+            (true, true) => "typed errors, adaptive registry domain",
         };
         let per_request = |wait, reject| {
             tower_path(
@@ -576,6 +637,7 @@ fn zero_allocations_per_acquire_wait_release() {
                     wait,
                     reject,
                     typed,
+                    adaptive,
                 },
                 false,
             )
@@ -627,12 +689,15 @@ fn an_injected_allocation_is_counted() {
     assert_eq!(b, ROUNDS, "blocking, on the waiter thread");
     assert_eq!(t, ROUNDS, "tokio, in the releasing task");
     for (wait, reject) in [(false, false), (false, true), (true, false), (true, true)] {
-        let case = TowerCase {
-            wait,
-            reject,
-            typed: true,
-        };
-        assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
+        for adaptive in [false, true] {
+            let case = TowerCase {
+                wait,
+                reject,
+                typed: true,
+                adaptive,
+            };
+            assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
+        }
     }
 }
 

@@ -267,8 +267,9 @@ pub mod adaptive_metrics {
     pub const LIMIT: &str = crate::metrics::MAX_CONCURRENT;
     /// Counter: how many times a sample changed the limit.
     pub const LIMIT_CHANGES: &str = "bulkhead_limit_changes_total";
-    /// Counter: samples that arrived while another was being processed
-    /// (successes skipped, drops kept for the next update).
+    /// Counter: samples that filled or found a full window while another
+    /// sampler was updating the limit (they stay in the window for the
+    /// next update; see `Controller::skipped`).
     pub const SAMPLES_SKIPPED: &str = "bulkhead_limit_samples_skipped_total";
 }
 
@@ -287,7 +288,7 @@ pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A
     metrics::describe_counter!(
         SAMPLES_SKIPPED,
         metrics::Unit::Count,
-        "Adaptive-limit samples that arrived while another was being processed."
+        "Adaptive-limit samples that found their window being processed; kept for the next update."
     );
     metrics::gauge!(LIMIT, "name" => name).set(adaptive.limit() as f64);
     metrics::counter!(LIMIT_CHANGES, "name" => name)

@@ -40,7 +40,8 @@ pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
     AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BoxErrors, BulkheadLayer,
-    BulkheadService, ErrorRepr, HttpRejection, ResponseFuture, ServiceError, TypedErrors,
+    BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr, HttpRejection, ResponseFuture,
+    ServiceError, TypedErrors,
 };
 pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
 

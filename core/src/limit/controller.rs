@@ -9,16 +9,29 @@ use crate::bulkhead::Bulkhead;
 use crate::error::Error;
 use crate::lock::RawLock;
 use crate::seat::Seat;
-use crate::sync::{AtomicU8, Counter, Ordering, UnsafeCell, loom_const_fn};
+use crate::sync::{AtomicU8, AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
 
 use super::{CallOutcome, Limit, Sample};
 
 const FREE: u8 = 0;
 const TAKEN: u8 = 1;
 
-/// Bits of `missed`.
+/// Bits of `missed`: the open window's drops and timeouts.
 const MISSED_DROP: u8 = 1;
 const MISSED_TIMEOUT: u8 = 2;
+
+/// `window` before the first sample: every sample is then a closer, and
+/// the first one to hold the flag asks the algorithm for the size.
+const UNKNOWN_WINDOW: usize = 0;
+
+/// The open window sums round trips in units of `1 << RTT_SHIFT` ns: whole
+/// nanoseconds where `usize` has 64 bits (the sum of 2^24 samples of
+/// [`MAX_RTT`](super::MAX_RTT) fits), 256 ns on narrower targets, where
+/// the sum saturates at 2^32 × 256 ns, about 18 minutes per window.
+#[cfg(target_pointer_width = "64")]
+const RTT_SHIFT: u32 = 0;
+#[cfg(not(target_pointer_width = "64"))]
+const RTT_SHIFT: u32 = 8;
 
 /// What became of one recorded sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,9 +54,13 @@ pub enum Recorded {
         /// The limit waiting to be applied.
         limit: usize,
     },
-    /// Another sampler was updating the algorithm; this sample was
-    /// skipped (a success) or kept for the next update (a drop or timeout).
+    /// The sample closed its window, but another sampler was updating
+    /// the algorithm: the window stays open, with this sample in it, and
+    /// the next sample closes it.
     Skipped,
+    /// The sample was added to the open window; the algorithm sees it when
+    /// the window closes.
+    Added,
 }
 
 /// Feeds samples into a [`Limit`] and applies its limit to a compartment.
@@ -58,7 +75,12 @@ pub enum Recorded {
 /// Taking the flag is an `Acquire` compare-exchange and giving it back a `Release`
 /// store, so each update of the algorithm happens-before the next one.
 /// The flag orders nothing else: seats keep the ordering of
-/// [`Bulkhead`](crate::Bulkhead#memory-ordering).
+/// [`Bulkhead`](crate::Bulkhead#memory-ordering). The open window's
+/// fields (count, round-trip sum, largest in-flight count, drop bits, and
+/// the window size) are all `Relaxed`: they are statistics, each taken
+/// by a read-modify-write, so none is lost or taken twice; a sample racing
+/// the close may have its count in one window and its round trip in the
+/// next.
 ///
 /// ```
 /// use core::time::Duration;
@@ -76,6 +98,16 @@ pub enum Recorded {
 pub struct Controller<A> {
     pub(super) busy: AtomicU8,
     pub(super) missed: AtomicU8,
+    /// Samples in the open window.
+    count: AtomicUsize,
+    /// Their round trips, in units of `1 << RTT_SHIFT` ns.
+    rtt_sum: AtomicUsize,
+    /// Their largest in-flight count.
+    max_in_flight: AtomicUsize,
+    /// Samples per window, as the algorithm last asked
+    /// ([`Limit::window`]); written under the flag. `UNKNOWN_WINDOW` until
+    /// the first sample.
+    window: AtomicUsize,
     changes: Counter,
     skipped: Counter,
     /// # Safety
@@ -96,6 +128,10 @@ impl<A: Limit> Controller<A> {
             Self {
                 busy: AtomicU8::new(FREE),
                 missed: AtomicU8::new(0),
+                count: AtomicUsize::new(0),
+                rtt_sum: AtomicUsize::new(0),
+                max_in_flight: AtomicUsize::new(0),
+                window: AtomicUsize::new(UNKNOWN_WINDOW),
                 changes: Counter::new(),
                 skipped: Counter::new(),
                 algorithm: UnsafeCell::new(algorithm),
@@ -103,45 +139,160 @@ impl<A: Limit> Controller<A> {
         }
     }
 
-    /// Feeds `sample` to the algorithm and applies the resulting limit to
+    /// Adds `sample` to the open window; the sampler that fills the window
+    /// feeds the algorithm its aggregate and applies the resulting limit to
     /// `bulkhead`. Never waits, never allocates, never panics unless the
     /// algorithm does.
     ///
     /// Pass samples of calls that held seats in `bulkhead`; the controller
     /// cannot tell.
     pub fn record<L: RawLock>(&self, bulkhead: &Bulkhead<L>, sample: &Sample) -> Recorded {
-        let Some(_flag) = self.try_flag() else {
-            let bit = match sample.outcome {
-                CallOutcome::Success => 0,
-                CallOutcome::Dropped => MISSED_DROP,
-                CallOutcome::Timeout => MISSED_TIMEOUT,
-            };
-            if bit != 0 {
-                self.missed.fetch_or(bit, Ordering::Relaxed);
-            }
+        // An algorithm that takes every sample (a window of 1) tries the
+        // flag first: uncontended, that is one compare-exchange, and the
+        // sample goes to the algorithm as it is.
+        if self.window.load(Ordering::Relaxed) == 1
+            && let Some(flag) = self.try_flag()
+        {
+            return self.update_holding(bulkhead, flag, Some(sample));
+        }
+        // The common path: relaxed adds to the open window and a compare,
+        // no flag, no division. Relaxed: the window's fields are
+        // statistics, not synchronisation. A sample racing the sampler that
+        // closes the window may have its round trip or its outcome taken
+        // with this window and its count with the next (never lost, never
+        // taken twice: each field is taken by a swap, a read-modify-write).
+        let count = self.add(sample);
+        if count < self.window.load(Ordering::Relaxed) {
+            return Recorded::Added;
+        }
+        // The window is full. Every sample from here on tries the flag
+        // until one gets it, so a window whose closer lost the try is
+        // closed by the next sample.
+        let Some(flag) = self.try_flag() else {
             self.skipped.increment();
             return Recorded::Skipped;
         };
+        self.update_holding(bulkhead, flag, None)
+    }
 
+    /// Feeds the algorithm, holding the flag: `sample` as it is if the open
+    /// window is empty, else the window's aggregate (with `sample` added to
+    /// it); then applies the limit.
+    fn update_holding<L: RawLock>(
+        &self,
+        bulkhead: &Bulkhead<L>,
+        flag: Flag<'_>,
+        sample: Option<&Sample>,
+    ) -> Recorded {
         let limit = self.algorithm.with_mut(|algorithm| {
             // SAFETY: we hold the `busy` flag, so no other `&mut` exists.
             let algorithm = unsafe { &mut *algorithm };
-            // Relaxed: a loser's bit is not ordered with this winner, so
-            // a winner may miss a bit set a moment ago; it then stays for
-            // the next winner. The swap is a read-modify-write, so it takes
-            // every bit set so far, and none twice.
-            if self.missed.load(Ordering::Relaxed) != 0 {
-                let missed = self.missed.swap(0, Ordering::Relaxed);
-                let outcome = if missed & MISSED_DROP != 0 {
-                    CallOutcome::Dropped
-                } else {
-                    CallOutcome::Timeout
-                };
-                algorithm.update(&Sample { outcome, ..*sample });
+            let size = algorithm.window().max(1);
+            if self.window.load(Ordering::Relaxed) == UNKNOWN_WINDOW {
+                // The first sample learns the window size. If that window
+                // is not full yet, it stays open: a first window of one
+                // lucky fast sample would set a baseline the rest cannot
+                // reach.
+                self.window.store(size, Ordering::Relaxed);
+                if self.count.load(Ordering::Relaxed) < size {
+                    return algorithm.limit();
+                }
             }
-            algorithm.update(sample)
+            let limit = match sample {
+                // A window of one sample is the sample. A drop bit without
+                // a count is possible too: a closer may have taken a racing
+                // sample's count before its bit was visible; it goes with
+                // this window.
+                Some(sample)
+                    if self.count.load(Ordering::Relaxed) == 0
+                        && self.missed.load(Ordering::Relaxed) == 0 =>
+                {
+                    algorithm.update_window(sample)
+                }
+                _ => {
+                    if let Some(sample) = sample {
+                        // Samples that lost the flag wait in the window:
+                        // this one joins them.
+                        self.add(sample);
+                    }
+                    match self.take_window() {
+                        Some(aggregate) => algorithm.update_window(&aggregate),
+                        // A previous holder took this window: only apply.
+                        None => algorithm.limit(),
+                    }
+                }
+            };
+            self.window
+                .store(algorithm.window().max(1), Ordering::Relaxed);
+            limit
         });
-        self.apply(bulkhead, limit)
+        let recorded = self.apply(bulkhead, limit);
+        drop(flag);
+        recorded
+    }
+
+    /// Adds `sample` to the open window; returns the window's sample count
+    /// with it.
+    #[inline(always)]
+    fn add(&self, sample: &Sample) -> usize {
+        self.add_rtt(sample.rtt());
+        if sample.in_flight > self.max_in_flight.load(Ordering::Relaxed) {
+            self.max_in_flight
+                .fetch_max(sample.in_flight, Ordering::Relaxed);
+        }
+        let bit = match sample.outcome {
+            CallOutcome::Success => 0,
+            CallOutcome::Dropped => MISSED_DROP,
+            CallOutcome::Timeout => MISSED_TIMEOUT,
+        };
+        if bit != 0 {
+            self.missed.fetch_or(bit, Ordering::Relaxed);
+        }
+        self.count.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+    }
+
+    /// Adds one round trip to the open window's sum.
+    #[inline(always)]
+    fn add_rtt(&self, rtt_nanos: u64) {
+        #[cfg(target_pointer_width = "64")]
+        self.rtt_sum
+            .fetch_add(rtt_nanos as usize, Ordering::Relaxed);
+        #[cfg(not(target_pointer_width = "64"))]
+        {
+            let units =
+                ((rtt_nanos + (1 << (RTT_SHIFT - 1))) >> RTT_SHIFT).min(usize::MAX as u64) as usize;
+            let _ = self
+                .rtt_sum
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
+                    Some(sum.saturating_add(units))
+                });
+        }
+    }
+
+    /// Takes the open window's aggregate and starts the next window; `None`
+    /// if it holds no sample. Only under the flag.
+    fn take_window(&self) -> Option<Sample> {
+        let count = self.count.swap(0, Ordering::Relaxed);
+        if count == 0 {
+            return None;
+        }
+        let sum = self.rtt_sum.swap(0, Ordering::Relaxed) as u64;
+        let in_flight = self.max_in_flight.swap(0, Ordering::Relaxed);
+        let missed = if self.missed.load(Ordering::Relaxed) != 0 {
+            self.missed.swap(0, Ordering::Relaxed)
+        } else {
+            0
+        };
+        let outcome = if missed & MISSED_DROP != 0 {
+            CallOutcome::Dropped
+        } else if missed & MISSED_TIMEOUT != 0 {
+            CallOutcome::Timeout
+        } else {
+            CallOutcome::Success
+        };
+        // The one division per window. `from_nanos` saturates the mean.
+        let mean = (sum / count as u64).saturating_mul(1 << RTT_SHIFT);
+        Some(Sample::from_nanos(mean, in_flight, outcome))
     }
 
     /// Brings `bulkhead` to `limit` if it differs; only under the flag.
@@ -179,7 +330,9 @@ impl<A: Limit> Controller<A> {
         self.changes.get()
     }
 
-    /// How many samples arrived while another was being processed.
+    /// How many samples filled or found a full window while another
+    /// sampler was updating the algorithm. They are not lost: they stay in
+    /// the open window, which the next sample closes.
     pub fn skipped(&self) -> usize {
         self.skipped.get()
     }

@@ -24,22 +24,31 @@
 //!
 //! # The feedback path
 //!
-//! The algorithm's state sits behind a *try-flag*, an atomic byte taken
-//! with one compare-exchange. A sampler that gets the flag updates the algorithm and
-//! applies the new limit; one that finds the flag taken never waits:
+//! Samples are added to an *open window* in the controller's atomics: a
+//! relaxed add to the round-trip sum and to the sample count, a relaxed
+//! load of the largest in-flight count (an RMW only when a sample beats
+//! it), and a bit for a drop or timeout. That is all most samples do: no
+//! flag, no division, no algorithm. The algorithm asks how many samples
+//! a window holds ([`Limit::window`]: 1 for the plain algorithms,
+//! `max(min_samples, limit)` for [`Windowed`]).
 //!
-//! - a success sample is skipped (counted in [`Controller::skipped`]); the
-//!   winner's sample stands for it, and algorithms that average round trips
-//!   only see fewer of them;
-//! - a drop or timeout is kept as a bit in `missed`, which the next winner
-//!   feeds to the algorithm before its own sample, so no back-off signal
-//!   is lost, only delayed by one sample.
+//! The sampler whose add fills the window takes a *try-flag*, an atomic
+//! byte taken with one compare-exchange, swaps the window's fields out,
+//! feeds their aggregate (mean round trip, largest in-flight count, worst
+//! outcome) to [`Limit::update_window`], and applies the new limit. A
+//! sampler that finds the flag taken never waits: the window stays open
+//! and full, with its sample in it, and the next sample closes it
+//! (counted in [`Controller::skipped`]). So no sample is thrown away, and a
+//! drop or timeout reaches the algorithm exactly once, with its window or
+//! the next. An algorithm that takes every sample (a window of 1) tries the
+//! flag first and, if no sample waits in the window, gets the sample as it
+//! is.
 //!
 //! The new limit is applied with
 //! [`Bulkhead::try_set_max_concurrent`](crate::Bulkhead::try_set_max_concurrent), which only *tries* the waiter-list
 //! lock. If the lock is busy, the compartment keeps its old limit and the
-//! next winner retries: each winner compares the algorithm's limit with the
-//! compartment's, so a deferred change is never forgotten. Applying only
+//! next update retries: each update compares the algorithm's limit with
+//! the compartment's, so a deferred change is never forgotten. Applying only
 //! while holding the flag keeps changes in the order they were computed:
 //! a slow sampler can never overwrite a newer limit with an older one.
 //!
@@ -50,8 +59,8 @@
 //!
 //! Nothing here takes a lock that can block, so recording is safe in
 //! `Drop`, while unwinding, and in an interrupt handler: an interrupt that
-//! samples while the code it interrupted holds the flag simply loses the
-//! try.
+//! samples while the code it interrupted holds the flag simply adds to
+//! the window.
 
 mod aimd;
 mod controller;
@@ -201,6 +210,21 @@ pub trait Limit {
 
     /// Feeds one sample; returns the new limit.
     fn update(&mut self, sample: &Sample) -> usize;
+
+    /// How many samples [`Controller`] adds up, without taking its flag,
+    /// before it feeds their aggregate to
+    /// [`update_window`](Self::update_window). The default, 1, feeds every
+    /// sample; [`Windowed`] asks for about a round trip's worth.
+    fn window(&self) -> usize {
+        1
+    }
+
+    /// Feeds the aggregate of a window of samples: their mean round trip,
+    /// their largest in-flight count and their worst outcome (a drop over a
+    /// timeout over a success). The default feeds it as one sample.
+    fn update_window(&mut self, aggregate: &Sample) -> usize {
+        self.update(aggregate)
+    }
 }
 
 impl<T: Limit + ?Sized> Limit for &mut T {
@@ -209,6 +233,12 @@ impl<T: Limit + ?Sized> Limit for &mut T {
     }
     fn update(&mut self, sample: &Sample) -> usize {
         (**self).update(sample)
+    }
+    fn window(&self) -> usize {
+        (**self).window()
+    }
+    fn update_window(&mut self, aggregate: &Sample) -> usize {
+        (**self).update_window(aggregate)
     }
 }
 
@@ -308,6 +338,18 @@ pub enum LimitError {
         /// Its largest accepted value.
         high: Fraction,
     },
+    /// Two parameters that must be in order are not: `low ≤ high` is
+    /// required.
+    Order {
+        /// The parameter that must be the smaller, as in the params struct.
+        low_parameter: &'static str,
+        /// Its value.
+        low: u32,
+        /// The parameter that must be the larger.
+        high_parameter: &'static str,
+        /// Its value.
+        high: u32,
+    },
     /// A count or duration parameter is zero.
     Zero {
         /// The parameter's name, as in the params struct.
@@ -337,6 +379,16 @@ impl fmt::Display for LimitError {
                 f,
                 "adaptive limit parameter {parameter} = {value} is out of range; \
                  choose a value in [{low}, {high}]"
+            ),
+            LimitError::Order {
+                low_parameter,
+                low,
+                high_parameter,
+                high,
+            } => write!(
+                f,
+                "adaptive limit parameters {low_parameter} = {low} and {high_parameter} = {high} \
+                 are out of order; choose {low_parameter} <= {high_parameter}"
             ),
             LimitError::Zero { parameter } => write!(
                 f,

@@ -212,6 +212,124 @@ fn vegas_new_minimum_only_resets_baseline_and_probe_forgets_it() {
 }
 
 #[test]
+fn vegas_probe_drains_the_queue_before_re_measuring_the_baseline() {
+    let mut l = vegas(30, 1, 1000);
+    l.update(&ok(10, 30)); // baseline 10 ms
+    // 12 ms with every seat in use: queue = ceil(30 x 2 / 12) = 5, inside
+    // 3..=6, so the limit holds until the probe is due.
+    let mut probed = false;
+    for _ in 0..2_000 {
+        l.update(&ok(12, 30));
+        if l.probing() {
+            probed = true;
+            break;
+        }
+        assert_eq!(l.limit(), 30);
+    }
+    assert!(probed, "the probe never started");
+    // Served without queueing: floor(30 x 10 / 12) = 25, less f = 1.
+    assert_eq!(
+        l.limit(),
+        24,
+        "the probe lowers the limit to drain the queue"
+    );
+    // A call that started with more seats in use than that is ignored:
+    // it waited behind our queue.
+    assert_eq!(l.update(&ok(12, 30)), 24);
+    assert!(l.probing());
+    assert_eq!(l.rtt_noload_nanos(), 10_000_000);
+    // The first call that started with the queue drained measures the
+    // baseline, and the limit comes back.
+    assert_eq!(l.update(&ok(11, 24)), 30);
+    assert!(!l.probing());
+    assert_eq!(l.rtt_noload_nanos(), 11_000_000, "re-measured at low load");
+}
+
+#[test]
+fn vegas_probe_gives_up_after_a_round_of_seats_and_ends_on_a_drop() {
+    let mut l = vegas(30, 1, 1000);
+    l.update(&ok(10, 30));
+    let start_probe = |l: &mut Vegas, rtt_ms: u64| {
+        for _ in 0..2_000 {
+            l.update(&ok(rtt_ms, 30));
+            if l.probing() {
+                return;
+            }
+        }
+        panic!("the probe never started");
+    };
+    start_probe(&mut l, 12);
+    // Nothing ever starts drained (a dependency shared with others): after
+    // one round of the old limit's seats, the current round trip is taken.
+    for _ in 0..30 {
+        assert_eq!(l.update(&ok(12, 30)), 24);
+    }
+    assert_eq!(l.update(&ok(12, 30)), 30);
+    assert!(!l.probing());
+    assert_eq!(l.rtt_noload_nanos(), 12_000_000);
+    // A drop during a probe ends it, keeps the baseline, and backs off
+    // from the restored limit. (15 ms against 12: queue = 6, the limit
+    // holds at 30.)
+    start_probe(&mut l, 15);
+    assert_eq!(l.limit(), 23);
+    assert_eq!(l.update(&with(CallOutcome::Dropped, 12, 30)), 29);
+    assert!(!l.probing());
+    assert_eq!(l.rtt_noload_nanos(), 12_000_000);
+}
+
+#[test]
+fn vegas_queue_thresholds_set_where_it_settles() {
+    // As `vegas_settles_between_alpha_and_beta`, with a queue allowance of
+    // one call: the limit settles one or two above the knee at 10.
+    let mut l = Vegas::new(VegasParams {
+        initial: 10,
+        threshold: 1,
+        alpha: 1,
+        beta: 1,
+        ..VegasParams::DEFAULT
+    })
+    .unwrap();
+    let rtt = |n: usize| 10 * (n.max(10) as u64) / 10;
+    let mut limits = [0usize; 100];
+    for slot in limits.iter_mut() {
+        let n = l.limit();
+        *slot = l.update(&ok(rtt(n), n));
+    }
+    let tail = &limits[80..];
+    let (lo, hi) = (tail.iter().min().unwrap(), tail.iter().max().unwrap());
+    assert!(
+        *lo >= 10 && *hi <= 12,
+        "limit {lo}..={hi}, expected 10 + 0..=2"
+    );
+}
+
+#[test]
+fn vegas_rejects_queue_thresholds_out_of_order() {
+    let p = VegasParams::DEFAULT;
+    assert_eq!(
+        Vegas::new(VegasParams { threshold: 4, ..p }).unwrap_err(),
+        LimitError::Order {
+            low_parameter: "threshold",
+            low: 4,
+            high_parameter: "alpha",
+            high: 3
+        }
+    );
+    let err = Vegas::new(VegasParams { alpha: 7, ..p }).unwrap_err();
+    assert!(err.to_string().contains("choose alpha <= beta"), "{err}");
+    assert_eq!(
+        Vegas::new(VegasParams {
+            threshold: 0,
+            alpha: 0,
+            beta: 0,
+            ..p
+        })
+        .unwrap_err(),
+        LimitError::Zero { parameter: "beta" }
+    );
+}
+
+#[test]
 fn vegas_smoothing_moves_part_way() {
     let mut l = Vegas::new(VegasParams {
         initial: 20,
@@ -416,6 +534,101 @@ fn controller_keeps_a_missed_drop_for_the_next_winner() {
         Recorded::Changed { old: 10, new: 9 }
     );
     assert_eq!(c.missed.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn controller_windows_samples_and_only_the_sampler_that_fills_the_window_updates() {
+    let b: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
+    let c = Controller::new(Windowed::new(aimd(4, 1, 20), 4));
+    // The first sample learns the window size, max(min_samples, limit) =
+    // 4, and opens the first window; the fourth fills it.
+    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Unchanged { limit: 4 });
+    for _ in 0..2 {
+        assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Added);
+    }
+    assert_eq!(
+        c.record(&b, &ok(1, 4)),
+        Recorded::Changed { old: 4, new: 5 }
+    );
+    // Now a window is 5 samples.
+    for _ in 0..4 {
+        assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Added);
+    }
+    assert_eq!(
+        c.record(&b, &ok(1, 5)),
+        Recorded::Changed { old: 5, new: 6 }
+    );
+    // One drop anywhere in a window backs the whole window off, and the
+    // aggregate carries the window's largest in-flight count: 6 seats,
+    // floor(0.9 x 6) = 5.
+    assert_eq!(c.record(&b, &ok(1, 1)), Recorded::Added);
+    assert_eq!(
+        c.record(&b, &with(CallOutcome::Dropped, 1, 6)),
+        Recorded::Added
+    );
+    for _ in 0..3 {
+        assert_eq!(c.record(&b, &ok(1, 1)), Recorded::Added);
+    }
+    assert_eq!(
+        c.record(&b, &ok(1, 1)),
+        Recorded::Changed { old: 6, new: 5 }
+    );
+    assert_eq!(c.missed.load(Ordering::Relaxed), 0);
+    assert_eq!(c.changes(), 3);
+    assert_eq!(c.skipped(), 0);
+}
+
+#[test]
+fn controller_window_whose_filler_lost_the_flag_is_closed_by_the_next_sample() {
+    let b: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
+    let c = Controller::new(Windowed::new(aimd(4, 1, 20), 4));
+    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Unchanged { limit: 4 });
+    for _ in 0..2 {
+        assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Added);
+    }
+    // Another sampler holds the flag as this one fills the window.
+    assert_eq!(c.busy.swap(1, Ordering::Acquire), 0);
+    assert_eq!(c.record(&b, &ok(1, 4)), Recorded::Skipped);
+    assert_eq!(c.skipped(), 1);
+    assert_eq!(b.state().max_concurrent, 4);
+    c.busy.store(0, Ordering::Release);
+    // The window stayed open and full: the next sample closes it, with
+    // every sample in it.
+    assert_eq!(
+        c.record(&b, &ok(1, 4)),
+        Recorded::Changed { old: 4, new: 5 }
+    );
+    for _ in 0..4 {
+        assert_eq!(c.record(&b, &ok(1, 5)), Recorded::Added);
+    }
+    assert_eq!(
+        c.record(&b, &ok(1, 5)),
+        Recorded::Changed { old: 5, new: 6 }
+    );
+}
+
+#[test]
+fn controller_window_mean_is_the_mean_round_trip() {
+    // Gradient2's long average starts as the plain mean of what it is fed:
+    // the first window, 2, 4, 6 and 8 ms, feeds it 5 ms.
+    let b: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
+    let c = Controller::new(Windowed::new(gradient2(4, 1, 50), 4));
+    for ms in [2, 4, 6, 8] {
+        c.record(&b, &ok(ms, 4));
+    }
+    assert_eq!(
+        c.try_inspect(|w| w.inner().long_rtt_nanos()),
+        Some(5_000_000)
+    );
+    // The next window, 11 ms four times: (5 + 11) / 2 = 8 ms.
+    assert_eq!(c.try_inspect(|w| w.limit()), Some(4), "a window of 4 next");
+    for _ in 0..4 {
+        c.record(&b, &ok(11, 4));
+    }
+    assert_eq!(
+        c.try_inspect(|w| w.inner().long_rtt_nanos()),
+        Some(8_000_000)
+    );
 }
 
 #[test]

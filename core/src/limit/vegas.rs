@@ -1,6 +1,8 @@
 //! [`Vegas`]: the delay-based limit of TCP Vegas.
 
-use super::{Bounds, FRAC_BITS, Fraction, Limit, LimitError, ONE_Q16, Sample, log10_step};
+use super::{
+    Bounds, FRAC_BITS, Fraction, HALF_ULP, Limit, LimitError, ONE_Q16, Sample, log10_step,
+};
 
 /// [`Vegas`]' parameters. Start from [`VegasParams::DEFAULT`] and override
 /// fields with struct update syntax.
@@ -20,17 +22,32 @@ pub struct VegasParams {
     /// `[0.5, 1)`), so that a stale minimum cannot pin the limit down.
     /// Default 30.
     pub probe_multiplier: u32,
+    /// Grow by `beta × f` while at most `threshold × f` calls queue.
+    /// Default 1.
+    pub threshold: u32,
+    /// Grow by `f` while fewer than `alpha × f` calls queue. Default 3.
+    pub alpha: u32,
+    /// Shrink by `f` while more than `beta × f` calls queue. Default 6.
+    ///
+    /// Vegas holds the limit while `alpha × f ..= beta × f` calls queue, so
+    /// it settles about that many calls *above* the dependency's capacity
+    /// (see the adaptive-limits guide). `threshold ≤ alpha ≤ beta`, and
+    /// `beta ≥ 1`.
+    pub beta: u32,
 }
 
 impl VegasParams {
     /// The defaults of the established implementations: initial 20, bounds
-    /// 1 / 1000, smoothing 1, probe multiplier 30.
+    /// 1 / 1000, smoothing 1, probe multiplier 30, queue thresholds 1 / 3 / 6.
     pub const DEFAULT: VegasParams = VegasParams {
         initial: 20,
         min: 1,
         max: 1000,
         smoothing: Fraction::ONE,
         probe_multiplier: 30,
+        threshold: 1,
+        alpha: 3,
+        beta: 6,
     };
 }
 
@@ -45,22 +62,40 @@ impl Default for VegasParams {
 /// Vegas keeps `rtt_noload`, the lowest round-trip time seen, and
 /// estimates how many calls are queueing at the dependency:
 /// `queue = ceil(limit × (1 − rtt_noload / rtt))`. With
-/// `f = max(1, floor(log10(limit)))`:
+/// `f = max(1, floor(log10(limit)))` and the defaults `threshold`,
+/// `alpha`, `beta` = 1, 3, 6:
 ///
 /// | condition | new limit |
 /// |---|---|
 /// | drop or timeout | `limit − f` |
 /// | less than half the seats in use | unchanged |
-/// | `queue ≤ f` | `limit + 6f` |
-/// | `queue < 3f` | `limit + f` |
-/// | `queue > 6f` | `limit − f` |
+/// | `queue ≤ threshold × f` | `limit + beta × f` |
+/// | `queue < alpha × f` | `limit + f` |
+/// | `queue > beta × f` | `limit − f` |
 /// | otherwise | unchanged |
 ///
 /// The result is clamped to `[min, max]` and smoothed:
 /// `limit += smoothing × (new − limit)`. A sample faster than `rtt_noload`
-/// only lowers `rtt_noload`; a periodic probe resets it to the current
-/// round-trip time. The probe's jitter comes from a small deterministic
-/// generator, not from a clock.
+/// only lowers `rtt_noload`.
+///
+/// # The probe
+///
+/// A baseline that only ever falls goes stale when the dependency gets
+/// slower for good, and pins the limit down. So every
+/// `jitter × probe_multiplier × limit` samples (jitter in `[0.5, 1)`, from
+/// a small deterministic generator, not a clock) Vegas re-measures it. It
+/// does so at low load: it lowers the limit to the calls its estimate says
+/// are being served without queueing, `limit × rtt_noload / rtt`, less
+/// `f`, so that our queue drains; ignores the samples of calls that
+/// started with more seats in use than that; takes the round trip of the
+/// first call that started with no more as the new baseline; and puts the
+/// limit back. Re-measuring under load instead (resetting the baseline to
+/// the current round trip) would take the queue's delay into the
+/// baseline, and each probe would raise the limit a little more. If no
+/// such call comes back within one round of the old limit's seats (a
+/// dependency shared with other clients), the current round trip is
+/// taken. A drop or timeout during the probe ends it with the old
+/// baseline.
 ///
 /// ```
 /// use core::time::Duration;
@@ -78,6 +113,9 @@ pub struct Vegas {
     bounds: Bounds,
     smoothing_q16: u64,
     probe_multiplier: u64,
+    threshold: u64,
+    alpha: u64,
+    beta: u64,
     limit_q16: u64,
     /// 0 until the first sample.
     rtt_noload: u64,
@@ -85,6 +123,11 @@ pub struct Vegas {
     /// Jitter for the next probe, in `[0.5, 1)` as Q16.
     probe_jitter_q16: u64,
     rng: u32,
+    /// While a probe drains the queue: the limit to put back (Q16); 0
+    /// otherwise.
+    probe_restore_q16: u64,
+    /// Samples ignored since the probe began.
+    probe_ignored: u64,
 }
 
 impl Vegas {
@@ -92,7 +135,8 @@ impl Vegas {
     ///
     /// # Errors
     /// [`LimitError`] for bounds out of order, `initial` outside them,
-    /// smoothing outside `(0, 1]`, or a zero probe multiplier.
+    /// smoothing outside `(0, 1]`, a zero probe multiplier or `beta`, or
+    /// queue thresholds out of order (`threshold ≤ alpha ≤ beta`).
     pub const fn new(params: VegasParams) -> Result<Self, LimitError> {
         let bounds = match Bounds::new(params.initial, params.min, params.max) {
             Ok(b) => b,
@@ -106,15 +150,39 @@ impl Vegas {
                 parameter: "probe_multiplier",
             });
         }
+        if params.beta == 0 {
+            return Err(LimitError::Zero { parameter: "beta" });
+        }
+        if params.threshold > params.alpha {
+            return Err(LimitError::Order {
+                low_parameter: "threshold",
+                low: params.threshold,
+                high_parameter: "alpha",
+                high: params.alpha,
+            });
+        }
+        if params.alpha > params.beta {
+            return Err(LimitError::Order {
+                low_parameter: "alpha",
+                low: params.alpha,
+                high_parameter: "beta",
+                high: params.beta,
+            });
+        }
         let mut vegas = Self {
             bounds,
             smoothing_q16: params.smoothing.q16(),
             probe_multiplier: params.probe_multiplier as u64,
+            threshold: params.threshold as u64,
+            alpha: params.alpha as u64,
+            beta: params.beta as u64,
             limit_q16: (params.initial as u64) << FRAC_BITS,
             rtt_noload: 0,
             samples_since_probe: 0,
             probe_jitter_q16: 0,
             rng: 0x9E37_79B9,
+            probe_restore_q16: 0,
+            probe_ignored: 0,
         };
         vegas.next_jitter();
         Ok(vegas)
@@ -124,6 +192,11 @@ impl Vegas {
     /// nanoseconds; 0 before the first sample.
     pub const fn rtt_noload_nanos(&self) -> u64 {
         self.rtt_noload
+    }
+
+    /// Whether a probe is draining the queue to re-measure the baseline.
+    pub const fn probing(&self) -> bool {
+        self.probe_restore_q16 != 0
     }
 
     /// Draws the next probe's jitter in `[0.5, 1)` (xorshift32).
@@ -145,6 +218,51 @@ impl Vegas {
             >> FRAC_BITS;
         self.samples_since_probe >= threshold
     }
+
+    /// Starts a probe: lowers the limit so that our queue drains.
+    fn start_probe(&mut self, sample: &Sample, rtt: u64) {
+        self.next_jitter();
+        self.samples_since_probe = 0;
+        let limit = self.limit();
+        // Calls served without queueing, by the current estimate:
+        // limit × rtt_noload / rtt, with the ratio (at most 1) in Q16.
+        let share_q16 = (self.rtt_noload << FRAC_BITS) / rtt;
+        // Rounded to nearest: the Q16 ratio is rounded down.
+        let served = ((limit as u64 * share_q16 + HALF_ULP) >> FRAC_BITS) as usize;
+        let drain = served
+            .saturating_sub(log10_step(limit))
+            .max(self.bounds.min);
+        if drain >= limit || sample.in_flight <= drain {
+            // Nothing to drain, or this call already started with no
+            // queue of ours: its round trip is the no-load one.
+            self.rtt_noload = rtt;
+            return;
+        }
+        self.probe_restore_q16 = self.limit_q16;
+        self.probe_ignored = 0;
+        self.limit_q16 = (drain as u64) << FRAC_BITS;
+    }
+
+    /// One sample during a probe; `true` if it ended the probe and should
+    /// also be judged as a normal sample (a drop or timeout).
+    fn probe_step(&mut self, sample: &Sample, rtt: u64) -> bool {
+        let drain = self.limit();
+        let restore = self.probe_restore_q16;
+        if sample.outcome.is_overload() {
+            self.limit_q16 = restore;
+            self.probe_restore_q16 = 0;
+            return true;
+        }
+        self.probe_ignored += 1;
+        // A call that started with at most `drain` seats in use had fewer
+        // of our calls ahead of it than the dependency serves at once.
+        if sample.in_flight <= drain || self.probe_ignored > super::whole(restore) as u64 {
+            self.rtt_noload = rtt;
+            self.limit_q16 = restore;
+            self.probe_restore_q16 = 0;
+        }
+        false
+    }
 }
 
 impl Limit for Vegas {
@@ -154,15 +272,16 @@ impl Limit for Vegas {
 
     fn update(&mut self, sample: &Sample) -> usize {
         let rtt = sample.rtt();
+        if self.probing() && !self.probe_step(sample, rtt) {
+            return self.limit();
+        }
         self.samples_since_probe += 1;
-        if self.probe_due() {
-            self.next_jitter();
-            self.samples_since_probe = 0;
+        if self.rtt_noload == 0 || rtt < self.rtt_noload {
             self.rtt_noload = rtt;
             return self.limit();
         }
-        if self.rtt_noload == 0 || rtt < self.rtt_noload {
-            self.rtt_noload = rtt;
+        if !sample.outcome.is_overload() && self.probe_due() {
+            self.start_probe(sample, rtt);
             return self.limit();
         }
 
@@ -178,11 +297,11 @@ impl Limit for Vegas {
             let share_q16 = ((rtt - self.rtt_noload) << FRAC_BITS) / rtt;
             let queue = (self.limit_q16 * share_q16).div_ceil(1 << (2 * FRAC_BITS));
             let f = step >> FRAC_BITS;
-            if queue <= f {
-                self.limit_q16 + 6 * step
-            } else if queue < 3 * f {
+            if queue <= self.threshold * f {
+                self.limit_q16 + self.beta * step
+            } else if queue < self.alpha * f {
                 self.limit_q16 + step
-            } else if queue > 6 * f {
+            } else if queue > self.beta * f {
                 self.limit_q16.saturating_sub(step)
             } else {
                 return limit;

@@ -100,4 +100,18 @@ impl<A: Limit> Limit for Windowed<A> {
         self.worst = CallOutcome::Success;
         self.inner.update(&aggregate)
     }
+
+    /// `max(min_samples, limit)`: under a [`Controller`](super::Controller)
+    /// the window is kept in the controller's atomics, and only the
+    /// sampler that fills it takes the flag.
+    fn window(&self) -> usize {
+        self.inner.limit().max(self.min_samples as usize)
+    }
+
+    /// Forwards a window the controller aggregated to the inner algorithm
+    /// as it is. Samples fed through [`update`](Limit::update) meanwhile
+    /// stay in this type's own window.
+    fn update_window(&mut self, aggregate: &Sample) -> usize {
+        self.inner.update(aggregate)
+    }
 }

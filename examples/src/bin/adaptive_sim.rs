@@ -6,15 +6,23 @@ use bulkhead_examples::adaptive::{self, Report, Scenario};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [mode, n] = &args[..]
+    if let [mode, n, rest @ ..] = &args[..]
         && mode == "--sample-loop"
     {
         // For instruction counts under callgrind: run with n and 2n and
-        // divide the difference by n.
-        sample_loop(n.parse().expect("a count"));
+        // divide the difference by n. An optional third argument picks one
+        // path: `windowed` or `plain`.
+        sample_loop(
+            n.parse().expect("a count"),
+            rest.first().map(String::as_str),
+        );
         return;
     }
-    let scenario = Scenario::BENCH;
+    let mut scenario = Scenario::BENCH;
+    // `SEED=n` reruns the table with another arrival and jitter sequence.
+    if let Some(seed) = std::env::var("SEED").ok().and_then(|s| s.parse().ok()) {
+        scenario.seed = seed;
+    }
     let mut rows: Vec<Report> = adaptive::our_algorithms(&scenario)
         .into_iter()
         .map(|(name, algorithm)| adaptive::run_ours(name, &scenario, algorithm, adaptive::INITIAL))
@@ -61,8 +69,8 @@ fn dump(r: &Report) {
 }
 
 /// `n` steady-state samples (the limit holds) through each algorithm, plain
-/// and windowed.
-fn sample_loop(n: u64) {
+/// and windowed (or only one of the two).
+fn sample_loop(n: u64, only: Option<&str>) {
     use bulkhead_core::limit::{CallOutcome, Controller, Sample, Windowed};
     use std::hint::black_box;
     let bulkhead: bulkhead_core::Bulkhead<bulkhead_std::StdLock> =
@@ -72,8 +80,12 @@ fn sample_loop(n: u64) {
         let windowed = Controller::new(Windowed::new(algorithm, adaptive::WINDOW));
         let idle = Sample::from_nanos(5_000_000, 1, CallOutcome::Success);
         for _ in 0..n {
-            black_box(plain.record(&bulkhead, black_box(&idle)));
-            black_box(windowed.record(&bulkhead, black_box(&idle)));
+            if only != Some("windowed") {
+                black_box(plain.record(&bulkhead, black_box(&idle)));
+            }
+            if only != Some("plain") {
+                black_box(windowed.record(&bulkhead, black_box(&idle)));
+            }
         }
     }
 }

@@ -6,11 +6,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use bulkhead_core::limit::{AnyLimit, CallOutcome, Clock, Controller, Recorded, Sample, Windowed};
-use bulkhead_core::{Error, OwnedSeat};
+use bulkhead_core::{Bulkhead as CoreBulkhead, Error, OwnedSeat, RawLock};
 
 use super::DomainConfig;
-use crate::Bulkhead;
 use crate::adaptive::StdClock;
+use crate::{Bulkhead, StdLock};
 
 /// The feedback path of a registered adaptive compartment: core's
 /// [`Controller`] around the algorithm its [`LimitConfig`](crate::LimitConfig)
@@ -74,16 +74,21 @@ impl Domain {
     }
 
     /// Starts timing a seat of this compartment taken by any other wait
-    /// (a tokio `acquire_owned`, for instance), so that it feeds the limit
-    /// when it is given back.
+    /// (a tokio `acquire_owned`, or a tower layer's admission), so that it
+    /// feeds the limit when it is given back.
+    ///
+    /// Generic over the lock only so that code generic over it (the tower
+    /// layer) can call it; a registered compartment always has the
+    /// [`StdLock`], so a seat of another lock is never this compartment's.
     ///
     /// # Errors
     /// The seat itself, untouched, if it belongs to another compartment.
-    pub fn track(
+    pub fn track<L: RawLock>(
         &self,
-        seat: OwnedSeat<Arc<Bulkhead>>,
-    ) -> Result<RegistrySeat, OwnedSeat<Arc<Bulkhead>>> {
-        if Arc::ptr_eq(seat.handle(), &self.bulkhead) {
+        seat: OwnedSeat<Arc<CoreBulkhead<L>>>,
+    ) -> Result<RegistrySeat<L>, OwnedSeat<Arc<CoreBulkhead<L>>>> {
+        // Identity by address: two live compartments never share one.
+        if std::ptr::addr_eq(Arc::as_ptr(seat.handle()), Arc::as_ptr(&self.bulkhead)) {
             Ok(self.start(seat))
         } else {
             Err(seat)
@@ -91,7 +96,10 @@ impl Domain {
     }
 
     /// Wraps a seat known to be of this compartment.
-    pub(super) fn start(&self, seat: OwnedSeat<Arc<Bulkhead>>) -> RegistrySeat {
+    pub(super) fn start<L: RawLock>(
+        &self,
+        seat: OwnedSeat<Arc<CoreBulkhead<L>>>,
+    ) -> RegistrySeat<L> {
         let timing = self.controller.as_ref().map(|controller| Timing {
             controller: Arc::clone(controller),
             in_flight: self.bulkhead.state().active,
@@ -124,13 +132,18 @@ impl fmt::Debug for Domain {
 /// - [`ignore`](Self::ignore) gives it back without a sample.
 ///
 /// In a compartment with a fixed limit all three just give the seat back.
+///
+/// The lock parameter `L` is [`StdLock`], the registry's, except in code
+/// generic over the lock (the tower layer's response future), which holds
+/// an untimed seat of any compartment through its `From<OwnedSeat>`
+/// impl.
 #[must_use = "a seat is given back as soon as it is dropped"]
-pub struct RegistrySeat {
+pub struct RegistrySeat<L: RawLock = StdLock> {
     // Declared first, but consumed in `Drop::drop`, which runs before the
     // fields drop: the sample is recorded before the seat is freed, so a
     // lower limit already applies to the seat being given back.
     timing: Option<Timing>,
-    seat: OwnedSeat<Arc<Bulkhead>>,
+    seat: OwnedSeat<Arc<CoreBulkhead<L>>>,
 }
 
 struct Timing {
@@ -139,9 +152,9 @@ struct Timing {
     in_flight: usize,
 }
 
-impl RegistrySeat {
+impl<L: RawLock> RegistrySeat<L> {
     /// The compartment's `Arc`.
-    pub fn handle(&self) -> &Arc<Bulkhead> {
+    pub fn handle(&self) -> &Arc<CoreBulkhead<L>> {
         self.seat.handle()
     }
 
@@ -168,8 +181,12 @@ impl Timing {
     /// Records the sample; with feature `metrics`, publishes the new limit
     /// and the change count when the limit moved (never on the common,
     /// unchanged path, which only reads the clock and the controller).
-    fn finish(self, seat: &OwnedSeat<Arc<Bulkhead>>, outcome: CallOutcome) -> Recorded {
-        let bulkhead: &Bulkhead = seat.handle();
+    fn finish<L: RawLock>(
+        self,
+        seat: &OwnedSeat<Arc<CoreBulkhead<L>>>,
+        outcome: CallOutcome,
+    ) -> Recorded {
+        let bulkhead: &CoreBulkhead<L> = seat.handle();
         let rtt = StdClock.now_nanos().saturating_sub(self.started);
         let recorded = self
             .controller
@@ -182,7 +199,7 @@ impl Timing {
     }
 }
 
-impl Drop for RegistrySeat {
+impl<L: RawLock> Drop for RegistrySeat<L> {
     fn drop(&mut self) {
         if let Some(timing) = self.timing.take() {
             let outcome = if std::thread::panicking() {
@@ -195,7 +212,15 @@ impl Drop for RegistrySeat {
     }
 }
 
-impl fmt::Debug for RegistrySeat {
+/// A seat that feeds nothing: what a [`Domain`] with a fixed limit hands
+/// out, and what code that may hold either kind stores for a plain seat.
+impl<L: RawLock> From<OwnedSeat<Arc<CoreBulkhead<L>>>> for RegistrySeat<L> {
+    fn from(seat: OwnedSeat<Arc<CoreBulkhead<L>>>) -> Self {
+        Self { timing: None, seat }
+    }
+}
+
+impl<L: RawLock> fmt::Debug for RegistrySeat<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegistrySeat")
             .field("bulkhead", &self.seat.handle().name())

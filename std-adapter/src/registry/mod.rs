@@ -186,8 +186,10 @@ struct Entry {
 /// ([`Domain::try_acquire`], [`Domain::track`]). A seat taken directly
 /// from the `Arc<Bulkhead>` of [`get`](Self::get) is counted, but not
 /// timed: it records no sample. bulkhead-tokio's
-/// `BulkheadLayer::from_registry` takes the compartment's budget but does
-/// not feed its limit yet.
+/// `BulkheadLayer::from_registry` feeds the limit too: each admitted
+/// request's seat is tracked ([`Domain::track`]) and records one sample
+/// when its response completes (`Err` = dropped by default, or the
+/// layer's classifier).
 ///
 /// The current limit is the compartment's `state().max_concurrent` (and
 /// the [`Snapshot`]'s), so [`all_states`](Self::all_states) shows it. With

@@ -2,6 +2,7 @@
 //! compartment.
 
 mod adaptive;
+mod classify;
 mod error;
 mod future;
 mod http;
@@ -13,11 +14,13 @@ use std::task::{Context, Poll};
 
 use bulkhead_core::{Bulkhead, MaxWait, OwnedSeat, RawLock};
 use bulkhead_std::StdLock;
+use bulkhead_std::registry::Domain;
 use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::BulkheadExt;
 pub use adaptive::{AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService};
+pub use classify::{ClassifyResponse, ErrIsDropped};
 pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
 pub use http::HttpRejection;
@@ -71,9 +74,15 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// a [`ServiceError`] of the inner service's error (`R` =
 /// [`TypedErrors`]): no allocation per request in either mode, rejections
 /// included, and a rejection is matched rather than downcast.
-pub struct BulkheadLayer<L: RawLock = StdLock, R = BoxErrors> {
-    bulkhead: Arc<Bulkhead<L>>,
-    max_wait: MaxWait,
+///
+/// # Feeding an adaptive limit
+///
+/// A layer built by [`from_registry`](Self::from_registry) from an adaptive
+/// registry domain feeds its limit: each admitted request records one
+/// sample when its response completes, classified by `K` (parameter
+/// [`ErrIsDropped`] by default; [`classify`](Self::classify) replaces it).
+pub struct BulkheadLayer<L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
+    gate: Gate<L, K>,
     errors: PhantomData<fn() -> R>,
 }
 
@@ -82,17 +91,23 @@ impl<L: RawLock> BulkheadLayer<L> {
     /// taken is rejected at once with [`Error::Full`](crate::Error::Full).
     ///
     /// Takes any `Arc` of a compartment, so the layer can equally be built
-    /// from a compartment kept in a registry.
+    /// from a compartment kept in a registry; to feed an adaptive registry
+    /// domain's limit, build it with [`from_registry`](BulkheadLayer::from_registry)
+    /// instead (a layer from a bare `Arc` records no samples).
     pub fn new(bulkhead: Arc<Bulkhead<L>>) -> Self {
         Self {
-            bulkhead,
-            max_wait: MaxWait::FailFast,
+            gate: Gate {
+                bulkhead,
+                max_wait: MaxWait::FailFast,
+                feedback: None,
+                classify: ErrIsDropped,
+            },
             errors: PhantomData,
         }
     }
 }
 
-impl<L: RawLock, R> BulkheadLayer<L, R> {
+impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     /// The same layer, whose services return a [`ServiceError`] of the
     /// inner service's error instead of a [`BoxError`]: nothing is
     /// allocated per request, rejected ones included.
@@ -129,30 +144,74 @@ impl<L: RawLock, R> BulkheadLayer<L, R> {
     /// # }
     /// ```
     #[must_use]
-    pub fn typed_errors(self) -> BulkheadLayer<L, TypedErrors> {
+    pub fn typed_errors(self) -> BulkheadLayer<L, TypedErrors, K> {
         BulkheadLayer {
-            bulkhead: self.bulkhead,
-            max_wait: self.max_wait,
+            gate: self.gate,
             errors: PhantomData,
         }
+    }
+
+    /// The same layer, whose responses `classify` turns into the outcome
+    /// fed to an adaptive registry domain's limit, instead of
+    /// [`ErrIsDropped`]: any `Fn(&Result<Response, Error>) -> CallOutcome`
+    /// (or a [`ClassifyResponse`]). It is called once per admitted request
+    /// of an adaptive domain, and never for a layer with a fixed limit,
+    /// which records nothing.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    /// use bulkhead_std::{Algorithm, LimitConfig};
+    /// use bulkhead_tokio::BulkheadLayer;
+    /// use bulkhead_tokio::bulkhead_core::limit::CallOutcome;
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create("search", DomainConfig::new(16).limit(LimitConfig::new(Algorithm::Aimd)))?;
+    /// // A 5xx counts as dropped, as does a transport error.
+    /// let layer = BulkheadLayer::from_registry(&registry, "search")?.classify(
+    ///     |r: &Result<u16, std::io::Error>| match r {
+    ///         Ok(status) if *status >= 500 => CallOutcome::Dropped,
+    ///         Ok(_) => CallOutcome::Success,
+    ///         Err(_) => CallOutcome::Dropped,
+    ///     },
+    /// );
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn classify<K2>(self, classify: K2) -> BulkheadLayer<L, R, K2> {
+        BulkheadLayer {
+            gate: Gate {
+                bulkhead: self.gate.bulkhead,
+                max_wait: self.gate.max_wait,
+                feedback: self.gate.feedback,
+                classify,
+            },
+            errors: PhantomData,
+        }
+    }
+
+    /// Whether its requests feed an adaptive limit (a layer built from an
+    /// adaptive registry domain).
+    pub fn is_adaptive(&self) -> bool {
+        self.gate.feedback.is_some()
     }
 
     /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
     /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
     pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
-        self.max_wait = max_wait.into();
+        self.gate.max_wait = max_wait.into();
         self
     }
 
     /// The compartment.
     pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
-        &self.bulkhead
+        &self.gate.bulkhead
     }
 
     /// How long a request may wait for a seat.
     pub fn wait_budget(&self) -> MaxWait {
-        self.max_wait
+        self.gate.max_wait
     }
 }
 
@@ -164,6 +223,27 @@ impl BulkheadLayer {
     /// [`reconfigure`](bulkhead_std::registry::Registry::reconfigure) of
     /// `max_wait` applies to layers built after it (a change of
     /// `max_concurrent` applies at once, since the compartment is shared).
+    ///
+    /// # Adaptive domains
+    ///
+    /// If the domain has a `limit`, every request the layer's services
+    /// admit feeds it, with no further code: when its response future
+    /// completes it records one sample, the round trip from admission
+    /// (the wait for a seat is not counted), the in-flight count at
+    /// admission, and an outcome:
+    ///
+    /// - an `Err` of the inner service is [`CallOutcome::Dropped`](bulkhead_core::limit::CallOutcome::Dropped),
+    ///   an `Ok` a success ([`ErrIsDropped`], the default);
+    /// - a response future dropped before it completes (a client that hung
+    ///   up) is a success: the default of every adaptive seat given back
+    ///   without an outcome, since the dependency showed no sign of
+    ///   overload (a panic while it runs is a drop);
+    /// - a rejected request records nothing.
+    ///
+    /// [`classify`](Self::classify) replaces the default, for example to
+    /// count a `5xx` as dropped. A domain with a fixed limit records
+    /// nothing, and its requests take the same path as a layer built with
+    /// [`new`](Self::new).
     ///
     /// ```
     /// use std::time::Duration;
@@ -185,40 +265,64 @@ impl BulkheadLayer {
         registry: &bulkhead_std::registry::Registry,
         name: &str,
     ) -> Result<Self, bulkhead_std::registry::RegistryError> {
-        let (bulkhead, config) = registry.get_with_config(name)?;
-        Ok(Self::new(bulkhead).max_wait(config.max_wait))
+        let domain = registry.domain(name)?;
+        let mut layer = Self::new(Arc::clone(domain.bulkhead())).max_wait(domain.config().max_wait);
+        if domain.controller().is_some() {
+            layer.gate.feedback = Some(domain);
+        }
+        Ok(layer)
     }
 }
 
-impl<L: RawLock, R> Clone for BulkheadLayer<L, R> {
+impl<L: RawLock, R, K: Clone> Clone for BulkheadLayer<L, R, K> {
     fn clone(&self) -> Self {
         Self {
-            bulkhead: Arc::clone(&self.bulkhead),
-            max_wait: self.max_wait,
+            gate: self.gate.clone(),
             errors: PhantomData,
         }
     }
 }
 
-impl<L: RawLock, R> fmt::Debug for BulkheadLayer<L, R> {
+impl<L: RawLock, R, K> fmt::Debug for BulkheadLayer<L, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadLayer")
-            .field("bulkhead", &self.bulkhead.name())
-            .field("max_wait", &self.max_wait)
+            .field("bulkhead", &self.gate.bulkhead.name())
+            .field("max_wait", &self.gate.max_wait)
+            .field("adaptive", &self.gate.feedback.is_some())
             .field("errors", &std::any::type_name::<R>())
             .finish()
     }
 }
 
-impl<S, L: RawLock, R> Layer<S> for BulkheadLayer<L, R> {
-    type Service = BulkheadService<S, L, R>;
+impl<S, L: RawLock, R, K: Clone> Layer<S> for BulkheadLayer<L, R, K> {
+    type Service = BulkheadService<S, L, R, K>;
 
     fn layer(&self, inner: S) -> Self::Service {
         BulkheadService {
             inner,
+            gate: self.gate.clone(),
+            errors: PhantomData,
+        }
+    }
+}
+
+/// What a [`BulkheadLayer`] and each of its services admit requests with.
+struct Gate<L: RawLock, K> {
+    bulkhead: Arc<Bulkhead<L>>,
+    max_wait: MaxWait,
+    // `Some` only for an adaptive registry domain (of `bulkhead`): its
+    // requests' seats are timed and record a sample classified by `classify`.
+    feedback: Option<Domain>,
+    classify: K,
+}
+
+impl<L: RawLock, K: Clone> Clone for Gate<L, K> {
+    fn clone(&self) -> Self {
+        Self {
             bulkhead: Arc::clone(&self.bulkhead),
             max_wait: self.max_wait,
-            errors: PhantomData,
+            feedback: self.feedback.clone(),
+            classify: self.classify.clone(),
         }
     }
 }
@@ -257,7 +361,10 @@ impl<S, L: RawLock, R> Layer<S> for BulkheadLayer<L, R> {
 /// built on core's `AcquireOwned`) and the ready service with its request,
 /// with no boxing. A rejected request allocates once by default (its
 /// [`BoxError`]), and nothing with [`typed_errors`](Self::typed_errors)
-/// (tested by `examples/tests/zero_alloc.rs`).
+/// (tested by `examples/tests/zero_alloc.rs`). A layer from an adaptive
+/// registry domain allocates nothing more: its timed seat clones two
+/// `Arc`s (the compartment's and the controller's), and recording a
+/// sample allocates nothing.
 ///
 /// # Waiting and readiness
 ///
@@ -299,10 +406,14 @@ impl<S, L: RawLock, R> Layer<S> for BulkheadLayer<L, R> {
 /// assert!(matches!(err.downcast_ref::<Error>(), Some(Error::Full { .. }))); // -> 503
 /// # }
 /// ```
-pub struct BulkheadService<S, L: RawLock = StdLock, R = BoxErrors> {
+///
+/// # Feeding an adaptive limit
+/// Made from a layer built from an adaptive registry domain, it records
+/// one sample per admitted request; see
+/// [`BulkheadLayer::from_registry`] ("Adaptive domains").
+pub struct BulkheadService<S, L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
     inner: S,
-    bulkhead: Arc<Bulkhead<L>>,
-    max_wait: MaxWait,
+    gate: Gate<L, K>,
     errors: PhantomData<fn() -> R>,
 }
 
@@ -313,16 +424,15 @@ impl<S, L: RawLock> BulkheadService<S, L> {
     }
 }
 
-impl<S, L: RawLock, R> BulkheadService<S, L, R> {
+impl<S, L: RawLock, R, K> BulkheadService<S, L, R, K> {
     /// The same service, returning a [`ServiceError`] of the inner
     /// service's error instead of a [`BoxError`]; see
     /// [`BulkheadLayer::typed_errors`].
     #[must_use]
-    pub fn typed_errors(self) -> BulkheadService<S, L, TypedErrors> {
+    pub fn typed_errors(self) -> BulkheadService<S, L, TypedErrors, K> {
         BulkheadService {
             inner: self.inner,
-            bulkhead: self.bulkhead,
-            max_wait: self.max_wait,
+            gate: self.gate,
             errors: PhantomData,
         }
     }
@@ -331,13 +441,13 @@ impl<S, L: RawLock, R> BulkheadService<S, L, R> {
     /// (zero fails fast), or a [`MaxWait`].
     #[must_use]
     pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
-        self.max_wait = max_wait.into();
+        self.gate.max_wait = max_wait.into();
         self
     }
 
     /// The compartment.
     pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
-        &self.bulkhead
+        &self.gate.bulkhead
     }
 
     /// The inner service.
@@ -356,37 +466,38 @@ impl<S, L: RawLock, R> BulkheadService<S, L, R> {
     }
 }
 
-impl<S: Clone, L: RawLock, R> Clone for BulkheadService<S, L, R> {
+impl<S: Clone, L: RawLock, R, K: Clone> Clone for BulkheadService<S, L, R, K> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
-            bulkhead: Arc::clone(&self.bulkhead),
-            max_wait: self.max_wait,
+            gate: self.gate.clone(),
             errors: PhantomData,
         }
     }
 }
 
-impl<S, L: RawLock, R> fmt::Debug for BulkheadService<S, L, R> {
+impl<S, L: RawLock, R, K> fmt::Debug for BulkheadService<S, L, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadService")
-            .field("bulkhead", &self.bulkhead.name())
-            .field("max_wait", &self.max_wait)
+            .field("bulkhead", &self.gate.bulkhead.name())
+            .field("max_wait", &self.gate.max_wait)
+            .field("adaptive", &self.gate.feedback.is_some())
             .finish_non_exhaustive()
     }
 }
 
-impl<S, Req, L, R> Service<Req> for BulkheadService<S, L, R>
+impl<S, Req, L, R, K> Service<Req> for BulkheadService<S, L, R, K>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
     R: ErrorRepr<S::Error>,
+    K: ClassifyResponse<S::Response, S::Error> + Clone,
     Req: Send + 'static,
     L: RawLock + Send + Sync + 'static,
 {
     type Response = S::Response;
     type Error = R::Error;
-    type Future = ResponseFuture<S, Req, L, R>;
+    type Future = ResponseFuture<S, Req, L, R, K>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), R::Error>> {
         // Readiness only: no seat is taken here (bug class 12 in docs/bug-classes.md).
@@ -394,13 +505,18 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        if self.max_wait.is_fail_fast() {
+        if self.gate.max_wait.is_fail_fast() {
             // The `Arc` is cloned only for an admitted request: a rejection
             // touches no reference count (two locked RMWs fewer).
-            return match self.bulkhead.try_acquire() {
+            return match self.gate.bulkhead.try_acquire() {
                 Ok(seat) => {
-                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.bulkhead));
-                    ResponseFuture::running(self.inner.call(request), seat)
+                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.gate.bulkhead));
+                    let seat = future::admitted(seat, self.gate.feedback.as_ref());
+                    ResponseFuture::running(
+                        self.inner.call(request),
+                        seat,
+                        self.gate.classify.clone(),
+                    )
                 }
                 Err(error) => ResponseFuture::rejected(error),
             };
@@ -408,9 +524,15 @@ where
         // The ready instance goes with the request; a clone stays.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = Arc::clone(&self.bulkhead).acquire_owned(self.max_wait);
+        let admit = Arc::clone(&self.gate.bulkhead).acquire_owned(self.gate.max_wait);
         // The wait starts at the response future's first poll (a queued
         // wait is pinned in it and cannot move), so nothing is allocated.
-        ResponseFuture::waiting(admit, ready, request)
+        ResponseFuture::waiting(
+            admit,
+            ready,
+            request,
+            self.gate.feedback.clone(),
+            self.gate.classify.clone(),
+        )
     }
 }
