@@ -31,7 +31,10 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// to the oldest waiter, and a caller that arrives while others wait joins
 /// the back of the line, even if a seat is momentarily free. With
 /// [`Admission::Barging`], a release wakes the oldest waiter and any caller
-/// may take the free seat first. See [`Admission`] for the trade-off.
+/// may take the free seat first. [`Admission::BoundedBarging`] barges too,
+/// but hands the next seat to a waiter that has lost
+/// [`MAX_LOST_RACES`](crate::MAX_LOST_RACES) races. See [`Admission`] for
+/// the trade-off.
 ///
 /// Blocking threads and async tasks queue in the same list and share one
 /// seat count.
@@ -240,10 +243,7 @@ impl<L: RawLock> Bulkhead<L> {
         /// The compartment of a validated `config`.
         fn build(config: Config, lock: L) -> Self {
             Self {
-                word: AtomicUsize::new(word::initial(
-                    config.max_concurrent,
-                    matches!(config.admission, Admission::Barging),
-                )),
+                word: AtomicUsize::new(word::initial(config.max_concurrent, config.admission)),
                 notified: AtomicUsize::new(crate::engine::ALL_NOTIFIED),
                 // Validated: both fit in 32 bits.
                 max: AtomicU32::new(config.max_concurrent as u32),
@@ -272,11 +272,10 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The admission order chosen at construction.
     pub fn admission(&self) -> Admission {
-        if self.fifo() {
-            Admission::Fifo
-        } else {
-            Admission::Barging
-        }
+        // The mode's bits never change after construction (a hand-off only
+        // flips `BARGING` of a `BoundedBarging` compartment, whose
+        // `BOUNDED` bit tells), so any value of the word tells.
+        word::admission(self.word.load(Ordering::Relaxed))
     }
 
     /// Takes a seat if one is free right now, without waiting.

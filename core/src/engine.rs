@@ -40,7 +40,8 @@
 //! 8. **A barging release skips the lock while notified waiters cover the
 //!    free seats.** The `notified` cell counts the nodes in `Notified`
 //!    (woken, not re-polled yet), plus [`ALL_NOTIFIED`] while no linked
-//!    node is `Waiting`. Only a barging drain writes it, under the lock, at
+//!    node is `Waiting`. Only a drain writes it (a barging drain, or the
+//!    FIFO drain of a `BoundedBarging` hand-off, rule 9), under the lock, at
 //!    the end of every section that moved a node into or out of `Notified`
 //!    (or changed the flag). A drain notifies until the count covers the
 //!    free seats it sees. A release whose RMW saw `WAITERS` loads the cell
@@ -54,7 +55,20 @@
 //!    and coherence forbids the load to miss it. So S's re-check sees the
 //!    seat and compares it with S's own store, and drains if it is
 //!    uncovered. (A release that loads the cell *before* its RMW loses
-//!    this; so does a skip with one seat to spare.)
+//!    this; so does a skip with one seat to spare.) The mode, too, comes
+//!    from the value the release's own RMW returned, never from a separate
+//!    load: one taken before the RMW can predate a hand-off (rule 9).
+//! 9. **A `BoundedBarging` hand-off is FIFO, and keeps rule 8's count.**
+//!    The re-poll that loses the last allowed race moves its node to the
+//!    head, still `Notified` (still counted), and clears `BARGING` with a
+//!    `fetch_and`; from then on every release reads the FIFO word in its
+//!    RMW and tries the lock, and the drain is `drain_fifo`. Notified
+//!    nodes granted, requeued or leaving meanwhile are settled as in
+//!    barging mode, and the hand-off's drain publishes the cell, so that
+//!    it is exact when `end_hand_off` sets `BARGING` again (a CAS that
+//!    only succeeds on a word with no free seat). A release after that CAS
+//!    is rule 8's case, with the ending section as the one whose store it
+//!    may miss and whose re-check then sees its seat.
 
 use core::ptr::NonNull;
 use core::task::Waker;
@@ -67,7 +81,7 @@ use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use crate::word::{self, BARGING, CLOSED, ONE, WAITERS};
+use crate::word::{self, BARGING, BOUNDED, CLOSED, ONE, WAITERS};
 
 /// The flag of the `notified` cell: no linked waiter is still `Waiting`,
 /// so a drain would find nobody to notify (rule 8). The top bit: the count
@@ -80,6 +94,16 @@ pub(crate) const ALL_NOTIFIED: usize = 1 << (usize::BITS - 1);
 /// loom builds use 2, so that its models, which have at most three
 /// threads, reach a full batch and `finish`'s re-drain.
 const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
+
+/// `BoundedBarging`: the lost races after which a waiter asks for a
+/// hand-off ([`MAX_LOST_RACES`](crate::MAX_LOST_RACES)). loom and shuttle
+/// builds use 1, so that their models reach the hand-off with one barger
+/// and shuttle's schedules go through many hand-offs.
+const LOST_RACES: u8 = if cfg!(any(bulkhead_loom, bulkhead_shuttle)) {
+    1
+} else {
+    crate::MAX_LOST_RACES
+};
 
 /// `BATCH`, for the test that bounds a section's work.
 #[cfg(test)]
@@ -400,10 +424,24 @@ impl<L: RawLock> Bulkhead<L> {
     /// Hands seats to waiters, or `Closed` verdicts once the compartment is
     /// closed, until seats, waiters or room in the batch run out.
     fn drain_locked(&self, list: &mut List, batch: &mut Batch<'_, L>) {
-        if self.fifo() {
-            self.drain_fifo(list, batch);
-        } else {
+        // One load: `BARGING` only changes under the lock, `BOUNDED` never.
+        let w = self.word.load(Relaxed);
+        if !word::fifo(w) {
             self.drain_barging(list, batch);
+        } else if w & BOUNDED != 0 {
+            // A hand-off. It grants notified nodes (the starving one, and
+            // any woken before it began) and requeues those that re-poll,
+            // so it keeps the `notified` cell exact as a barging drain
+            // does: the count is then right for the releases that read it
+            // once barging resumes, and the section that ends the hand-off
+            // is the one whose store rule 8 is about.
+            self.drain_fifo(list, batch);
+            let old = self.notified.load(Relaxed);
+            let settled = core::mem::take(&mut batch.settled);
+            self.publish_notified(list, old, (old & !ALL_NOTIFIED) - settled, settled != 0);
+        } else {
+            // Plain FIFO: no node is ever notified; the cell is unused.
+            self.drain_fifo(list, batch);
         }
     }
 
@@ -418,7 +456,43 @@ impl<L: RawLock> Bulkhead<L> {
             match self.take_seat(self.word.load(Relaxed), take) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
-                Err((Refusal::Full, _)) => return,
+                Err((Refusal::Full, w)) => {
+                    // SAFETY: `node` is linked (the list's front).
+                    if w & BOUNDED != 0 && unsafe { list.lost_races(node) } < LOST_RACES {
+                        // The waiter that asked for the hand-off has left
+                        // the head (granted or gone), and no seat is left
+                        // for the one there now.
+                        self.end_hand_off(w);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `BoundedBarging`, under the lock, in a hand-off (`BARGING` clear):
+    /// barge again, unless a seat became free since `w` was read (the
+    /// section that hands it on ends the hand-off after it). The CAS fails
+    /// on any change of the word, so `BARGING` is set only on a word with
+    /// no free seat: a release before it in the word's order read the FIFO
+    /// word, so it tried the lock (no skip in a hand-off: the release
+    /// decides on the value its own RMW returned), and its seat was handed
+    /// on FIFO-style. A release after it reads `BARGING` and runs rule 8's
+    /// check against the `notified` cell, which this same section stores
+    /// (`drain_locked`) before its re-check: if that release's load misses
+    /// the store, the re-check comes after its RMW in the word's order,
+    /// reads the barging word and drains if the seat is uncovered (rule
+    /// 8's argument, with this section as S). `Relaxed`: under the lock it
+    /// only flips a mode bit; readers outside the lock use nothing this
+    /// thread wrote (as for `enqueue`'s `WAITERS` CAS).
+    fn end_hand_off(&self, mut w: usize) {
+        while word::available(w) <= 0 {
+            match self
+                .word
+                .compare_exchange_weak(w, w | BARGING, Relaxed, Relaxed)
+            {
+                Ok(_) => return,
+                Err(actual) => w = actual,
             }
         }
     }
@@ -468,10 +542,17 @@ impl<L: RawLock> Bulkhead<L> {
                 changed = true;
             }
         }
+        self.publish_notified(list, old, notified, changed);
+    }
+
+    /// Stores the `notified` cell (rule 8): the count of `Notified` nodes,
+    /// with [`ALL_NOTIFIED`] if no linked node is `Waiting`. `old` is the
+    /// cell as this section found it; `changed`: a node entered or left
+    /// `Notified` in this section. Stored then even if the count came out
+    /// the same: rule 8's argument is about the store of the section that
+    /// settled a notified node. `Relaxed`: rule 8.
+    fn publish_notified(&self, list: &List, old: usize, notified: usize, changed: bool) {
         let new = notified | if list.all_notified() { ALL_NOTIFIED } else { 0 };
-        // Stored whenever a node entered or left `Notified`, even if the
-        // count came out the same: rule 8's argument is about the store of
-        // the section that settled a notified node. `Relaxed`: rule 8.
         if changed || new != old {
             self.notified.store(new, Relaxed);
         }
@@ -607,7 +688,9 @@ impl<L: RawLock> Bulkhead<L> {
                 batch.discard(Some(waker));
                 return false;
             }
-            if !self.fifo() {
+            // Exact under the lock (`BARGING` only changes under it).
+            let barging = !self.fifo();
+            if barging {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
                 let take = Take::barging_repoll(list.is_single());
@@ -624,11 +707,35 @@ impl<L: RawLock> Bulkhead<L> {
             unsafe {
                 batch.discard(list.refresh_waker(node, waker));
                 if status == Status::Notified {
-                    // Lost the race for the seat it was woken for: wait
-                    // again, first in line for the next notification. It
-                    // no longer covers a seat (rule 8).
-                    list.requeue(node);
-                    batch.settled += 1;
+                    if !barging {
+                        // A hand-off of a `BoundedBarging` compartment
+                        // (FIFO compartments notify nobody): the node waits
+                        // in line, except the one the hand-off is for,
+                        // which stays first.
+                        if list.lost_races(node) < LOST_RACES {
+                            list.requeue(node);
+                            // It no longer covers a seat (rule 8); the
+                            // hand-off's FIFO drain publishes the count.
+                            batch.settled += 1;
+                        }
+                    } else if self.word.load(Relaxed) & BOUNDED != 0
+                        && list.lose_race(node) >= LOST_RACES
+                    {
+                        // Lost too often: first in line, and no more
+                        // barging until it has a seat (or leaves). This
+                        // section's drain hands it a seat if one is free.
+                        // It stays `Notified`, so it stays counted in
+                        // `notified` (not settled). `Relaxed`: see
+                        // `end_hand_off`.
+                        list.move_to_front(node);
+                        self.word.fetch_and(!BARGING, Relaxed);
+                    } else {
+                        // Lost the race for the seat it was woken for: wait
+                        // again, first in line for the next notification. It
+                        // no longer covers a seat (rule 8).
+                        list.requeue(node);
+                        batch.settled += 1;
+                    }
                 }
             }
             false
@@ -685,9 +792,11 @@ impl<L: RawLock> Bulkhead<L> {
         Error::Closed { name: self.name() }
     }
 
+    /// Whether the compartment admits FIFO-style right now. Under the lock
+    /// this is exact: `BARGING` only changes in a `BoundedBarging`
+    /// compartment's hand-off, under the lock, and never otherwise.
     #[inline(always)]
     pub(crate) fn fifo(&self) -> bool {
-        // The bit never changes, so any value of the word tells.
         word::fifo(self.word.load(Relaxed))
     }
 }

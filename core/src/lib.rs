@@ -30,7 +30,7 @@ mod tests;
 pub use acquire::{Acquire, AcquireTimeout};
 pub use acquire_owned::AcquireOwned;
 pub use bulkhead::Bulkhead;
-pub use config::{Admission, Config, MAX_WAITING_LIMIT, State};
+pub use config::{Admission, Config, MAX_LOST_RACES, MAX_WAITING_LIMIT, State};
 pub use error::{ConfigError, Error};
 #[cfg(feature = "critical-section")]
 pub use lock::CsLock;

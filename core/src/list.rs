@@ -52,6 +52,10 @@ pub(crate) struct Node {
     /// owner before linking.
     waker: UnsafeCell<Option<Waker>>,
     pub(crate) status: NodeStatus,
+    /// `BoundedBarging`: races this node lost (woken, and found no seat).
+    /// # Safety
+    /// Read or written only with the lock held, while linked.
+    lost_races: UnsafeCell<u8>,
     _pinned: PhantomPinned,
 }
 
@@ -91,6 +95,7 @@ impl Node {
                 links: UnsafeCell::new(Links { prev: None, next: None }),
                 waker: UnsafeCell::new(None),
                 status: NodeStatus::new(),
+                lost_races: UnsafeCell::new(0),
                 _pinned: PhantomPinned,
             }
         }
@@ -352,6 +357,53 @@ impl List {
             }
             self.first_waiting = Some(node);
             node.as_ref().status.requeue();
+        }
+    }
+
+    /// `BoundedBarging`: counts one more race lost by `node` and returns how
+    /// many it has lost (saturating).
+    ///
+    /// # Safety
+    /// `node` is linked in this list.
+    pub(crate) unsafe fn lose_race(&mut self, node: NonNull<Node>) -> u8 {
+        // SAFETY: linked nodes are valid; lock held.
+        unsafe { node.as_ref() }.lost_races.with_mut(|n| {
+            // SAFETY: lock held; exclusive access to the count.
+            let n = unsafe { &mut *n };
+            *n = n.saturating_add(1);
+            *n
+        })
+    }
+
+    /// `BoundedBarging`: how many races `node` has lost.
+    ///
+    /// # Safety
+    /// `node` is linked in this list.
+    pub(crate) unsafe fn lost_races(&self, node: NonNull<Node>) -> u8 {
+        // SAFETY: linked nodes are valid; lock held.
+        unsafe { node.as_ref() }
+            .lost_races
+            .with_mut(|n| unsafe { *n })
+    }
+
+    /// `BoundedBarging`: moves a `Notified` node to the head, first in line
+    /// for a hand-off. It stays `Notified`, so the notified prefix still
+    /// comes first. O(1).
+    ///
+    /// # Safety
+    /// `node` is linked in this list and `Notified`.
+    pub(crate) unsafe fn move_to_front(&mut self, node: NonNull<Node>) {
+        let Some(head) = self.head() else { return };
+        if head == node {
+            return;
+        }
+        // SAFETY: `node` is linked (the caller's contract) and `Notified`,
+        // so it is not the boundary and `remove` leaves `first_waiting`;
+        // it is not the head, so the list keeps `head` linked and
+        // inserting before it makes `node` the new head.
+        unsafe {
+            let waker = self.remove(node);
+            self.link_before(node, Some(head), waker);
         }
     }
 

@@ -10,6 +10,7 @@ use std::vec::Vec;
 use crate::{Bulkhead, Config, RawLock};
 
 mod barging;
+mod bounded;
 mod cancel;
 mod fifo;
 mod layout;

@@ -1,8 +1,8 @@
-//! The seat word: available seats and three flags in one atomic `usize`.
+//! The seat word: available seats and four flags in one atomic `usize`.
 //!
 //! ```text
-//!  usize::BITS-1 .. 3   2         1        0
-//! [ available (signed) | BARGING | CLOSED | WAITERS ]
+//!  usize::BITS-1 .. 4   3         2         1        0
+//! [ available (signed) | BOUNDED | BARGING | CLOSED | WAITERS ]
 //! ```
 //!
 //! The count lives in the high bits so that adding or subtracting whole
@@ -17,25 +17,37 @@
 pub(crate) const WAITERS: usize = 0b01;
 /// Set once by `close`; never cleared.
 pub(crate) const CLOSED: usize = 0b10;
-/// The admission mode, fixed at construction: set for
-/// [`Admission::Barging`](crate::Admission::Barging), clear for FIFO.
-/// Keeping it in the word saves a field, and the fast path tests it in the
-/// value it has already loaded. Every transition of the word is an add of
-/// whole seats or an RMW of single flag bits, so the bit is never changed.
+/// How a free seat is admitted *right now*: set while any caller may take
+/// it, clear while newcomers must queue behind waiters (FIFO). Keeping it
+/// in the word saves a field, and the fast path tests it in the value it
+/// has already loaded.
+///
+/// Set at construction for [`Admission::Barging`](crate::Admission::Barging)
+/// and [`Admission::BoundedBarging`](crate::Admission::BoundedBarging),
+/// clear for [`Admission::Fifo`](crate::Admission::Fifo). In a `Barging`
+/// or `Fifo` compartment it never changes: every transition of the word is
+/// an add of whole seats or an RMW of single flag bits. In a
+/// `BoundedBarging` compartment (`BOUNDED` set) it is cleared when a
+/// waiter asks for a hand-off and set again once that hand-off is over,
+/// both with the lock held, so under the lock it is exact.
 pub(crate) const BARGING: usize = 0b100;
+/// Set at construction for
+/// [`Admission::BoundedBarging`](crate::Admission::BoundedBarging), and
+/// never changed.
+pub(crate) const BOUNDED: usize = 0b1000;
 #[cfg(test)]
-pub(crate) const FLAGS: usize = WAITERS | CLOSED | BARGING;
-const SHIFT: u32 = 3;
+pub(crate) const FLAGS: usize = WAITERS | CLOSED | BARGING | BOUNDED;
+const SHIFT: u32 = 4;
 /// One seat, in word units.
 pub(crate) const ONE: usize = 1 << SHIFT;
 
 /// The largest `max_concurrent` a compartment accepts.
 ///
-/// The signed count has `usize::BITS - 3` bits. Available seats range over
+/// The signed count has `usize::BITS - 4` bits. Available seats range over
 /// `[-max, max]` (a full compartment shrunk to zero owes `max`), so a limit
-/// of `2^(usize::BITS - 5) - 1` leaves a factor of two of headroom: no
+/// of `2^(usize::BITS - 6) - 1` leaves a factor of two of headroom: no
 /// sequence of releases and reconfigurations can overflow the field.
-/// That is 134,217,727 on 32-bit targets. On 64-bit ones the compartment
+/// That is 67,108,863 on 32-bit targets. On 64-bit ones the compartment
 /// keeps the limit in 32 bits (with the 32-bit queue limit beside it, the
 /// two take one word), so it is `u32::MAX`, 4,294,967,295.
 pub const MAX_CONCURRENT_LIMIT: usize = {
@@ -58,14 +70,31 @@ pub(crate) const fn seats(n: usize) -> usize {
 }
 
 /// The word of a new compartment with `max` free seats.
-pub(crate) const fn initial(max: usize, barging: bool) -> usize {
-    seats(max) | if barging { BARGING } else { 0 }
+pub(crate) const fn initial(max: usize, admission: crate::Admission) -> usize {
+    seats(max)
+        | match admission {
+            crate::Admission::Fifo => 0,
+            crate::Admission::Barging => BARGING,
+            crate::Admission::BoundedBarging => BARGING | BOUNDED,
+        }
 }
 
-/// Whether `word` belongs to a FIFO compartment.
+/// Whether `word` admits FIFO-style: a FIFO compartment, or a
+/// `BoundedBarging` one during a hand-off.
 #[inline(always)]
 pub(crate) const fn fifo(word: usize) -> bool {
     word & BARGING == 0
+}
+
+/// The admission mode the compartment was built with.
+pub(crate) const fn admission(word: usize) -> crate::Admission {
+    if word & BOUNDED != 0 {
+        crate::Admission::BoundedBarging
+    } else if word & BARGING != 0 {
+        crate::Admission::Barging
+    } else {
+        crate::Admission::Fifo
+    }
 }
 
 #[cfg(test)]
@@ -74,22 +103,34 @@ mod tests {
 
     #[test]
     fn count_never_touches_flags() {
-        let w = initial(3, true) | WAITERS;
+        use crate::Admission;
+        let w = initial(3, Admission::BoundedBarging) | WAITERS;
         let w = w.wrapping_sub(seats(5)); // debt of 2
         assert_eq!(available(w), -2);
-        assert_eq!(w & FLAGS, WAITERS | BARGING);
+        assert_eq!(w & FLAGS, WAITERS | BARGING | BOUNDED);
         let w = w.wrapping_add(seats(2));
         assert_eq!(available(w), 0);
-        assert_eq!(w & FLAGS, WAITERS | BARGING);
-        assert!(!fifo(w) && fifo(initial(3, false)));
+        assert_eq!(w & FLAGS, WAITERS | BARGING | BOUNDED);
+        assert!(!fifo(w) && fifo(initial(3, Admission::Fifo)));
+        // A hand-off clears `BARGING` and keeps the mode.
+        assert!(fifo(w & !BARGING));
+        for a in [
+            Admission::Fifo,
+            Admission::Barging,
+            Admission::BoundedBarging,
+        ] {
+            assert_eq!(admission(initial(3, a)), a);
+        }
+        assert_eq!(admission(w & !BARGING), Admission::BoundedBarging);
     }
 
     #[test]
     fn extremes_fit() {
-        let top = initial(MAX_CONCURRENT_LIMIT, true) | CLOSED | WAITERS;
+        let top =
+            initial(MAX_CONCURRENT_LIMIT, crate::Admission::BoundedBarging) | CLOSED | WAITERS;
         assert_eq!(available(top), MAX_CONCURRENT_LIMIT as isize);
         let bottom = top.wrapping_sub(seats(MAX_CONCURRENT_LIMIT) * 2);
         assert_eq!(available(bottom), -(MAX_CONCURRENT_LIMIT as isize));
-        assert_eq!(bottom & FLAGS, CLOSED | WAITERS | BARGING);
+        assert_eq!(bottom & FLAGS, CLOSED | WAITERS | BARGING | BOUNDED);
     }
 }

@@ -183,7 +183,9 @@ fn d_contended_blocking(c: &mut Criterion) {
     fn bench<S: BlockingSem>(g: &mut BenchmarkGroup<'_, WallTime>, id: &str, s: S, w: u32) {
         let s = Arc::new(s);
         g.bench_function(id, |b| {
-            b.iter_custom(|iters| per_iters(peers::run_blocking(&s, 8, w, WINDOW), iters))
+            b.iter_custom(|iters| {
+                per_iters(peers::run_blocking(&s, 8, w, WINDOW).throughput, iters)
+            })
         });
     }
     bench(&mut g, "floor_spin", Floor::new(2), w);

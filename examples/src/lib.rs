@@ -2,7 +2,7 @@
 //! the README runs `demo` first. The simulation behind the demo lives here
 //! so that a test can run it with a shorter duration.
 //!
-//! [`peers`] holds the benchmark scaffolding shared by `benches/peers.rs`
+//! [`peers`] (with [`wait_times`]) holds the benchmark scaffolding shared by `benches/peers.rs`
 //! and the `bench-compare` binary (see `BENCHMARKS.md`).
 
 pub mod adaptive;
@@ -11,3 +11,4 @@ pub mod layers;
 pub mod peers;
 pub mod simulation;
 pub mod svg;
+pub mod wait_times;

@@ -19,6 +19,8 @@ use bulkhead_core::{Admission, Config};
 use bulkhead_std::{BlockingAcquire, StdLock};
 use embassy_sync::blocking_mutex::raw::CriticalSectionRawMutex;
 
+use crate::wait_times::{self, WaitHistogram};
+
 /// Core's compartment with std's lock: the type every scenario measures.
 pub type Ours = bulkhead_core::Bulkhead<StdLock>;
 
@@ -466,14 +468,26 @@ pub fn run_async<S: AsyncSem>(
     }
 }
 
+/// What a run of scenario d achieved: its throughput, and how long each
+/// acquire waited (from calling it to holding the seat).
+#[derive(Debug, Clone)]
+pub struct BlockingRun {
+    /// Critical sections per second.
+    pub throughput: Throughput,
+    /// Every acquire's waiting time, from all threads.
+    pub waits: WaitHistogram,
+}
+
 /// Scenario d: `threads` threads loop acquire / work / release on one
-/// semaphore, blocking while it is full, for about `window`.
+/// semaphore, blocking while it is full, for about `window`. Each thread
+/// reads the clock before and after each acquire into its own
+/// preallocated histogram; they are merged after the window.
 pub fn run_blocking<S: BlockingSem>(
     sem: &Arc<S>,
     threads: usize,
     work_iters: u32,
     window: Duration,
-) -> Throughput {
+) -> BlockingRun {
     let stop = Arc::new(AtomicBool::new(false));
     let barrier = Arc::new(Barrier::new(threads + 1));
     let handles: Vec<_> = (0..threads)
@@ -482,15 +496,18 @@ pub fn run_blocking<S: BlockingSem>(
             let stop = Arc::clone(&stop);
             let barrier = Arc::clone(&barrier);
             thread::spawn(move || {
+                let mut waits = WaitHistogram::new();
                 barrier.wait();
                 let mut ops = 0u64;
                 while !stop.load(Ordering::Relaxed) {
+                    let asked = wait_times::now();
                     let guard = sem.acquire_blocking();
+                    waits.record(wait_times::now().since(asked));
                     black_box(work(work_iters));
                     drop(guard);
                     ops += 1;
                 }
-                ops
+                (ops, waits)
             })
         })
         .collect();
@@ -498,13 +515,19 @@ pub fn run_blocking<S: BlockingSem>(
     let start = Instant::now();
     thread::sleep(window);
     stop.store(true, Ordering::Relaxed);
-    let ops = handles
-        .into_iter()
-        .map(|h| h.join().expect("bench thread"))
-        .sum();
-    Throughput {
-        ops,
-        elapsed: start.elapsed(),
+    let mut ops = 0;
+    let mut waits = WaitHistogram::new();
+    for h in handles {
+        let (n, w) = h.join().expect("bench thread");
+        ops += n;
+        waits.merge(&w);
+    }
+    BlockingRun {
+        throughput: Throughput {
+            ops,
+            elapsed: start.elapsed(),
+        },
+        waits,
     }
 }
 

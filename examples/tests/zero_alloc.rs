@@ -606,7 +606,11 @@ fn per_wait(total: usize) -> f64 {
 
 #[test]
 fn zero_allocations_per_acquire_wait_release() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let a = core_async(admission, false);
         let b = blocking(admission, false);
         let t = tokio_path(admission, false);

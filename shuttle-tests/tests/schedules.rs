@@ -18,9 +18,9 @@ use shuttle::sync::Arc;
 use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use shuttle::thread;
 
-/// Two tests that run `scenario` under shuttle, one per admission mode.
-macro_rules! in_both_modes {
-    ($scenario:ident: $fifo:ident, $barging:ident) => {
+/// Three tests that run `scenario` under shuttle, one per admission mode.
+macro_rules! in_every_mode {
+    ($scenario:ident: $fifo:ident, $barging:ident, $bounded:ident) => {
         #[test]
         fn $fifo() {
             check(|| $scenario(Admission::Fifo));
@@ -29,6 +29,11 @@ macro_rules! in_both_modes {
         #[test]
         fn $barging() {
             check(|| $scenario(Admission::Barging));
+        }
+
+        #[test]
+        fn $bounded() {
+            check(|| $scenario(Admission::BoundedBarging));
         }
     };
 }
@@ -148,10 +153,11 @@ fn grow_past_a_batch_then_shrink(mode: Admission) {
     assert_eq!(b.state().max_concurrent, 3);
 }
 
-in_both_modes!(
+in_every_mode!(
     grow_past_a_batch_then_shrink:
     fifo_grow_past_a_batch_then_shrink,
-    barging_grow_past_a_batch_then_shrink
+    barging_grow_past_a_batch_then_shrink,
+    bounded_grow_past_a_batch_then_shrink
 );
 
 /// Twelve seats held by three threads are released in a burst while twelve
@@ -189,7 +195,11 @@ fn burst_of_releases(mode: Admission) {
     assert_no_lost_seats(&b);
 }
 
-in_both_modes!(burst_of_releases: fifo_burst_of_releases, barging_burst_of_releases);
+in_every_mode!(
+    burst_of_releases: fifo_burst_of_releases,
+    barging_burst_of_releases,
+    bounded_burst_of_releases
+);
 
 /// Ten waiters in line, a third of which time out or cancel at random
 /// moments, possibly just after a seat was handed to them (it must pass
@@ -241,6 +251,11 @@ fn fifo_leavers_in_line_three_seats() {
 #[test]
 fn barging_leavers_in_line() {
     check(|| leavers_in_line(Admission::Barging, 2));
+}
+
+#[test]
+fn bounded_leavers_in_line() {
+    check(|| leavers_in_line(Admission::BoundedBarging, 1));
 }
 
 /// Barging: leavers at the front of the line are woken (notified) by a
@@ -315,10 +330,11 @@ fn close_racing_everything(mode: Admission) {
     assert_no_lost_seats(&b);
 }
 
-in_both_modes!(
+in_every_mode!(
     close_racing_everything:
     fifo_close_racing_everything,
-    barging_close_racing_everything
+    barging_close_racing_everything,
+    bounded_close_racing_everything
 );
 
 /// Six workers each make three random calls (wait as a task or a thread,
@@ -384,4 +400,8 @@ fn random_workload(mode: Admission) {
     assert_no_lost_seats(&b);
 }
 
-in_both_modes!(random_workload: fifo_random_workload, barging_random_workload);
+in_every_mode!(
+    random_workload: fifo_random_workload,
+    barging_random_workload,
+    bounded_random_workload
+);

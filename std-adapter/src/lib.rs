@@ -24,7 +24,7 @@ pub use blocking::BlockingAcquire;
 pub use bulkhead_core as core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
+    MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;

@@ -48,7 +48,11 @@ fn sections(b: &Bulkhead<CountingLock>) -> usize {
 /// its own. Its hand-off is read without the lock.
 #[test]
 fn a_queued_thread_takes_the_lock_once_to_wait() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = Bulkhead::with_lock(
             Config::new("sections", 1).admission(admission),
             CountingLock::default(),

@@ -86,7 +86,21 @@ fn exact_messages() {
     assert_eq!(
         env_error("BULKHEAD_CACHE_ADMISSION", "lifo").to_string(),
         "bulkhead setting `BULKHEAD_CACHE_ADMISSION` = \"lifo\" is not a known admission mode; \
-         expected `fifo` or `barging`"
+         expected `fifo`, `barging` or `bounded_barging`"
+    );
+}
+
+#[test]
+fn bounded_barging_is_read_from_the_environment() {
+    let env = EnvSource::from_pairs([("BULKHEAD_DATABASE_ADMISSION", " Bounded_Barging ")]);
+    let registry = Registry::builder().env(env).build().unwrap();
+    assert_eq!(
+        registry.config("database").unwrap().admission,
+        Admission::BoundedBarging
+    );
+    assert_eq!(
+        registry.get("database").unwrap().admission(),
+        Admission::BoundedBarging
     );
 }
 

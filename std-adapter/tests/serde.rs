@@ -25,7 +25,9 @@ fn sample() -> AppSettings {
             .max_wait(MaxWait::from_millis(50))
             .max_waiting(32)
             .admission(Admission::Barging),
-        cache: DomainConfig::new(64).max_workers(4),
+        cache: DomainConfig::new(64)
+            .max_workers(4)
+            .admission(Admission::BoundedBarging),
         admission: Admission::Fifo,
         waits: vec![
             MaxWait::FailFast,
@@ -43,6 +45,7 @@ fn domain_config_admission_and_max_wait_round_trip_through_json() {
     let json = serde_json::to_string(&sample()).unwrap();
     assert!(json.contains(r#""max_wait":"50ms""#), "{json}");
     assert!(json.contains(r#""admission":"barging""#), "{json}");
+    assert!(json.contains(r#""admission":"bounded_barging""#), "{json}");
     assert!(
         json.contains(r#""waits":["fail_fast","forever","250ms","2s","1500us","7ns"]"#),
         "{json}"

@@ -14,7 +14,7 @@ mod wait;
 pub use bulkhead_core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
+    MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
 };
 /// The std crate, for everything this one does not re-export by name
 /// (`Snapshot`, `Policy`, `ThreadPoolBulkhead`, …).

@@ -15,7 +15,11 @@ fn admission_of(b: &TestBulkhead) -> Admission {
 /// leaves the admission bit alone, in both modes.
 #[test]
 fn the_admission_survives_every_transition_of_the_word() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = with_config(Config::new("layout", 1).admission(admission));
         let check = |what: &str| assert_eq!(admission_of(&b), admission, "after {what}");
         check("construction");

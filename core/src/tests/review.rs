@@ -90,7 +90,11 @@ fn free_seats<L: RawLock>(b: &Bulkhead<L>) -> usize {
 /// in debug builds, over-admission in release builds).
 #[test]
 fn review_a_panicking_admission_hook_after_a_hand_off_gives_the_seat_back_once() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = review_lock(Config::new("hook", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();
@@ -188,7 +192,11 @@ fn review_closing_with_many_notified_waiters_stays_within_the_section_bound() {
 /// the lock, so no failed try relies on it).
 #[test]
 fn review_a_refused_release_does_not_lock_again_while_unwinding() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = review_lock(Config::new("refused", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();

@@ -61,7 +61,11 @@ fn refusing(config: Config) -> Bulkhead<RefusingLock> {
 /// the release below walked freed memory (miri: a dangling `&Node`).
 #[test]
 fn a_queued_future_dropped_while_the_lock_panics_once_is_unlinked() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = refusing(Config::new("refusing", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();
@@ -195,7 +199,11 @@ fn a_queued_future_dropped_while_the_lock_keeps_panicking_aborts() {
 #[test]
 fn a_poll_cut_short_on_the_queue_full_path_runs_again() {
     static ARMED: AtomicBool = AtomicBool::new(false);
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = super::with_config(Config::new("q", 1).max_waiting(0).admission(admission));
         let held = b.try_acquire().unwrap();
         let mut waiter = boxed(b.acquire());
@@ -430,7 +438,11 @@ fn max_section_visits<L: RawLock>(b: &Bulkhead<L>) -> usize {
 #[test]
 fn every_lock_section_reaches_a_bounded_number_of_nodes() {
     let n = if cfg!(miri) { 40 } else { 200 };
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = super::with_config(Config::new("bound", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();
@@ -489,7 +501,11 @@ fn every_lock_section_reaches_a_bounded_number_of_nodes() {
 /// batch per section.
 #[test]
 fn closing_a_long_queue_stays_within_the_section_bound() {
-    for admission in [Admission::Fifo, Admission::Barging] {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
         let b = super::with_config(Config::new("bound", 1).admission(admission));
         let held = b.try_acquire().unwrap();
         let t = Task::new();

@@ -7,8 +7,10 @@
 //! noise hits all of them alike. Only ratios within one run mean anything.
 //! `BENCHMARKS.md` explains the method and keeps a copy of the table.
 
+use std::cell::RefCell;
 use std::hint::black_box;
 use std::mem::size_of;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -19,6 +21,7 @@ use bulkhead_examples::layers::{self, Mode};
 use bulkhead_examples::peers::{
     self, CondvarSemaphore, EmbassyFair, Floor, Hold, Ours, Throughput, poll_once, work,
 };
+use bulkhead_examples::wait_times::WaitHistogram;
 use embassy_sync::semaphore::Semaphore as _;
 
 #[global_allocator]
@@ -83,14 +86,35 @@ fn find(rows: &[(&'static str, f64)], name: &str) -> f64 {
 
 /// Prints one group: a row per contender, with ours ÷ it.
 fn table(title: &str, unit: &str, rows: &[(&'static str, f64)], ours: &[&str]) {
+    table_with(title, unit, rows, ours, None);
+}
+
+/// A last column of a group's table: its heading, and its cell for the
+/// contender with this name.
+type Extra<'a> = (&'a str, &'a dyn Fn(&str) -> String);
+
+/// As [`table`], with one more column.
+fn table_with(
+    title: &str,
+    unit: &str,
+    rows: &[(&'static str, f64)],
+    ours: &[&str],
+    extra: Option<Extra<'_>>,
+) {
     println!("\n#### {title}\n");
     print!("| contender | {unit} |");
     for o in ours {
         print!(" {o} ÷ it |");
     }
+    if let Some((heading, _)) = extra {
+        print!(" {heading} |");
+    }
     println!();
     print!("|---|---:|");
     for _ in ours {
+        print!("---:|");
+    }
+    if extra.is_some() {
         print!("---:|");
     }
     println!();
@@ -100,23 +124,65 @@ fn table(title: &str, unit: &str, rows: &[(&'static str, f64)], ours: &[&str]) {
             let r = find(rows, o) / v;
             print!(" {r:.2}× |");
         }
+        if let Some((_, cell)) = extra {
+            print!(" {} |", cell(name));
+        }
         println!();
+    }
+}
+
+/// Group d's contenders, each recording its waiting times: `run_all` gets
+/// the throughput of each repeat; the waits of the timed repeats (not the
+/// warm-up) are merged per contender.
+#[derive(Default)]
+struct DWaits(Vec<(&'static str, Rc<RefCell<WaitHistogram>>)>);
+
+impl DWaits {
+    fn bench<S: peers::BlockingSem>(&mut self, name: &'static str, s: S, w: u32) -> Bench<'static> {
+        let waits = Rc::new(RefCell::new(WaitHistogram::new()));
+        self.0.push((name, Rc::clone(&waits)));
+        let s = Arc::new(s);
+        let mut warm_up = true;
+        let f = move || {
+            let run = peers::run_blocking(&s, 8, w, WINDOW);
+            if !std::mem::take(&mut warm_up) {
+                waits.borrow_mut().merge(&run.waits);
+            }
+            run.throughput.mops()
+        };
+        (name, Box::new(f))
+    }
+
+    fn get(&self, name: &str) -> std::cell::Ref<'_, WaitHistogram> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("no contender {name}"))
+            .1
+            .borrow()
+    }
+
+    /// p50 / p99 / p99.9 / max in µs.
+    fn summary_us(&self, name: &str) -> String {
+        self.get(name).summary_us()
     }
 }
 
 const FIFO: &str = "ours FIFO";
 const BARGING: &str = "ours barging";
+const BOUNDED: &str = "ours bounded barging";
 const TRY_FIRST: &str = "ours barging, try_acquire first (proposed; info only)";
 
 /// `bench-compare d <contender>`: only group d, one contender, for one
 /// second, printing its operation count: for `strace -c -f` or a profiler.
 fn single_d(which: &str, work_iters: u32) {
-    fn one<S: peers::BlockingSem>(s: S, w: u32) -> Throughput {
+    fn one<S: peers::BlockingSem>(s: S, w: u32) -> peers::BlockingRun {
         peers::run_blocking(&Arc::new(s), 8, w, Duration::from_secs(1))
     }
     let t = match which {
         "fifo" => one(peers::ours(2, Admission::Fifo), work_iters),
         "barging" => one(peers::ours(2, Admission::Barging), work_iters),
+        "bounded" => one(peers::ours(2, Admission::BoundedBarging), work_iters),
         "barging-try-first" => one(
             peers::TryFirst(peers::ours(2, Admission::Barging)),
             work_iters,
@@ -126,14 +192,18 @@ fn single_d(which: &str, work_iters: u32) {
         "async-lock" => one(async_lock::Semaphore::new(2), work_iters),
         "condvar" => one(CondvarSemaphore::new(2), work_iters),
         other => {
-            panic!("unknown contender {other}: fifo, barging, tokio, maitake, async-lock, condvar")
+            panic!(
+                "unknown contender {other}: fifo, barging, bounded, barging-try-first, tokio, maitake, async-lock, condvar"
+            )
         }
     };
+    let (waits, t) = (&t.waits, t.throughput);
     println!(
-        "{which}: {} ops in {:?} = {:.2} Mops/s",
+        "{which}: {} ops in {:?} = {:.2} Mops/s; wait per acquire p50 / p99 / p99.9 / max: {} µs",
         t.ops,
         t.elapsed,
-        t.mops()
+        t.mops(),
+        waits.summary_us()
     );
 }
 
@@ -1003,49 +1073,43 @@ fn main() {
     );
 
     // -- d. contended blocking: 8 threads, 2 seats ---------------------------
-    let d = {
-        fn one<S: peers::BlockingSem>(s: &Arc<S>, w: u32) -> f64 {
-            peers::run_blocking(s, 8, w, WINDOW).mops()
-        }
-        let floor = Arc::new(Floor::new(2));
-        let fifo = Arc::new(peers::ours(2, Admission::Fifo));
-        let barging = Arc::new(peers::ours(2, Admission::Barging));
-        let try_first = Arc::new(peers::TryFirst(peers::ours(2, Admission::Barging)));
-        let tokio = Arc::new(tokio::sync::Semaphore::new(2));
-        let maitake = Arc::new(maitake_sync::Semaphore::new(2));
-        let alock = Arc::new(async_lock::Semaphore::new(2));
-        let embassy = Arc::new(EmbassyFair::new(2));
-        let cv = Arc::new(CondvarSemaphore::new(2));
+    let (d, d_waits) = {
+        let mut waits = DWaits::default();
         let w = work_iters;
-        run_all(
-            vec![
-                ("floor (spin + yield)", Box::new(move || one(&floor, w))),
-                (FIFO, Box::new(move || one(&fifo, w))),
-                (BARGING, Box::new(move || one(&barging, w))),
-                (TRY_FIRST, Box::new(move || one(&try_first, w))),
-                ("tokio (block_on per op)", Box::new(move || one(&tokio, w))),
-                (
-                    "maitake-sync (block_on per op)",
-                    Box::new(move || one(&maitake, w)),
-                ),
-                (
-                    "async-lock (acquire_blocking)",
-                    Box::new(move || one(&alock, w)),
-                ),
-                (
-                    "embassy Fair (block_on per op)",
-                    Box::new(move || one(&embassy, w)),
-                ),
-                ("Mutex+Condvar", Box::new(move || one(&cv, w))),
-            ],
-            CONTENDED_REPEATS,
-        )
+        let benches = vec![
+            waits.bench("floor (spin + yield)", Floor::new(2), w),
+            waits.bench(FIFO, peers::ours(2, Admission::Fifo), w),
+            waits.bench(BARGING, peers::ours(2, Admission::Barging), w),
+            waits.bench(BOUNDED, peers::ours(2, Admission::BoundedBarging), w),
+            waits.bench(
+                TRY_FIRST,
+                peers::TryFirst(peers::ours(2, Admission::Barging)),
+                w,
+            ),
+            waits.bench("tokio (block_on per op)", tokio::sync::Semaphore::new(2), w),
+            waits.bench(
+                "maitake-sync (block_on per op)",
+                maitake_sync::Semaphore::new(2),
+                w,
+            ),
+            waits.bench(
+                "async-lock (acquire_blocking)",
+                async_lock::Semaphore::new(2),
+                w,
+            ),
+            waits.bench("embassy Fair (block_on per op)", EmbassyFair::new(2), w),
+            waits.bench("Mutex+Condvar", CondvarSemaphore::new(2), w),
+        ];
+        (run_all(benches, CONTENDED_REPEATS), waits)
     };
-    table(
-        "d. 8 threads, 2 seats, blocking (Mops/s, higher is better)",
+    table_with(
+        "d. 8 threads, 2 seats, blocking (Mops/s, higher is better; wait = from calling acquire to holding the seat, over all timed repeats)",
         "Mops/s",
         &d,
-        &[FIFO, BARGING],
+        &[FIFO, BARGING, BOUNDED],
+        Some(("wait p50 / p99 / p99.9 / max (µs)", &|name| {
+            d_waits.summary_us(name)
+        })),
     );
 
     // -- f. mixed: blocking threads and async tasks share one compartment ---
@@ -1245,6 +1309,19 @@ fn main() {
         println!(
             "| {name} | {want} | {r:.2}{unit} | {} |",
             if ok { "yes" } else { "**no**" }
+        );
+    }
+    {
+        let r = find(&d, BOUNDED) / find(&d, BARGING);
+        println!(
+            "| d: ours bounded barging ÷ ours barging (FIFO alternative) | ≥ 0.80× | {r:.2}× | {} |",
+            if r >= 0.8 { "yes" } else { "**no**" }
+        );
+    }
+    for mode in [FIFO, BARGING, BOUNDED] {
+        println!(
+            "| d, {mode}: wait per acquire p50 / p99 / p99.9 / max | reported (fairness made visible) | {} µs | (info) |",
+            d_waits.summary_us(mode)
         );
     }
     let c = size_of::<Ours>();

@@ -187,7 +187,7 @@ impl RegistryBuilder {
     /// max_wait = "50ms"      # a duration with a unit; "0" fails fast, "forever"
     /// # max_wait_ms = 50     # the same in whole milliseconds (one of the two)
     /// max_waiting = 100
-    /// admission = "fifo"     # or "barging"
+    /// admission = "fifo"     # or "barging", "bounded_barging"
     ///
     /// [domains."database:replica"]
     /// max_workers = 4        # thread-pool compartments

@@ -26,8 +26,9 @@ pub const ENV_PREFIX: &str = "BULKHEAD_";
 /// For a compartment named `NAME`: `BULKHEAD_<NAME>_MAX_CONCURRENT`,
 /// `_MAX_WAIT` (a duration with a unit: `250ms`, `2s`; `0` fails fast,
 /// `forever`), `_MAX_WAIT_MS` (whole milliseconds), `_MAX_WAITING`,
-/// `_MAX_WORKERS`, `_ADMISSION` (`fifo` or `barging`), and the adaptive
-/// limit's `_LIMIT_ALGORITHM` (`aimd`, `vegas`, `gradient2`), `_LIMIT_MIN`,
+/// `_MAX_WORKERS`, `_ADMISSION` (`fifo`, `barging` or `bounded_barging`),
+/// and the adaptive limit's `_LIMIT_ALGORITHM` (`aimd`, `vegas`,
+/// `gradient2`), `_LIMIT_MIN`,
 /// `_LIMIT_MAX`, `_LIMIT_INITIAL`, `_LIMIT_WINDOW` (see
 /// [`LimitConfig::from_env`]), where `<NAME>` is the name upper-cased with
 /// every character that is not an ASCII letter or digit replaced by `_`

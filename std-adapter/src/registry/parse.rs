@@ -17,8 +17,8 @@ pub enum SettingsErrorKind {
     Overflow,
     /// Zero where it makes no sense (`max_concurrent`, `max_workers`).
     Zero,
-    /// An admission word other than `fifo` or `barging`, or a value of the
-    /// wrong type for `admission`.
+    /// An admission word other than `fifo`, `barging` or
+    /// `bounded_barging`, or a value of the wrong type for `admission`.
     UnknownWord,
     /// A key the file format does not know (a typo is never ignored).
     UnknownKey,
@@ -183,7 +183,7 @@ impl Field {
                 MAX_WAITING_LIMIT as u64,
                 "a whole number of waiting callers (0 = nobody waits)",
             ),
-            Field::Admission => (0, 0, "`fifo` or `barging`"),
+            Field::Admission => (0, 0, "`fifo`, `barging` or `bounded_barging`"),
             Field::MaxWait => (
                 0,
                 0,
@@ -279,11 +279,13 @@ pub(crate) fn whole_number(
     Ok(n)
 }
 
-/// `fifo` or `barging`, any case, surrounding spaces ignored.
+/// `fifo`, `barging` or `bounded_barging` (the names serde uses), any
+/// case, surrounding spaces ignored.
 pub(crate) fn parse_admission(key: &str, raw: &str) -> Result<Admission, SettingsError> {
     match raw.trim().to_ascii_lowercase().as_str() {
         "fifo" => Ok(Admission::Fifo),
         "barging" => Ok(Admission::Barging),
+        "bounded_barging" => Ok(Admission::BoundedBarging),
         _ => Err(SettingsError::new(
             SettingsErrorKind::UnknownWord,
             key,

@@ -20,7 +20,7 @@ use crate::LimitConfig;
 /// - `max_waiting`: the queue limit; `None` for none.
 /// - `max_workers`: worker threads of a thread-pool compartment; ignored by
 ///   a semaphore compartment.
-/// - `admission`: FIFO (default) or barging.
+/// - `admission`: FIFO (default), barging or bounded barging.
 /// - `limit`: an adaptive limit ([`LimitConfig`]); `None` (the default)
 ///   keeps `max_concurrent` fixed. With a limit, the compartment starts at
 ///   `max_concurrent` (clamped into the limit's bounds, unless the limit
@@ -41,8 +41,8 @@ use crate::LimitConfig;
 ///
 /// With the `serde` feature it is `Serialize` and `Deserialize` (every
 /// field optional but `max_concurrent`; `max_wait` as `"50ms"`,
-/// `"fail_fast"` or `"forever"`; `admission` as `"fifo"` or `"barging"`),
-/// so it can sit in your own configuration struct:
+/// `"fail_fast"` or `"forever"`; `admission` as `"fifo"`, `"barging"` or
+/// `"bounded_barging"`), so it can sit in your own configuration struct:
 ///
 /// ```
 /// # #[cfg(feature = "serde")] {
