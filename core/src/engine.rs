@@ -47,10 +47,10 @@
 //!    free seats it sees. A release whose RMW saw `WAITERS` loads the cell
 //!    and tries the lock only if it holds fewer than the free seats. Plain
 //!    loads and stores suffice, because rule 1's pair orders them: if the
-//!    release's load misses the store of a section S that settled a
-//!    notified node (it took a seat, lost its race, left, or was closed
-//!    out), then S's re-check comes after the release's RMW in the word's
-//!    order. Otherwise the release's `Acquire` RMW would read S's
+//!    release's load misses the store of a section S (one that settled a
+//!    notified node: it took a seat, lost its race, left, or was closed
+//!    out; or an enqueue that cleared [`ALL_NOTIFIED`]), then S's re-check
+//!    comes after the release's RMW in the word's order. Otherwise the release's `Acquire` RMW would read S's
 //!    `Release` re-check, S's store would happen-before the release's load,
 //!    and coherence forbids the load to miss it. So S's re-check sees the
 //!    seat and compares it with S's own store, and drains if it is
