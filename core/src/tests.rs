@@ -22,6 +22,31 @@ mod owned;
 mod review;
 mod soundness;
 
+/// Runs the test `name` alone in a child process (this test binary), with
+/// the variable `child_var` set so that the test runs its scenario, and
+/// checks that the child aborted (SIGABRT on Unix) rather than exiting or
+/// panicking normally. Returns the child's stderr for further checks.
+pub(crate) fn run_aborting_child(name: &str, child_var: &str) -> std::string::String {
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        .env(child_var, "1")
+        .output()
+        .unwrap();
+    let stderr = std::string::String::from_utf8_lossy(&child.stderr).into_owned();
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            child.status.signal(),
+            Some(6),
+            "the child did not abort (SIGABRT): {:?}\n{stderr}",
+            child.status
+        );
+    }
+    assert!(!child.status.success(), "the child survived:\n{stderr}");
+    stderr
+}
+
 /// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.
 #[derive(Default)]
 pub(crate) struct TestLock(Mutex<()>);

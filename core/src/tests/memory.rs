@@ -302,23 +302,7 @@ fn two_panicking_wakers_in_one_batch_abort() {
         let _ = b.set_max_concurrent(4);
         unreachable!("two panicking wakers in one batch must abort");
     }
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let stderr = std::string::String::from_utf8_lossy(&child.stderr);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(
-            child.status.signal(),
-            Some(6),
-            "the child did not abort (SIGABRT): {:?}\n{stderr}",
-            child.status
-        );
-    }
-    assert!(!child.status.success(), "the child survived:\n{stderr}");
+    let stderr = super::run_aborting_child(NAME, CHILD);
     assert_eq!(
         stderr.matches("waker panicked").count(),
         2,

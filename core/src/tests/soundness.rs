@@ -164,23 +164,7 @@ fn a_queued_future_dropped_while_the_lock_keeps_panicking_aborts() {
         drop(waiter);
         unreachable!("dropping a linked future whose lock refuses must abort");
     }
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    let stderr = std::string::String::from_utf8_lossy(&child.stderr);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(
-            child.status.signal(),
-            Some(6),
-            "the child did not abort (SIGABRT): {:?}\n{stderr}",
-            child.status
-        );
-    }
-    assert!(!child.status.success(), "the child survived:\n{stderr}");
+    let stderr = super::run_aborting_child(NAME, CHILD);
     assert!(
         stderr.contains("panic in a destructor during cleanup"),
         "not core's abort:\n{stderr}"
