@@ -8,6 +8,9 @@
 //! waiter loses its race, leaves, is closed out, or the limit changes.
 //! Whatever the interleaving, the younger waiter must get a seat (a lost
 //! wake-up is a loom deadlock), and the compartment must end quiescent.
+//! The last models depart from that start: two seats covered by two
+//! notified waiters, and two seats held while one notified waiter covers
+//! the second and the limit drops to one (a shrink with a debt).
 //!
 //! The skip rests on rule 1's pair of RMWs on the seat word, not on an
 //! ordering of its own: the release loads the `notified` cell after its
