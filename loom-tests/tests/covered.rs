@@ -8,6 +8,9 @@
 //! waiter loses its race, leaves, is closed out, or the limit changes.
 //! Whatever the interleaving, the younger waiter must get a seat (a lost
 //! wake-up is a loom deadlock), and the compartment must end quiescent.
+//! The last models depart from that start: two seats covered by two
+//! notified waiters, and two seats held while one notified waiter covers
+//! the second and the limit drops to one (a shrink with a debt).
 //!
 //! The skip rests on rule 1's pair of RMWs on the seat word, not on an
 //! ordering of its own: the release loads the `notified` cell after its
@@ -22,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use bulkhead_core::{Acquire, LoomLock};
+use bulkhead_core::{Acquire, LoomLock, OwnedSeat};
 use bulkhead_loom_tests::{
     Inside, LoomBulkhead, acquire_async, acquire_blocking, assert_quiescent, barging, queued,
 };
@@ -243,5 +246,119 @@ fn a_release_covered_by_two_woken_waiters_races_one_leaving() {
         }
         drop((second, third));
         assert_quiescent(&b);
+    });
+}
+
+/// Polls `fut` with `waker` again for as long as a wake-up arrived since
+/// the last poll, as a blocking waiter does; returns the seat, or `None`
+/// once it is pending with no wake-up outstanding. `seen` is the count of
+/// wake-ups already answered. Loom bounds the loop: a waiter woken again
+/// by every re-poll it loses (a spin) exceeds loom's branch limit.
+fn poll_while_woken<'a>(
+    fut: &mut Pin<Box<Acquire<'a, LoomLock>>>,
+    waker: &Waker,
+    wakes: &Wakes,
+    seen: &mut usize,
+) -> Option<bulkhead_core::Seat<'a, LoomLock>> {
+    loop {
+        if let Poll::Ready(result) = fut.as_mut().poll(&mut Context::from_waker(waker)) {
+            return Some(result.unwrap());
+        }
+        let now = wakes.0.load(Ordering::SeqCst);
+        if now == *seen {
+            return None;
+        }
+        *seen = now;
+    }
+}
+
+/// The seat of a waiter that must have been woken since it last answered
+/// a wake-up (`seen`) and must find a seat now.
+fn woken_seat<'a>(
+    fut: &mut Pin<Box<Acquire<'a, LoomLock>>>,
+    waker: &Waker,
+    wakes: &Wakes,
+    seen: &mut usize,
+    b: &LoomBulkhead,
+) -> bulkhead_core::Seat<'a, LoomLock> {
+    let now = wakes.0.load(Ordering::SeqCst);
+    assert!(
+        now > *seen,
+        "a free seat and its waiter never woken: {:?}",
+        b.state()
+    );
+    *seen = now;
+    poll_while_woken(fut, waker, wakes, seen).expect("the woken waiter found no seat")
+}
+
+/// Review finding F4: a covered release racing a shrink with a debt. Two
+/// seats, both held (the second by a barger that took the seat the waiter
+/// was notified for), and one notified waiter. The limit drops to 1 (a
+/// debt of one seat) while the barger releases and the waiter re-polls.
+/// Whether the release skips because the waiter covers its seat, or pays
+/// the debt and wakes nobody, the waiter must get the seat once the last
+/// holder leaves (no lost wake-up), no more than the limit may be inside,
+/// and the compartment ends quiescent at the new limit.
+fn a_covered_release_races_a_shrink_with_a_debt(shrink: fn(&LoomBulkhead)) {
+    loom::model(move || {
+        let b = barging(2);
+        let inside = Inside::new();
+        let first = inside.hold(2, b.try_acquire().unwrap());
+        let second = b.try_acquire().unwrap();
+        let mut waiter = queued(&b);
+        drop(second); // notifies the waiter: it covers the free seat
+        let barger = {
+            // Barging: the newcomer takes the covered seat.
+            let held = inside.hold(2, OwnedSeat::try_acquire(b.clone()).unwrap());
+            thread::spawn(move || drop(held))
+        };
+        let shrinker = {
+            let b = b.clone();
+            thread::spawn(move || shrink(&b))
+        };
+        let wakes = StdArc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let mut seen = 0;
+        // The re-poll races the release and the shrink; before both are
+        // done at most the old limit can be inside.
+        let mut seat = poll_while_woken(&mut waiter, &waker, &wakes, &mut seen)
+            .map(|seat| inside.hold(2, seat));
+        barger.join().unwrap();
+        shrinker.join().unwrap();
+        let limit = b.state().max_concurrent;
+        if seat.is_none() && limit == 2 {
+            // No shrink (the try found the lock busy): the barger's seat is
+            // free, so its release, or the re-poll's section, woke the
+            // waiter for it.
+            seat = Some(inside.hold(2, woken_seat(&mut waiter, &waker, &wakes, &mut seen, &b)));
+        }
+        drop(first);
+        if seat.is_none() {
+            // The last holder has left: one seat is free under either
+            // limit, and the waiter must have been woken for it.
+            seat = Some(inside.hold(
+                limit,
+                woken_seat(&mut waiter, &waker, &wakes, &mut seen, &b),
+            ));
+        }
+        drop(seat);
+        drop(waiter);
+        assert_eq!(b.state().max_concurrent, limit);
+        assert_quiescent(&b);
+    });
+}
+
+#[test]
+fn a_covered_release_races_a_shrink_with_a_debt_set() {
+    a_covered_release_races_a_shrink_with_a_debt(|b| {
+        assert_eq!(b.set_max_concurrent(1), Ok(2));
+    });
+}
+
+#[test]
+fn a_covered_release_races_a_shrink_with_a_debt_try_set() {
+    a_covered_release_races_a_shrink_with_a_debt(|b| {
+        // `None` (the lock was busy) leaves the limit at 2.
+        assert!(matches!(b.try_set_max_concurrent(1), Ok(Some(2) | None)));
     });
 }
