@@ -50,9 +50,10 @@
 //!    release's load misses the store of a section S (one that settled a
 //!    notified node: it took a seat, lost its race, left, or was closed
 //!    out; or an enqueue that cleared [`ALL_NOTIFIED`]), then S's re-check
-//!    comes after the release's RMW in the word's order. Otherwise the release's `Acquire` RMW would read S's
-//!    `Release` re-check, S's store would happen-before the release's load,
-//!    and coherence forbids the load to miss it. So S's re-check sees the
+//!    comes after the release's RMW in the word's order. Otherwise the
+//!    release's `Acquire` RMW would read S's `Release` re-check, S's store
+//!    would happen-before the release's load, and coherence forbids the
+//!    load to miss it. So S's re-check sees the
 //!    seat and compares it with S's own store, and drains if it is
 //!    uncovered. (A release that loads the cell *before* its RMW loses
 //!    this; so does a skip with one seat to spare.) The mode, too, comes
