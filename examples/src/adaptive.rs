@@ -123,6 +123,22 @@ pub struct Report {
     pub limit_extremes: Vec<(u64, usize, usize)>,
 }
 
+impl Report {
+    /// The one-line summary the demo prints and the README quotes (a test
+    /// compares the two, so the README's figures are the program's).
+    pub fn summary_line(&self) -> String {
+        format!(
+            "{:<18} goodput {:>5.0}/s  p50 {:>5.1} ms  p99 {:>6.1} ms  shed {:>4.1} %  timed out {:>4.1} %",
+            self.name,
+            self.goodput,
+            self.p50_ms,
+            self.p99_ms,
+            100.0 * self.shed,
+            100.0 * self.timed_out
+        )
+    }
+}
+
 /// Something that admits calls and learns from them.
 trait Gate {
     fn limit(&self) -> usize;

@@ -149,15 +149,7 @@ fn adaptive_demo(svg_path: Option<String>) {
     }
     println!();
     for r in [&fixed, &adapted] {
-        println!(
-            "{:<18} goodput {:>5.0}/s  p50 {:>5.1} ms  p99 {:>6.1} ms  shed {:>4.1} %  timed out {:>4.1} %",
-            r.name,
-            r.goodput,
-            r.p50_ms,
-            r.p99_ms,
-            100.0 * r.shed,
-            100.0 * r.timed_out
-        );
+        println!("{}", r.summary_line());
     }
     if let Some(path) = svg_path {
         match std::fs::write(&path, adaptive::limit_chart(&adapted, &s)) {
