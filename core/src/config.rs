@@ -57,7 +57,8 @@ pub enum Admission {
     /// first in line and starts a *hand-off*: the compartment admits
     /// FIFO-style, so no caller takes a seat while anyone waits, and the
     /// first seat freed after that moment (by a release or a grow; a
-    /// shrink's debt is paid first) is handed to it. Further free seats go
+    /// shrink's *debt*, the seats held beyond a lowered limit, is paid
+    /// first) is handed to it. Further free seats go
     /// to the next waiters in line; the compartment barges again as soon as
     /// a hand-off finds no free seat for the waiter then first in line. If
     /// the starving waiter gives up (dropped, timed out), the hand-off ends
