@@ -199,7 +199,14 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// timer (`async_std::task::sleep`).
     ///
     /// async-std is discontinued upstream in favour of smol; prefer the
-    /// `smol` feature and [`acquire_smol`](Self::acquire_smol) in new code.
+    #[cfg_attr(
+        feature = "smol",
+        doc = "`smol` feature and [`acquire_smol`](Self::acquire_smol) in new code."
+    )]
+    #[cfg_attr(
+        not(feature = "smol"),
+        doc = "`smol` feature and its `acquire_smol` in new code."
+    )]
     ///
     /// # Cancel safety
     /// As [`acquire_with_timer`](Self::acquire_with_timer): dropping the
