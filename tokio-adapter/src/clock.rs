@@ -27,6 +27,11 @@ use tokio::time::Instant;
 /// runtime's clock readable after the runtime has shut down (it then no
 /// longer moves if it was paused).
 ///
+/// # Panics
+/// A clock of a runtime is read by entering that runtime, so reading it
+/// from a thread-local's destructor, once tokio's own thread-locals are
+/// gone, panics, as entering a runtime there does.
+///
 /// [`AdaptiveExt::acquire_within`](crate::AdaptiveExt::acquire_within)
 /// waits on tokio's clock and hands out a seat that times itself; a seat
 /// taken by any other wait is timed with
