@@ -94,6 +94,8 @@ pub struct Acquire<'a, L: RawLock> {
     bulkhead: &'a Bulkhead<L>,
     node: Node,
     phase: Phase,
+    /// Whether the node was ever linked (see [`has_queued`](Self::has_queued)).
+    queued: bool,
 }
 
 // SAFETY: the node's raw links are only touched under the compartment's
@@ -109,12 +111,26 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             bulkhead,
             node: Node::new(),
             phase: Phase::Start,
+            queued: false,
         }
     }
 
     /// The compartment this future waits on.
     pub fn bulkhead(&self) -> &'a Bulkhead<L> {
         self.bulkhead
+    }
+
+    /// Whether this wait joined the line: a poll linked its node. It
+    /// stays true once the future has resolved, timed out or been
+    /// abandoned. A wait that took a free seat without linking (on the
+    /// fast path, or under the lock) or was refused did not queue.
+    ///
+    /// A wait can queue and get its seat in the same poll (a seat freed
+    /// while it was linking is handed to it before that poll returns), so
+    /// "the first poll returned `Pending`" does not tell every wait that
+    /// queued; this does. Adapters that time waits use it.
+    pub fn has_queued(&self) -> bool {
+        self.queued
     }
 
     /// Stops waiting. Returns the seat if one had already been handed to
@@ -239,7 +255,10 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             Ok(Enqueued::Seated) => self.seated(),
             // A drain at the end of `enqueue`'s section may have granted
             // the node already.
-            Ok(Enqueued::Linked) => self.poll_verdict(),
+            Ok(Enqueued::Linked) => {
+                self.queued = true;
+                self.poll_verdict()
+            }
             Err(e) => {
                 // Finished before the rejection hook (foreign code) runs:
                 // if it panics, the rejection is counted once, not again
@@ -347,6 +366,13 @@ impl<'a, L: RawLock, T> AcquireTimeout<'a, L, T> {
             timer,
             budget,
         }
+    }
+}
+
+impl<L: RawLock, T> AcquireTimeout<'_, L, T> {
+    /// Whether this wait joined the line, as [`Acquire::has_queued`].
+    pub fn has_queued(&self) -> bool {
+        self.acquire.has_queued()
     }
 }
 

@@ -57,6 +57,8 @@ where
     acquire: Option<Acquire<'static, P::Lock>>,
     /// `None` once the future has resolved (the handle went into the seat).
     handle: Option<P>,
+    /// Whether the inner wait, now dropped, had queued.
+    queued: bool,
 }
 
 impl<P: Handle> AcquireOwned<P>
@@ -67,12 +69,19 @@ where
         Self {
             acquire: None,
             handle: Some(handle),
+            queued: false,
         }
     }
 
     /// The handle, until the future resolves.
     pub fn handle(&self) -> Option<&P> {
         self.handle.as_ref()
+    }
+
+    /// Whether this wait joined the line, as [`Acquire::has_queued`]; it
+    /// stays true once the future has finished.
+    pub fn has_queued(&self) -> bool {
+        self.queued || self.acquire.as_ref().is_some_and(Acquire::has_queued)
     }
 
     /// The inner wait, made at the first poll from the handle.
@@ -112,6 +121,7 @@ where
         // SAFETY: `acquire` is dropped in place by the assignment, before
         // `handle` (not structurally pinned) is moved out.
         let this = unsafe { self.get_unchecked_mut() };
+        this.queued |= this.acquire.as_ref().is_some_and(Acquire::has_queued);
         this.acquire = None;
         this.handle
             .take()

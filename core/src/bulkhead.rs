@@ -23,7 +23,14 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// `L` is the lock that guards the waiter list; the seat count itself is
 /// lock-free. Users normally name a lock-specific alias from an adapter
 /// crate (`bulkhead_std::Bulkhead`, `bulkhead_embassy::Bulkhead<M>`), or
-/// [`CsLock`](crate::CsLock) with the `critical-section` feature.
+#[cfg_attr(
+    feature = "critical-section",
+    doc = "[`CsLock`](crate::CsLock) with the `critical-section` feature."
+)]
+#[cfg_attr(
+    not(feature = "critical-section"),
+    doc = "`CsLock` with the `critical-section` feature."
+)]
 ///
 /// # Fairness
 ///
@@ -408,8 +415,16 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// As [`set_max_concurrent`](Self::set_max_concurrent), but never waits
     /// for the waiter-list lock: returns `Ok(None)`, changing nothing, if
-    /// another caller holds it right now. With [`CsLock`](crate::CsLock)
-    /// it always succeeds. Safe in an interrupt handler; adaptive limits
+    /// another caller holds it right now.
+    #[cfg_attr(
+        feature = "critical-section",
+        doc = "With [`CsLock`](crate::CsLock) it always succeeds."
+    )]
+    #[cfg_attr(
+        not(feature = "critical-section"),
+        doc = "With `CsLock` (feature `critical-section`) it always succeeds."
+    )]
+    /// Safe in an interrupt handler; adaptive limits
     /// apply their changes this way.
     ///
     /// # Errors

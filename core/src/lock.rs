@@ -36,8 +36,15 @@
 /// `Closed` verdicts or wake-ups; plus the caller's own node, and one look
 /// at an empty list), and relinks a fixed number of pointers per node. A
 /// larger hand-off is split over several sections, each one after
-/// unlocking. With [`CsLock`](crate::CsLock) this bounds how long
-/// interrupts stay masked.
+/// unlocking.
+#[cfg_attr(
+    feature = "critical-section",
+    doc = "With [`CsLock`](crate::CsLock) this bounds how long interrupts stay masked."
+)]
+#[cfg_attr(
+    not(feature = "critical-section"),
+    doc = "With `CsLock` (feature `critical-section`) this bounds how long interrupts stay masked."
+)]
 ///
 /// # Safety
 ///

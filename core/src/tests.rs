@@ -19,6 +19,7 @@ mod list;
 mod memory;
 mod model;
 mod owned;
+mod queued;
 mod review;
 mod soundness;
 

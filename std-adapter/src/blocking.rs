@@ -150,23 +150,28 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
     // is registered in this one lock section and the loop below parks at
     // once instead of re-polling to register.
     let first = with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
+    let mut timer = WaitTimer::new();
+    // Queued, whether the poll returned `Pending` or the seat was handed
+    // over before it returned: the clock starts now.
+    if acquire.has_queued() {
+        timer.queued();
+    }
     if let Poll::Ready(result) = first {
-        return result;
+        return timer.finish(bulkhead.name(), result);
     }
     if event_loop().is_some() {
         // Waiting here could block the very loop that holds the seat:
         // leave the line and give the immediate verdict instead.
-        if let Some(seat) = acquire.as_mut().abandon() {
-            return Ok(seat);
-        }
-        return bulkhead.try_acquire();
+        let result = match acquire.as_mut().abandon() {
+            Some(seat) => Ok(seat),
+            None => bulkhead.try_acquire(),
+        };
+        return timer.finish(bulkhead.name(), result);
     }
     // `Forever`, or a budget too large to add to `now`, is a wait with
     // no deadline.
     let budget = max_wait.budget();
     let deadline = budget.and_then(|budget| Instant::now().checked_add(budget));
-    let mut timer = WaitTimer::new();
-    timer.queued();
     loop {
         match deadline {
             None => thread::park(),

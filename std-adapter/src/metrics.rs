@@ -32,9 +32,10 @@
 //! from 0, which exporters read as a counter reset.
 //!
 //! The histogram is recorded at the event, by every wait that can queue
-//! (see [`WaitTimer`](crate::WaitTimer)): callers admitted on their first
-//! try did not wait and are not recorded, so its count is the number of
-//! admissions that queued. Core's bare `acquire()` future has no clock and
+//! (see [`WaitTimer`](crate::WaitTimer)): callers admitted without
+//! queuing did not wait and are not recorded, so its count is the number
+//! of admissions that queued, a caller handed its seat within the poll
+//! that queued it included. Core's bare `acquire()` future has no clock and
 //! records no wait; its admissions are still counted.
 //!
 //! ```

@@ -199,7 +199,14 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// timer (`async_std::task::sleep`).
     ///
     /// async-std is discontinued upstream in favour of smol; prefer the
-    /// `smol` feature and [`acquire_smol`](Self::acquire_smol) in new code.
+    #[cfg_attr(
+        feature = "smol",
+        doc = "`smol` feature and [`acquire_smol`](Self::acquire_smol) in new code."
+    )]
+    #[cfg_attr(
+        not(feature = "smol"),
+        doc = "`smol` feature and its `acquire_smol` in new code."
+    )]
     ///
     /// # Cancel safety
     /// As [`acquire_with_timer`](Self::acquire_with_timer): dropping the
@@ -359,17 +366,38 @@ impl<F> Timed<F> {
     }
 }
 
-impl<T, F: Future<Output = Result<T, Error>>> Future for Timed<F> {
+/// Core's waits, which tell whether they queued.
+pub(crate) trait Queues {
+    /// As [`Acquire::has_queued`](bulkhead_core::Acquire::has_queued).
+    fn has_queued(&self) -> bool;
+}
+
+impl<L: RawLock> Queues for bulkhead_core::Acquire<'_, L> {
+    fn has_queued(&self) -> bool {
+        bulkhead_core::Acquire::has_queued(self)
+    }
+}
+
+impl<L: RawLock, S> Queues for bulkhead_core::AcquireTimeout<'_, L, S> {
+    fn has_queued(&self) -> bool {
+        bulkhead_core::AcquireTimeout::has_queued(self)
+    }
+}
+
+impl<T, F: Future<Output = Result<T, Error>> + Queues> Future for Timed<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        match this.wait.poll(cx) {
+        let mut this = self.project();
+        let poll = this.wait.as_mut().poll(cx);
+        // Not only on `Pending`: a wait can queue and be handed its seat
+        // within one poll, and is timed too.
+        if this.wait.has_queued() {
+            this.timer.queued();
+        }
+        match poll {
             Poll::Ready(result) => Poll::Ready(this.timer.finish(this.name, result)),
-            Poll::Pending => {
-                this.timer.queued();
-                Poll::Pending
-            }
+            Poll::Pending => Poll::Pending,
         }
     }
 }

@@ -11,11 +11,16 @@ use std::time::Instant;
 /// the registry's async helpers, and bulkhead-tokio's waits and tower
 /// layer. An adapter of your own can use it too.
 ///
-/// Only a wait that actually queued is recorded: a caller admitted on its
-/// first try did not wait, and costs no clock read. The clock starts at
-/// the first poll that did not get a seat and stops when the seat
-/// arrives; a wait that ends without a seat (timed out, closed, dropped)
-/// is not recorded, because `bulkhead_timed_out_total` counts it.
+/// Every wait that queued and got a seat is recorded, once; a caller
+/// admitted without queuing did not wait, and costs no clock read. The
+/// clock starts after the first poll that queued, which core's waits tell
+/// with `has_queued` ([`Acquire::has_queued`](bulkhead_core::Acquire::has_queued)),
+/// and stops when the seat arrives. Call [`queued`](Self::queued) after
+/// every poll whose wait `has_queued`, not only after a `Pending` poll: a
+/// wait can queue and be handed its seat within that same poll (a seat
+/// freed while it was joining the line), and is recorded too, at about
+/// 0 s. A wait that ends without a seat (timed out, closed, dropped) is
+/// not recorded, because `bulkhead_timed_out_total` counts it.
 ///
 /// Without the `metrics` feature it is an empty type and every method
 /// compiles to nothing. With it, once metrics are in use
@@ -29,7 +34,7 @@ use std::time::Instant;
 /// use bulkhead_std::WaitTimer;
 ///
 /// let mut timer = WaitTimer::new();
-/// timer.queued(); // a poll returned Pending: the clock starts (once, if metrics are on)
+/// timer.queued(); // after a poll, the wait has queued: the clock starts (once, if metrics are on)
 /// timer.queued(); // later polls keep the first start
 /// timer.admitted("database"); // recorded, if the `metrics` feature is on
 /// ```
@@ -48,8 +53,8 @@ impl WaitTimer {
         }
     }
 
-    /// The wait queued (a poll did not get a seat): starts the clock, the
-    /// first time only.
+    /// The wait has queued (a poll linked it, whether or not that poll
+    /// also got the seat): starts the clock, the first time only.
     #[inline]
     pub fn queued(&mut self) {
         #[cfg(feature = "metrics")]

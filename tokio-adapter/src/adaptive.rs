@@ -23,7 +23,7 @@ use crate::BulkheadExt;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
 /// let aimd = Aimd::new(AimdParams { initial: 2, min: 1, ..AimdParams::DEFAULT }).unwrap();
-/// let api = Adaptive::new(Bulkhead::new("api", 2).unwrap(), aimd, TokioClock);
+/// let api = Adaptive::new(Bulkhead::new("api", 2).unwrap(), aimd, TokioClock::new());
 /// let seat = api.acquire_within(Duration::from_millis(10)).await.unwrap();
 /// tokio::time::sleep(Duration::from_millis(3)).await; // the call
 /// seat.record(CallOutcome::Dropped); // floor(0.9 × 2)

@@ -241,19 +241,24 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
                     .expect("`AcquireWithin` polled after it completed")
                     .try_acquire(),
             ),
-            StateProj::Waiting { wait, timer } => match wait.poll(cx) {
-                Poll::Ready(result) => {
-                    let name = match &result {
-                        Ok(seat) => seat.bulkhead().name(),
-                        Err(error) => error.name(),
-                    };
-                    Poll::Ready(timer.finish(name, result))
-                }
-                Poll::Pending => {
+            StateProj::Waiting { mut wait, timer } => {
+                let poll = wait.as_mut().poll(cx);
+                // Not only on `Pending`: a wait can queue and be handed its
+                // seat within one poll, and is timed too.
+                if wait.has_queued() {
                     timer.queued();
-                    Poll::Pending
                 }
-            },
+                match poll {
+                    Poll::Ready(result) => {
+                        let name = match &result {
+                            Ok(seat) => seat.bulkhead().name(),
+                            Err(error) => error.name(),
+                        };
+                        Poll::Ready(timer.finish(name, result))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
         };
         if outcome.is_ready() {
             coop.made_progress();
@@ -364,12 +369,17 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
                 timer,
                 name,
             } => {
-                if let Poll::Ready(result) = wait.as_mut().poll(cx) {
+                let poll = wait.as_mut().poll(cx);
+                // As in `AcquireWithin`: also a seat handed over within
+                // the poll that queued.
+                if wait.has_queued() {
+                    timer.queued();
+                }
+                if let Poll::Ready(result) = poll {
                     Poll::Ready(timer.finish(name, result))
                 } else if sleep.poll(cx).is_ready() {
                     Poll::Ready(timer.finish(name, wait.time_out(*budget)))
                 } else {
-                    timer.queued();
                     Poll::Pending
                 }
             }

@@ -65,7 +65,7 @@ impl<L: RawLock, A: Limit, C: Clock> Drop for Timed<L, A, C> {
 /// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, CallOutcome, Gradient2, Gradient2Params, Windowed};
 ///
 /// let limit = Gradient2::new(Gradient2Params { min: 4, ..Gradient2Params::DEFAULT })?;
-/// let upstream = Arc::new(Adaptive::new(Bulkhead::new("upstream", 20)?, Windowed::new(limit, 10), TokioClock));
+/// let upstream = Arc::new(Adaptive::new(Bulkhead::new("upstream", 20)?, Windowed::new(limit, 10), TokioClock::new()));
 /// // 5xx counts as dropped; transport errors too.
 /// let layer = AdaptiveLayer::new(upstream, |r: &Result<u16, std::io::Error>| match r {
 ///     Ok(status) if *status >= 500 => CallOutcome::Dropped,
@@ -295,7 +295,7 @@ mod tests {
         let adaptive = Arc::new(Adaptive::new(
             Bulkhead::<StdLock>::new("upstream", 2).unwrap(),
             aimd,
-            TokioClock,
+            TokioClock::new(),
         ));
         let classify = |r: &Result<u16, Infallible>| match r {
             Ok(s) if *s >= 500 => CallOutcome::Dropped,
