@@ -265,6 +265,21 @@ impl<L: RawLock> Bulkhead<L> {
         }
     }
 
+    /// The most nodes one lock section reached through the list since the
+    /// last call, and starts counting afresh; for the tests of rule 7.
+    #[cfg(test)]
+    pub(crate) fn take_max_section_visits(&self) -> usize {
+        // SAFETY: core's own test is the caller; only the test counter is
+        // written.
+        unsafe {
+            self.lock.with_lock(|| {
+                // SAFETY: the lock is held.
+                self.list
+                    .with_mut(|list| core::mem::take(&mut (*list).max_visits))
+            })
+        }
+    }
+
     /// The body of every lock section: `f`, then the drain (rule 6).
     ///
     /// # Safety
@@ -446,8 +461,18 @@ impl<L: RawLock> Bulkhead<L> {
         }
     }
 
+    /// Hands seats (or `Closed` verdicts) to the line, oldest first: at most
+    /// `BATCH` nodes per section (rule 7).
     fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
-        while !batch.wake.is_full() {
+        // Counted in nodes, not in wakers: in a hand-off, a notified node's
+        // waker was taken when it was notified, so its verdict wakes nobody
+        // and would never fill the batch. A drain cut short by the count
+        // leaves a free seat (or `CLOSED`) and `WAITERS` in the word, so
+        // `finish`'s re-check drains again.
+        for _ in 0..BATCH {
+            if batch.wake.is_full() {
+                return;
+            }
             let Some(node) = list.front() else { return };
             // Reserve the seat for `node`, clearing WAITERS in the same CAS
             // if it is the last waiter (rule 5). The drainer acquires the

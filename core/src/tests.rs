@@ -12,6 +12,7 @@ use crate::{Bulkhead, Config, RawLock};
 mod barging;
 mod bounded;
 mod cancel;
+mod drain;
 mod fifo;
 mod layout;
 mod lifecycle;
