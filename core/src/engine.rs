@@ -716,17 +716,36 @@ impl<L: RawLock> Bulkhead<L> {
             }
             // Exact under the lock (`BARGING` only changes under it).
             let barging = !self.fifo();
+            // Whether a notified node that found no seat lost a race: only
+            // if a rival may have taken it (see below).
+            let mut lost = barging;
             if barging {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
                 let take = Take::barging_repoll(list.is_single());
-                if self.take_seat(self.word.load(Relaxed), take).is_ok() {
-                    batch.discard(Some(waker));
-                    // GRANTED, not IDLE: if waking the batch panics before
-                    // the owner learns it took a seat, its `Drop` still
-                    // gives the seat back.
-                    self.unlink(list, node, Verdict::Granted, false, batch);
-                    return true;
+                match self.take_seat(self.word.load(Relaxed), take) {
+                    Ok(()) => {
+                        batch.discard(Some(waker));
+                        // GRANTED, not IDLE: if waking the batch panics
+                        // before the owner learns it took a seat, its
+                        // `Drop` still gives the seat back.
+                        self.unlink(list, node, Verdict::Granted, false, batch);
+                        return true;
+                    }
+                    Err((Refusal::Closed, _)) => {
+                        // No rival took a seat: the compartment closed (a
+                        // close whose drain has not reached this node yet,
+                        // rule 7). Not a lost race, and no hand-off: the
+                        // node takes the verdict the drain would give it.
+                        batch.discard(Some(waker));
+                        self.unlink(list, node, Verdict::Closed, false, batch);
+                        return false;
+                    }
+                    // A debt: a shrink took the free seats, and the
+                    // compartment is over its limit, so no seat is anyone's
+                    // whoever took the one this node was woken for. Not a
+                    // lost race either; the node waits again, uncounted.
+                    Err((Refusal::Full, w)) => lost = word::available(w) >= 0,
                 }
             }
             // SAFETY: `node` is linked (status WAITING or NOTIFIED).
@@ -744,7 +763,8 @@ impl<L: RawLock> Bulkhead<L> {
                             // hand-off's FIFO drain publishes the count.
                             batch.settled += 1;
                         }
-                    } else if self.word.load(Relaxed) & BOUNDED != 0
+                    } else if lost
+                        && self.word.load(Relaxed) & BOUNDED != 0
                         && list.lose_race(node) >= LOST_RACES
                     {
                         // Lost too often: first in line, and no more
@@ -756,7 +776,8 @@ impl<L: RawLock> Bulkhead<L> {
                         list.move_to_front(node);
                         self.word.fetch_and(!BARGING, Relaxed);
                     } else {
-                        // Lost the race for the seat it was woken for: wait
+                        // Lost the race for the seat it was woken for (or,
+                        // with a debt, found none left by a shrink): wait
                         // again, first in line for the next notification. It
                         // no longer covers a seat (rule 8).
                         list.requeue(node);

@@ -205,3 +205,251 @@ fn a_close_during_a_hand_off_with_many_notified_waiters_stays_within_the_section
     drop(held);
     assert_eq!(b.state().active, 0);
 }
+
+/// Rule 8's cell is exact between sections: the number of `Notified`
+/// nodes, with `ALL_NOTIFIED` if none is `Waiting`.
+fn assert_notified_cell_exact<L: RawLock>(b: &Bulkhead<L>, context: &str) {
+    let s = statuses(b);
+    let notified = s.iter().filter(|&&s| s == Status::Notified).count();
+    let flag = if s.contains(&Status::Waiting) {
+        0
+    } else {
+        ALL_NOTIFIED
+    };
+    assert_eq!(
+        b.notified.load(SeqCst),
+        notified | flag,
+        "the notified cell ({context})"
+    );
+}
+
+/// 11 (engine): the other notified waiters that re-poll during a hand-off
+/// are requeued, so each waits in line again (`Waiting`, its fresh waker
+/// registered) and no longer counts in the `notified` cell, while the
+/// starving head, re-polled too, stays `Notified` and first. Then the line
+/// is served in list order, each waiter woken with its seat, and the
+/// compartment barges again with an exact cell.
+#[test]
+fn notified_waiters_re_polled_during_a_hand_off_are_requeued_behind_the_head() {
+    let b = bounded(1);
+    let task = Task::new();
+    let mut head = boxed(b.acquire());
+    let (mut held, mut waiters) = hand_off_with_notified(&b, &task, &mut head, 2);
+    assert_notified_cell_exact(&b, "the hand-off began");
+    let (t1, t2) = (Task::new(), Task::new());
+    // The first one re-polls first: it moves to the end of the notified
+    // prefix (past the second) and waits; then the second is requeued
+    // just before it. Each is uncounted as it goes.
+    assert!(t1.poll(waiters[0].as_mut()).is_pending());
+    assert_eq!(
+        statuses(&b),
+        [Status::Notified, Status::Notified, Status::Waiting]
+    );
+    assert_notified_cell_exact(&b, "one requeued");
+    assert!(t2.poll(waiters[1].as_mut()).is_pending());
+    assert_eq!(
+        statuses(&b),
+        [Status::Notified, Status::Waiting, Status::Waiting]
+    );
+    assert_notified_cell_exact(&b, "both requeued");
+    // A spurious re-poll of the starving head keeps it first and counted.
+    assert!(task.poll(head.as_mut()).is_pending());
+    assert_eq!(
+        statuses(&b),
+        [Status::Notified, Status::Waiting, Status::Waiting]
+    );
+    assert_notified_cell_exact(&b, "the head re-polled");
+    assert!(b.fifo(), "still in the hand-off");
+    // Seats freed one at a time go to the head, then to the line in its
+    // order (the second waiter, requeued last, is first, as a barging
+    // loser requeued last is the next notified): each is woken
+    // through the waker its re-poll registered.
+    let woken = task.wakes();
+    drop(held.pop());
+    assert_eq!(task.wakes(), woken + 1);
+    let Poll::Ready(Ok(s0)) = task.poll(head.as_mut()) else {
+        panic!("the head was handed the first seat")
+    };
+    assert_notified_cell_exact(&b, "the head was granted");
+    drop(held.pop());
+    assert_eq!((t1.wakes(), t2.wakes()), (0, 1));
+    let Poll::Ready(Ok(s2)) = t2.poll(waiters[1].as_mut()) else {
+        panic!("the second waiter was handed the next seat")
+    };
+    drop(held.pop());
+    assert_eq!(t1.wakes(), 1);
+    let Poll::Ready(Ok(s1)) = t1.poll(waiters[0].as_mut()) else {
+        panic!("the first waiter was handed the last seat")
+    };
+    assert_eq!(b.state().waiting, 0);
+    assert_notified_cell_exact(&b, "the line was served");
+    drop((s0, s1, s2, held));
+    assert_eq!(b.state().active, 0);
+}
+
+/// For item 6: `x`, having lost `MAX_LOST_RACES - 1` races, is notified
+/// behind `SECTION_BATCH` other notified waiters, with seats free. Returns
+/// the seat held and the other waiters.
+fn notified_behind_a_batch<'a>(
+    b: &'a B,
+    task: &Task,
+    x: &mut Waiter<'a>,
+) -> (Vec<Seat<'a, DrainLock>>, Vec<Waiter<'a>>) {
+    // `x` loses all but two races alone (first in line).
+    let held = lost_races(b, task, x, MAX_LOST_RACES as usize - 2);
+    let others = Task::new();
+    let mut ahead: Vec<Waiter<'a>> = (0..SECTION_BATCH).map(|_| boxed(b.acquire())).collect();
+    for w in &mut ahead {
+        assert!(others.poll(w.as_mut()).is_pending());
+    }
+    // A grow notifies everyone, bargers take every seat, and `x` loses
+    // once more: it is requeued behind the others, which stay notified.
+    let n = SECTION_BATCH + 1;
+    assert_eq!(b.set_max_concurrent(n + 1), Ok(1));
+    let mut seats = std::vec![held];
+    for _ in 0..n {
+        seats.push(b.try_acquire().unwrap());
+    }
+    assert!(task.poll(x.as_mut()).is_pending());
+    assert!(!b.fifo(), "one race short of the hand-off");
+    // Freeing every barger's seat notifies `x` again (the others cover
+    // `SECTION_BATCH` seats, and there are more).
+    let woken = task.wakes();
+    seats.truncate(1);
+    assert_eq!(task.wakes(), woken + 1, "x was notified");
+    assert_eq!(statuses(b), std::vec![Status::Notified; SECTION_BATCH + 1]);
+    (seats, ahead)
+}
+
+/// Item 6: a re-poll whose take fails because the compartment closed is
+/// not a lost race and starts no hand-off. The close's first section
+/// closes the `SECTION_BATCH` waiters ahead of `x`; its re-check finds the
+/// lock busy (another caller holds it, and owes the drain), so `x` is
+/// still linked and notified when it re-polls in the closed compartment,
+/// with seats free. Before the fix the take's refusal fell through to
+/// `lose_race`: `x`'s last race, and a hand-off began (`BARGING` cleared)
+/// on a closed compartment.
+#[test]
+fn a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off() {
+    let b = bounded(1);
+    let task = Task::new();
+    let mut x = boxed(b.acquire());
+    let (held, mut ahead) = notified_behind_a_batch(&b, &task, &mut x);
+    b.raw_lock().busy.store(true, Ordering::SeqCst);
+    b.close();
+    b.raw_lock().busy.store(false, Ordering::SeqCst);
+    assert_eq!(b.state().waiting, 1, "x is still linked");
+    assert_eq!(statuses(&b), [Status::Notified]);
+    let err = super::ready_err(task.poll(x.as_mut()));
+    assert!(matches!(err, Error::Closed { .. }), "{err}");
+    assert!(!b.fifo(), "a hand-off began on a closed compartment");
+    assert_eq!(b.state().waiting, 0);
+    assert_notified_cell_exact(&b, "x took its verdict");
+    for w in &mut ahead {
+        assert!(matches!(
+            task.poll(w.as_mut()),
+            Poll::Ready(Err(Error::Closed { .. }))
+        ));
+    }
+    drop(held);
+    assert_eq!(b.state().active, 0);
+}
+
+/// Item 6: a re-poll whose take fails because a shrink left a debt is not
+/// a lost race either: `x`, one race short of the hand-off, waits again
+/// uncounted, and the compartment still barges. A later real loss (a
+/// barger takes the seat `x` was woken for) is the one that starts the
+/// hand-off. Before the fix the shrink's refusal was counted: `x`'s last
+/// race, and a hand-off with nobody having passed it.
+#[test]
+fn a_take_refused_by_a_shrink_is_no_lost_race_and_starts_no_hand_off() {
+    let b = bounded(2);
+    let task = Task::new();
+    let mut x = boxed(b.acquire());
+    let first = b.try_acquire().unwrap();
+    let held = lost_races(&b, &task, &mut x, MAX_LOST_RACES as usize - 1);
+    // A release notifies `x`; a shrink to 0 before it runs leaves a debt.
+    let woken = task.wakes();
+    drop(first);
+    assert_eq!(task.wakes(), woken + 1, "x was notified");
+    assert_eq!(b.set_max_concurrent(0), Ok(2));
+    assert!(task.poll(x.as_mut()).is_pending());
+    assert!(!b.fifo(), "a hand-off began though nobody passed x");
+    assert_eq!(statuses(&b), [Status::Waiting]);
+    assert_notified_cell_exact(&b, "x waits again");
+    // Growing back pays the debt and frees a seat: `x` is notified; a
+    // barger takes the seat first, a real loss, and the last one.
+    assert_eq!(b.set_max_concurrent(2), Ok(0));
+    assert_eq!(task.wakes(), woken + 2, "x was notified again");
+    let barger = b.try_acquire().expect("barging: the barger passes x");
+    assert!(task.poll(x.as_mut()).is_pending());
+    assert!(b.fifo(), "the real loss started the hand-off");
+    drop(barger);
+    let Poll::Ready(Ok(seat)) = task.poll(x.as_mut()) else {
+        panic!("the hand-off gave x the freed seat")
+    };
+    drop((seat, held));
+    assert_eq!(b.state().active, 0);
+}
+
+/// 11 (engine): a verdict that arrives after the owner's lock-free look
+/// at its node (`Waiting`) and before its re-poll takes the lock. The
+/// re-poll must then leave the node alone (it is unlinked: no waker may be
+/// stored in it, no seat taken) and let the owner read the verdict: a
+/// FIFO grant gives the seat, counted once; a close gives `Closed`, and no
+/// seat. The lock's `before` hook is the other thread.
+#[test]
+fn a_verdict_that_arrives_before_the_re_poll_locks_is_read_as_it_is() {
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
+        for close in [false, true] {
+            let b: &'static B = super::leak(
+                Bulkhead::with_lock(
+                    Config::new("verdict", 1).admission(admission),
+                    DrainLock::default(),
+                )
+                .unwrap(),
+            );
+            let task = Task::new();
+            let held = b.try_acquire().unwrap();
+            let mut w = boxed(b.acquire());
+            assert!(task.poll(w.as_mut()).is_pending());
+            let hook: Hook = if close {
+                Box::new(move || {
+                    b.close();
+                    drop(held);
+                })
+            } else if admission == Admission::Fifo {
+                // The release's drain grants the waiter.
+                Box::new(move || drop(held))
+            } else {
+                // Barging notifies rather than grants: a grow, whose
+                // drain notifies, cannot be the verdict; use a close.
+                continue;
+            };
+            *b.raw_lock().before.lock().unwrap() = Some(hook);
+            let polled = task.poll(w.as_mut());
+            assert!(
+                b.raw_lock().before.lock().unwrap().is_none(),
+                "the re-poll ran the hook"
+            );
+            match (close, polled) {
+                (false, Poll::Ready(Ok(seat))) => {
+                    assert_eq!(b.state().active, 1, "{admission:?}");
+                    drop(seat);
+                }
+                (true, Poll::Ready(Err(Error::Closed { .. }))) => {}
+                (_, other) => panic!(
+                    "{admission:?}, close {close}: got {:?}",
+                    other.map(|r| r.map(drop))
+                ),
+            }
+            let s = b.state();
+            assert_eq!((s.active, s.waiting), (0, 0), "{admission:?}");
+            drop(w);
+        }
+    }
+}
