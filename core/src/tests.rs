@@ -22,6 +22,8 @@ mod model;
 mod owned;
 mod review;
 mod soundness;
+#[path = "../tests/watchdog/mod.rs"]
+mod watchdog;
 
 /// Runs the test `name` alone in a child process (this test binary), with
 /// the variable `child_var` set so that the test runs its scenario, and
