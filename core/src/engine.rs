@@ -36,7 +36,22 @@
 //!    swallow a release that failed to take the lock while it ran.
 //! 7. **Every section is bounded.** It reaches at most `BATCH + 2` nodes
 //!    through the list, whatever the queue length (the barging list is
-//!    partitioned so that notifying is O(1); see `list.rs`).
+//!    partitioned so that notifying is O(1); see `list.rs`). Both drains
+//!    count the nodes they hand a verdict, not the wakers they collect:
+//!    a notified node's waker was taken when it was notified, so in a
+//!    close, or in a `BoundedBarging` hand-off (rule 9), verdicts for
+//!    notified nodes wake nobody and would never fill the batch. A drain
+//!    cut short by the count leaves a free seat or `CLOSED` with
+//!    `WAITERS` in the word, so the re-check (rule 6) drains again.
+//!    Checked by `every_lock_section_reaches_a_bounded_number_of_nodes`,
+//!    `closing_a_long_queue_stays_within_the_section_bound`,
+//!    `review_closing_with_many_notified_waiters_stays_within_the_section_bound`
+//!    and, for a hand-off, `a_grow_during_a_hand_off_with_many_notified_waiters_...`
+//!    and `a_close_during_a_hand_off_with_many_notified_waiters_...`
+//!    (`core/src/tests/drain.rs`; they assert the exact count, so a
+//!    counter that stops counting fails them), and in every interleaving
+//!    by the loom model
+//!    `bounded_a_grow_during_a_hand_off_with_notified_waiters_stays_bounded`.
 //! 8. **A barging release skips the lock while notified waiters cover the
 //!    free seats.** The `notified` cell counts the nodes in `Notified`
 //!    (woken, not re-polled yet), plus [`ALL_NOTIFIED`] while no linked
@@ -60,6 +75,15 @@
 //!    from the value the release's own RMW returned, never from a separate
 //!    load: one taken before the RMW can predate a hand-off (rule 9).
 //! 9. **A `BoundedBarging` hand-off is FIFO, and keeps rule 8's count.**
+//!    A lost race is a barging re-poll of a notified node whose take
+//!    finds no free seat in an open compartment that is not in debt: a
+//!    rival may have taken the seat. A take refused because the
+//!    compartment closed gives the node its `Closed` verdict, and one
+//!    refused because a shrink left a debt (no seat is anyone's then)
+//!    requeues it; neither counts, so neither starts a hand-off
+//!    (`a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off`,
+//!    `a_take_refused_by_a_shrink_is_no_lost_race_and_starts_no_hand_off`,
+//!    loom: `bounded_a_take_refused_by_a_shrink_starts_no_hand_off`).
 //!    The re-poll that loses the last allowed race moves its node to the
 //!    head, still `Notified` (still counted), and clears `BARGING` with a
 //!    `fetch_and`; from then on every release reads the FIFO word in its
@@ -266,8 +290,18 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     /// The most nodes one lock section reached through the list since the
+    /// last call, and starts counting afresh; for the loom models of rule
+    /// 7 (`loom-tests/tests/drain.rs`). Not part of the API: it exists only
+    /// under `--cfg bulkhead_loom`.
+    #[cfg(bulkhead_loom)]
+    #[doc(hidden)]
+    pub fn loom_max_section_visits(&self) -> usize {
+        self.take_max_section_visits()
+    }
+
+    /// The most nodes one lock section reached through the list since the
     /// last call, and starts counting afresh; for the tests of rule 7.
-    #[cfg(test)]
+    #[cfg(any(test, bulkhead_loom))]
     pub(crate) fn take_max_section_visits(&self) -> usize {
         // SAFETY: core's own test is the caller; only the test counter is
         // written.
