@@ -36,7 +36,22 @@
 //!    swallow a release that failed to take the lock while it ran.
 //! 7. **Every section is bounded.** It reaches at most `BATCH + 2` nodes
 //!    through the list, whatever the queue length (the barging list is
-//!    partitioned so that notifying is O(1); see `list.rs`).
+//!    partitioned so that notifying is O(1); see `list.rs`). Both drains
+//!    count the nodes they hand a verdict, not the wakers they collect:
+//!    a notified node's waker was taken when it was notified, so in a
+//!    close, or in a `BoundedBarging` hand-off (rule 9), verdicts for
+//!    notified nodes wake nobody and would never fill the batch. A drain
+//!    cut short by the count leaves a free seat or `CLOSED` with
+//!    `WAITERS` in the word, so the re-check (rule 6) drains again.
+//!    Checked by `every_lock_section_reaches_a_bounded_number_of_nodes`,
+//!    `closing_a_long_queue_stays_within_the_section_bound`,
+//!    `review_closing_with_many_notified_waiters_stays_within_the_section_bound`
+//!    and, for a hand-off, `a_grow_during_a_hand_off_with_many_notified_waiters_...`
+//!    and `a_close_during_a_hand_off_with_many_notified_waiters_...`
+//!    (`core/src/tests/drain.rs`; they assert the exact count, so a
+//!    counter that stops counting fails them), and in every interleaving
+//!    by the loom model
+//!    `bounded_a_grow_during_a_hand_off_with_notified_waiters_stays_bounded`.
 //! 8. **A barging release skips the lock while notified waiters cover the
 //!    free seats.** The `notified` cell counts the nodes in `Notified`
 //!    (woken, not re-polled yet), plus [`ALL_NOTIFIED`] while no linked
@@ -60,6 +75,15 @@
 //!    from the value the release's own RMW returned, never from a separate
 //!    load: one taken before the RMW can predate a hand-off (rule 9).
 //! 9. **A `BoundedBarging` hand-off is FIFO, and keeps rule 8's count.**
+//!    A lost race is a barging re-poll of a notified node whose take
+//!    finds no free seat in an open compartment that is not in debt: a
+//!    rival may have taken the seat. A take refused because the
+//!    compartment closed gives the node its `Closed` verdict, and one
+//!    refused because a shrink left a debt (no seat is anyone's then)
+//!    requeues it; neither counts, so neither starts a hand-off
+//!    (`a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off`,
+//!    `a_take_refused_by_a_shrink_is_no_lost_race_and_starts_no_hand_off`,
+//!    loom: `bounded_a_take_refused_by_a_shrink_starts_no_hand_off`).
 //!    The re-poll that loses the last allowed race moves its node to the
 //!    head, still `Notified` (still counted), and clears `BARGING` with a
 //!    `fetch_and`; from then on every release reads the FIFO word in its
@@ -265,6 +289,31 @@ impl<L: RawLock> Bulkhead<L> {
         }
     }
 
+    /// The most nodes one lock section reached through the list since the
+    /// last call, and starts counting afresh; for the loom models of rule
+    /// 7 (`loom-tests/tests/drain.rs`). Not part of the API: it exists only
+    /// under `--cfg bulkhead_loom`.
+    #[cfg(bulkhead_loom)]
+    #[doc(hidden)]
+    pub fn loom_max_section_visits(&self) -> usize {
+        self.take_max_section_visits()
+    }
+
+    /// The most nodes one lock section reached through the list since the
+    /// last call, and starts counting afresh; for the tests of rule 7.
+    #[cfg(any(test, bulkhead_loom))]
+    pub(crate) fn take_max_section_visits(&self) -> usize {
+        // SAFETY: core's own test is the caller; only the test counter is
+        // written.
+        unsafe {
+            self.lock.with_lock(|| {
+                // SAFETY: the lock is held.
+                self.list
+                    .with_mut(|list| core::mem::take(&mut (*list).max_visits))
+            })
+        }
+    }
+
     /// The body of every lock section: `f`, then the drain (rule 6).
     ///
     /// # Safety
@@ -446,8 +495,18 @@ impl<L: RawLock> Bulkhead<L> {
         }
     }
 
+    /// Hands seats (or `Closed` verdicts) to the line, oldest first: at most
+    /// `BATCH` nodes per section (rule 7).
     fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
-        while !batch.wake.is_full() {
+        // Counted in nodes, not in wakers: in a hand-off, a notified node's
+        // waker was taken when it was notified, so its verdict wakes nobody
+        // and would never fill the batch. A drain cut short by the count
+        // leaves a free seat (or `CLOSED`) and `WAITERS` in the word, so
+        // `finish`'s re-check drains again.
+        for _ in 0..BATCH {
+            if batch.wake.is_full() {
+                return;
+            }
             let Some(node) = list.front() else { return };
             // Reserve the seat for `node`, clearing WAITERS in the same CAS
             // if it is the last waiter (rule 5). The drainer acquires the
@@ -691,17 +750,36 @@ impl<L: RawLock> Bulkhead<L> {
             }
             // Exact under the lock (`BARGING` only changes under it).
             let barging = !self.fifo();
+            // Whether a notified node that found no seat lost a race: only
+            // if a rival may have taken it (see below).
+            let mut lost = barging;
             if barging {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
                 let take = Take::barging_repoll(list.is_single());
-                if self.take_seat(self.word.load(Relaxed), take).is_ok() {
-                    batch.discard(Some(waker));
-                    // GRANTED, not IDLE: if waking the batch panics before
-                    // the owner learns it took a seat, its `Drop` still
-                    // gives the seat back.
-                    self.unlink(list, node, Verdict::Granted, false, batch);
-                    return true;
+                match self.take_seat(self.word.load(Relaxed), take) {
+                    Ok(()) => {
+                        batch.discard(Some(waker));
+                        // GRANTED, not IDLE: if waking the batch panics
+                        // before the owner learns it took a seat, its
+                        // `Drop` still gives the seat back.
+                        self.unlink(list, node, Verdict::Granted, false, batch);
+                        return true;
+                    }
+                    Err((Refusal::Closed, _)) => {
+                        // No rival took a seat: the compartment closed (a
+                        // close whose drain has not reached this node yet,
+                        // rule 7). Not a lost race, and no hand-off: the
+                        // node takes the verdict the drain would give it.
+                        batch.discard(Some(waker));
+                        self.unlink(list, node, Verdict::Closed, false, batch);
+                        return false;
+                    }
+                    // A debt: a shrink took the free seats, and the
+                    // compartment is over its limit, so no seat is anyone's
+                    // whoever took the one this node was woken for. Not a
+                    // lost race either; the node waits again, uncounted.
+                    Err((Refusal::Full, w)) => lost = word::available(w) >= 0,
                 }
             }
             // SAFETY: `node` is linked (status WAITING or NOTIFIED).
@@ -719,7 +797,8 @@ impl<L: RawLock> Bulkhead<L> {
                             // hand-off's FIFO drain publishes the count.
                             batch.settled += 1;
                         }
-                    } else if self.word.load(Relaxed) & BOUNDED != 0
+                    } else if lost
+                        && self.word.load(Relaxed) & BOUNDED != 0
                         && list.lose_race(node) >= LOST_RACES
                     {
                         // Lost too often: first in line, and no more
@@ -731,7 +810,8 @@ impl<L: RawLock> Bulkhead<L> {
                         list.move_to_front(node);
                         self.word.fetch_and(!BARGING, Relaxed);
                     } else {
-                        // Lost the race for the seat it was woken for: wait
+                        // Lost the race for the seat it was woken for (or,
+                        // with a debt, found none left by a shrink): wait
                         // again, first in line for the next notification. It
                         // no longer covers a seat (rule 8).
                         list.requeue(node);

@@ -114,10 +114,11 @@ pub(crate) struct List {
     /// The first `Waiting` node; every node before it is `Notified`.
     first_waiting: Option<NonNull<Node>>,
     /// Nodes reached through the list in the current lock section, and the
-    /// most in any section; for the test that bounds a section's work.
-    #[cfg(test)]
+    /// most in any section; for the tests (unit and loom) that bound a
+    /// section's work (rule 7 in `engine.rs`).
+    #[cfg(any(test, bulkhead_loom))]
     visits: usize,
-    #[cfg(test)]
+    #[cfg(any(test, bulkhead_loom))]
     pub(crate) max_visits: usize,
 }
 
@@ -130,9 +131,9 @@ impl List {
         Self {
             tail: None,
             first_waiting: None,
-            #[cfg(test)]
+            #[cfg(any(test, bulkhead_loom))]
             visits: 0,
-            #[cfg(test)]
+            #[cfg(any(test, bulkhead_loom))]
             max_visits: 0,
         }
     }
@@ -140,7 +141,7 @@ impl List {
     /// Counts one node reached through the list (tests only).
     #[inline(always)]
     fn visit(&mut self) {
-        #[cfg(test)]
+        #[cfg(any(test, bulkhead_loom))]
         {
             self.visits += 1;
         }
@@ -149,7 +150,7 @@ impl List {
     /// Starts counting a new lock section's visits (tests only).
     #[inline(always)]
     pub(crate) fn begin_section(&mut self) {
-        #[cfg(test)]
+        #[cfg(any(test, bulkhead_loom))]
         {
             self.visits = 0;
         }
@@ -158,7 +159,7 @@ impl List {
     /// Records the section's visits (tests only).
     #[inline(always)]
     pub(crate) fn end_section(&mut self) {
-        #[cfg(test)]
+        #[cfg(any(test, bulkhead_loom))]
         {
             self.max_visits = self.max_visits.max(self.visits);
         }

@@ -12,6 +12,7 @@ use crate::{Bulkhead, Config, RawLock};
 mod barging;
 mod bounded;
 mod cancel;
+mod drain;
 mod fifo;
 mod layout;
 mod lifecycle;
@@ -22,6 +23,8 @@ mod owned;
 mod queued;
 mod review;
 mod soundness;
+#[path = "../tests/watchdog/mod.rs"]
+mod watchdog;
 
 /// Runs the test `name` alone in a child process (this test binary), with
 /// the variable `child_var` set so that the test runs its scenario, and

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use bulkhead_core::{Admission, Bulkhead, Config, CsLock, Error, RawLock};
 
+mod watchdog;
+
 /// A per-compartment std mutex, as bulkhead-std provides.
 #[derive(Default)]
 struct TestLock(Mutex<()>);
@@ -259,15 +261,19 @@ fn run<L: RawLock + Send + Sync + 'static>(config: Config, lock: L, resize: bool
             rt.spawn(async move { s.b.acquire().await.map(drop) })
         })
         .collect();
+    let queued = watchdog::watch("4 waiters to queue before the close");
     while s.b.state().waiting < 4 {
         thread::yield_now();
     }
+    drop(queued);
     s.b.close();
+    let closed = watchdog::watch("the close to wake its 4 waiters with `Closed`");
     rt.block_on(async {
         for w in waiters {
             assert!(matches!(w.await.unwrap(), Err(Error::Closed { .. })));
         }
     });
+    drop(closed);
     drop(held);
     let st = s.b.state();
     assert_eq!(

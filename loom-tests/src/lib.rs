@@ -12,7 +12,9 @@ use std::pin::{Pin, pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use bulkhead_core::{Acquire, Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, Seat};
+use bulkhead_core::{
+    Acquire, AcquireOwned, Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, Seat,
+};
 use loom::sync::Arc;
 use loom::sync::Notify;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -249,5 +251,62 @@ pub fn granted<'a>(mut fut: Pin<Box<Acquire<'a, LoomLock>>>) -> Seat<'a, LoomLoc
     match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(result) => result.unwrap(),
         Poll::Pending => panic!("a queued waiter was never granted"),
+    }
+}
+
+/// Counts the wake-ups of a [`Watched`] waiter.
+struct WakeCount(AtomicUsize);
+
+impl Wake for WakeCount {
+    fn wake(self: StdArc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A waiter whose lost wake-up fails an assertion that names its model,
+/// rather than a loom deadlock. A deadlock panics inside loom's scheduler,
+/// the unwind drops futures that still touch loom objects, and the second
+/// panic aborts the test binary (signal 6) with the captured output, so
+/// neither the model nor the cause is reported. This waiter parks
+/// nowhere: an owned `acquire` polled with a counting waker, which may be
+/// queued on one thread and checked on another once every thread that
+/// could hand it a seat has been joined.
+pub struct Watched {
+    fut: Pin<Box<AcquireOwned<Arc<LoomBulkhead>>>>,
+    wakes: StdArc<WakeCount>,
+}
+
+impl Watched {
+    /// An owned `acquire` of `b`, not polled yet.
+    pub fn new(b: &Arc<LoomBulkhead>) -> Self {
+        Self {
+            fut: Box::pin(OwnedSeat::acquire(b.clone())),
+            wakes: StdArc::new(WakeCount(AtomicUsize::new(0))),
+        }
+    }
+
+    /// Polls once with the counting waker.
+    pub fn poll(&mut self) -> Poll<Result<OwnedSeat<Arc<LoomBulkhead>>, Error>> {
+        let waker = Waker::from(self.wakes.clone());
+        self.fut.as_mut().poll(&mut Context::from_waker(&waker))
+    }
+
+    /// For a waiter left pending, after the threads that could hand it a
+    /// seat are joined and a seat is free: it was woken (a grant or a
+    /// notification), and its next poll gets the seat. Panics naming
+    /// `model` and `what` otherwise. The count is checked before the poll,
+    /// because a barging re-poll takes a free seat whether or not anyone
+    /// woke it.
+    pub fn woken_then_granted(mut self, model: &str, what: &str) -> OwnedSeat<Arc<LoomBulkhead>> {
+        assert!(
+            self.wakes.0.load(SeqCst) > 0,
+            "{model}: lost wake-up, {what}: the waiter was never woken, \
+             with a free seat"
+        );
+        match self.poll() {
+            Poll::Ready(Ok(seat)) => seat,
+            Poll::Ready(Err(e)) => panic!("{model}: {what}: {e}"),
+            Poll::Pending => panic!("{model}: {what}: woken, but no seat for the waiter"),
+        }
     }
 }

@@ -13,10 +13,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use bulkhead_core::OwnedSeat;
-use bulkhead_loom_tests::{
-    LoomBulkhead, acquire_blocking, assert_quiescent, barging, fifo, queued,
-    release_while_a_waiter_links,
-};
+use bulkhead_loom_tests::{LoomBulkhead, Watched, assert_quiescent, barging, fifo, queued};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
@@ -123,9 +120,33 @@ fn a_barging_re_poll_taking_a_seat_sees_the_releasers_work() {
 /// unlock. Both are RMWs on the seat word, as in FIFO mode: the holder's
 /// re-check `Release`, the release's add `Acquire` (rule 1 in
 /// core/src/engine.rs). Catches either side weakened.
+///
+/// The waiter is a [`Watched`] one on the main thread, so that a lost
+/// wake-up fails with this model's name and the rule it breaks (a
+/// blocking waiter would make it a loom deadlock, which aborts the binary
+/// with no model named: `add_seats` weakened to `Relaxed` or `Release`,
+/// and the re-check to `Relaxed`, are caught here).
 #[test]
 fn barging_release_while_the_lock_is_held_is_delegated() {
-    loom::model(|| release_while_a_waiter_links(barging(1)));
+    loom::model(|| {
+        let b = barging(1);
+        let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
+        let releaser = thread::spawn(move || drop(seat));
+        // Queues (its section may hold the lock as the release tries it),
+        // or finds the seat already free.
+        let mut waiter = Watched::new(&b);
+        let first = waiter.poll();
+        releaser.join().unwrap();
+        let seat = match first {
+            Poll::Ready(seat) => seat.unwrap(),
+            Poll::Pending => waiter.woken_then_granted(
+                "barging_release_while_the_lock_is_held_is_delegated",
+                "rule 1: the release's try failed and the holder's re-check missed its seat",
+            ),
+        };
+        drop(seat);
+        assert_quiescent(&b);
+    });
 }
 
 /// A barging wake-up handed on by a third thread carries its seat: the
@@ -134,7 +155,7 @@ fn barging_release_while_the_lock_is_held_is_delegated() {
 /// notifies the older waiter, which re-polls. The re-poll's load of the
 /// word must not miss the seat the drain saw (E4 in docs/design.md: read-
 /// read coherence through the lock), or it gives up and waits again, and
-/// the second waiter sleeps next to the free seat (a loom deadlock). Once
+/// the second waiter sleeps next to the free seat (its assertion). Once
 /// caught a release whose wake-up count did not release; kept for the
 /// shape (a notification made by a third thread).
 #[test]
@@ -144,9 +165,16 @@ fn a_barging_wake_up_handed_on_by_a_third_thread_carries_its_seat() {
         let seat = OwnedSeat::try_acquire(b.clone()).unwrap();
         let mut older = queued(&b);
         let releaser = thread::spawn(move || drop(seat));
+        // The second waiter queues on its own thread and is checked on
+        // this one (a `Watched` waiter: a lost wake-up fails naming this
+        // model instead of aborting the binary).
         let younger = {
             let b = b.clone();
-            thread::spawn(move || drop(acquire_blocking(&b).unwrap()))
+            thread::spawn(move || {
+                let mut w = Watched::new(&b);
+                let first = w.poll();
+                (w, first)
+            })
         };
         // Re-poll once: take the seat if it is free by now, else leave.
         if let Poll::Ready(result) = older.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
@@ -154,7 +182,15 @@ fn a_barging_wake_up_handed_on_by_a_third_thread_carries_its_seat() {
         }
         drop(older);
         releaser.join().unwrap();
-        younger.join().unwrap();
+        let (younger, first) = younger.join().unwrap();
+        let seat = match first {
+            Poll::Ready(seat) => seat.unwrap(),
+            Poll::Pending => younger.woken_then_granted(
+                "a_barging_wake_up_handed_on_by_a_third_thread_carries_its_seat",
+                "the second waiter sleeps next to the free seat",
+            ),
+        };
+        drop(seat);
         assert_quiescent(&b);
     });
 }

@@ -200,6 +200,7 @@ fn threads_share_seats_without_exceeding_the_limit() {
     let rounds = if cfg!(miri) { 10 } else { 500 };
     let b = Arc::new(fifo(2));
     let inside = Arc::new(AtomicUsize::new(0));
+    let _watch = super::watchdog::watch("the threads' rounds (a parked thread never woken?)");
     let handles: Vec<_> = (0..THREADS)
         .map(|_| {
             let (b, inside) = (b.clone(), inside.clone());

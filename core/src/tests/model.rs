@@ -783,10 +783,12 @@ fn run_watched(config: Config, ops: &[Op]) -> Result<BTreeSet<&'static str>, Str
             let at = ops
                 .get(n.wrapping_sub(1))
                 .map_or_else(|| String::from("winding down"), |op| format!("{op:?}"));
+            let test = std::thread::current().name().map(String::from);
             let _ = writeln!(
                 std::io::stderr(),
-                "model: step {n} ({at}) made no progress for {HANG:?} (livelock in the \
-                 engine?)\n  config: {config:?}\n  ops: {ops:?}"
+                "model ({}): step {n} ({at}) made no progress for {HANG:?} (livelock in \
+                 the engine?)\n  config: {config:?}\n  ops: {ops:?}",
+                test.as_deref().unwrap_or("<unnamed test>")
             );
             std::process::abort();
         }
