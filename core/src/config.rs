@@ -52,7 +52,10 @@ pub enum Admission {
     ///
     /// A waiter *loses a race* when it is woken for a freed seat and, when
     /// it runs while the compartment barges, finds every seat taken (by a
-    /// caller that arrived later, or by another woken waiter). It loses at
+    /// caller that arrived later, or by another woken waiter; a shrink that
+    /// took the seat counts too, since the two cannot be told apart). A
+    /// closed compartment is no lost race: the waiter gets
+    /// [`Error::Closed`](crate::Error::Closed) at once. It loses at
     /// most [`MAX_LOST_RACES`] races per wait. Its last lost race puts it
     /// first in line and starts a *hand-off*: the compartment admits
     /// FIFO-style, so no caller takes a seat while anyone waits, and the

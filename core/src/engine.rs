@@ -76,14 +76,14 @@
 //!    load: one taken before the RMW can predate a hand-off (rule 9).
 //! 9. **A `BoundedBarging` hand-off is FIFO, and keeps rule 8's count.**
 //!    A lost race is a barging re-poll of a notified node whose take
-//!    finds no free seat in an open compartment that is not in debt: a
-//!    rival may have taken the seat. A take refused because the
-//!    compartment closed gives the node its `Closed` verdict, and one
-//!    refused because a shrink left a debt (no seat is anyone's then)
-//!    requeues it; neither counts, so neither starts a hand-off
-//!    (`a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off`,
-//!    `a_take_refused_by_a_shrink_is_no_lost_race_and_starts_no_hand_off`,
-//!    loom: `bounded_a_take_refused_by_a_shrink_starts_no_hand_off`).
+//!    finds no free seat in an open compartment: a rival took it, or a
+//!    shrink did (the word cannot tell them apart, and rivals that passed
+//!    the node before a shrink left a debt are real passes, so both count:
+//!    it errs towards an earlier hand-off, never a later one;
+//!    `rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races`).
+//!    A take refused because the compartment closed is none: the node
+//!    takes its `Closed` verdict there and then, and no hand-off starts
+//!    (`a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off`).
 //!    The re-poll that loses the last allowed race moves its node to the
 //!    head, still `Notified` (still counted), and clears `BARGING` with a
 //!    `fetch_and`; from then on every release reads the FIFO word in its
@@ -292,7 +292,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// The most nodes one lock section reached through the list since the
     /// last call, and starts counting afresh; for the loom models of rule
     /// 7 (`loom-tests/tests/drain.rs`). Not part of the API: it exists only
-    /// under `--cfg bulkhead_loom`.
+    /// under `--cfg bulkhead_loom`. Call it only while no other thread uses
+    /// the compartment (see `take_max_section_visits`): misuse can strand a
+    /// seat, never cause undefined behaviour.
     #[cfg(bulkhead_loom)]
     #[doc(hidden)]
     pub fn loom_max_section_visits(&self) -> usize {
@@ -301,10 +303,15 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// The most nodes one lock section reached through the list since the
     /// last call, and starts counting afresh; for the tests of rule 7.
+    /// Call it only while no other thread uses the compartment: it locks
+    /// without the drain and re-check of rule 6, so a release whose try
+    /// failed meanwhile would hand its seat to nobody.
     #[cfg(any(test, bulkhead_loom))]
     pub(crate) fn take_max_section_visits(&self) -> usize {
-        // SAFETY: core's own test is the caller; only the test counter is
-        // written.
+        // SAFETY: only the test counter is written, and the callers (core's
+        // tests and the loom models of rule 7) call it while no other thread
+        // uses the compartment, so no release's try can fail against this
+        // section and rely on a re-check it does not make.
         unsafe {
             self.lock.with_lock(|| {
                 // SAFETY: the lock is held.
@@ -502,7 +509,8 @@ impl<L: RawLock> Bulkhead<L> {
         // waker was taken when it was notified, so its verdict wakes nobody
         // and would never fill the batch. A drain cut short by the count
         // leaves a free seat (or `CLOSED`) and `WAITERS` in the word, so
-        // `finish`'s re-check drains again.
+        // `finish`'s re-check drains again; one cut short just as the seats
+        // run out looks at the front once more below.
         for _ in 0..BATCH {
             if batch.wake.is_full() {
                 return;
@@ -525,6 +533,19 @@ impl<L: RawLock> Bulkhead<L> {
                         self.end_hand_off(w);
                     }
                     return;
+                }
+            }
+        }
+        // Cut short by the count. If the last grant took the last free
+        // seat, nothing is owed and the re-check will not drain again, so
+        // the look at the front that would end a hand-off (the `Full` arm
+        // above) happens here: one more node, `BATCH + 1`, within rule 7.
+        let w = self.word.load(Relaxed);
+        if w & BOUNDED != 0 && word::available(w) <= 0 && w & CLOSED == 0 {
+            if let Some(node) = list.front() {
+                // SAFETY: `node` is linked (the list's front).
+                if unsafe { list.lost_races(node) } < LOST_RACES {
+                    self.end_hand_off(w);
                 }
             }
         }
@@ -750,9 +771,6 @@ impl<L: RawLock> Bulkhead<L> {
             }
             // Exact under the lock (`BARGING` only changes under it).
             let barging = !self.fifo();
-            // Whether a notified node that found no seat lost a race: only
-            // if a rival may have taken it (see below).
-            let mut lost = barging;
             if barging {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
@@ -775,11 +793,11 @@ impl<L: RawLock> Bulkhead<L> {
                         self.unlink(list, node, Verdict::Closed, false, batch);
                         return false;
                     }
-                    // A debt: a shrink took the free seats, and the
-                    // compartment is over its limit, so no seat is anyone's
-                    // whoever took the one this node was woken for. Not a
-                    // lost race either; the node waits again, uncounted.
-                    Err((Refusal::Full, w)) => lost = word::available(w) >= 0,
+                    // Every seat taken, or a debt left by a shrink: a
+                    // lost race (rule 9). The word cannot tell a rival's
+                    // take from a shrink's, and rivals that passed the node
+                    // before a shrink are real passes, so both count.
+                    Err((Refusal::Full, _)) => {}
                 }
             }
             // SAFETY: `node` is linked (status WAITING or NOTIFIED).
@@ -797,8 +815,7 @@ impl<L: RawLock> Bulkhead<L> {
                             // hand-off's FIFO drain publishes the count.
                             batch.settled += 1;
                         }
-                    } else if lost
-                        && self.word.load(Relaxed) & BOUNDED != 0
+                    } else if self.word.load(Relaxed) & BOUNDED != 0
                         && list.lose_race(node) >= LOST_RACES
                     {
                         // Lost too often: first in line, and no more
@@ -810,8 +827,7 @@ impl<L: RawLock> Bulkhead<L> {
                         list.move_to_front(node);
                         self.word.fetch_and(!BARGING, Relaxed);
                     } else {
-                        // Lost the race for the seat it was woken for (or,
-                        // with a debt, found none left by a shrink): wait
+                        // Lost the race for the seat it was woken for: wait
                         // again, first in line for the next notification. It
                         // no longer covers a seat (rule 8).
                         list.requeue(node);

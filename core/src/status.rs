@@ -13,12 +13,13 @@
 //! - **notify**: barging only; a drain wakes the oldest un-notified waiter
 //!   (`List::notify_next`).
 //! - **lose the race**: barging only; a notified waiter re-polls and finds
-//!   no free seat (`List::requeue`). `BoundedBarging` counts it as a lost
-//!   race only if the compartment is open and not in debt (rule 9 in
-//!   `engine.rs`); in a hand-off the same move is uncounted.
+//!   no free seat (`List::requeue`), in an open compartment (a closed one
+//!   gives it `Closed` instead). `BoundedBarging` counts it as a lost race
+//!   (rule 9 in `engine.rs`); in a hand-off the same move is uncounted.
 //! - **grant**: a FIFO drain reserves a seat for the node, or a barging
 //!   waiter takes a free seat in its re-poll.
-//! - **close**: a drain of a closed compartment.
+//! - **close**: a drain of a closed compartment, or a barging waiter's
+//!   re-poll that finds it closed before the drain reached the node.
 //! - **leave**: the owner gives up (`abandon`: drop, timeout).
 //! - **seat at once**: `enqueue` found a free seat and never links the node.
 //!

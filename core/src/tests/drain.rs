@@ -355,43 +355,6 @@ fn a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off() {
     assert_eq!(b.state().active, 0);
 }
 
-/// Item 6: a re-poll whose take fails because a shrink left a debt is not
-/// a lost race either: `x`, one race short of the hand-off, waits again
-/// uncounted, and the compartment still barges. A later real loss (a
-/// barger takes the seat `x` was woken for) is the one that starts the
-/// hand-off. Before the fix the shrink's refusal was counted: `x`'s last
-/// race, and a hand-off with nobody having passed it.
-#[test]
-fn a_take_refused_by_a_shrink_is_no_lost_race_and_starts_no_hand_off() {
-    let b = bounded(2);
-    let task = Task::new();
-    let mut x = boxed(b.acquire());
-    let first = b.try_acquire().unwrap();
-    let held = lost_races(&b, &task, &mut x, MAX_LOST_RACES as usize - 1);
-    // A release notifies `x`; a shrink to 0 before it runs leaves a debt.
-    let woken = task.wakes();
-    drop(first);
-    assert_eq!(task.wakes(), woken + 1, "x was notified");
-    assert_eq!(b.set_max_concurrent(0), Ok(2));
-    assert!(task.poll(x.as_mut()).is_pending());
-    assert!(!b.fifo(), "a hand-off began though nobody passed x");
-    assert_eq!(statuses(&b), [Status::Waiting]);
-    assert_notified_cell_exact(&b, "x waits again");
-    // Growing back pays the debt and frees a seat: `x` is notified; a
-    // barger takes the seat first, a real loss, and the last one.
-    assert_eq!(b.set_max_concurrent(2), Ok(0));
-    assert_eq!(task.wakes(), woken + 2, "x was notified again");
-    let barger = b.try_acquire().expect("barging: the barger passes x");
-    assert!(task.poll(x.as_mut()).is_pending());
-    assert!(b.fifo(), "the real loss started the hand-off");
-    drop(barger);
-    let Poll::Ready(Ok(seat)) = task.poll(x.as_mut()) else {
-        panic!("the hand-off gave x the freed seat")
-    };
-    drop((seat, held));
-    assert_eq!(b.state().active, 0);
-}
-
 /// 11 (engine): a verdict that arrives after the owner's lock-free look
 /// at its node (`Waiting`) and before its re-poll takes the lock. The
 /// re-poll must then leave the node alone (it is unlinked: no waker may be
@@ -454,12 +417,13 @@ fn a_verdict_that_arrives_before_the_re_poll_locks_is_read_as_it_is() {
     }
 }
 
-/// REVIEW: rivals that pass a woken waiter, followed by a shrink that
-/// leaves a debt, are real passes (without the rivals a seat would have
-/// been free for the waiter after the shrink), yet none is counted, so the
-/// waiter is passed without bound and no hand-off begins.
+/// Rivals that pass a woken waiter, followed by a shrink that leaves a
+/// debt, are real passes (without the rivals a seat would have been free
+/// for the waiter after the shrink), so the refusal counts as a lost race:
+/// were it exempt, the waiter could be passed without bound while shrinks
+/// keep coming (an oscillating adaptive limit) and no hand-off would begin.
 #[test]
-fn review_rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races() {
+fn rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races() {
     let b = bounded(2);
     let task = Task::new();
     let mut x = boxed(b.acquire());
@@ -491,12 +455,13 @@ fn review_rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races() {
     drop(seat);
 }
 
-/// REVIEW: a FIFO drain cut short by the node count exactly as the seats
-/// run out leaves no free seat, so the re-check does not drain again, and
-/// the hand-off's end (which the next look at the front would have done:
-/// it finds no seat for a waiter that is not the starving one) is deferred.
+/// A FIFO drain cut short by the node count exactly as the seats run out
+/// leaves no free seat, so the re-check does not drain again: the drain
+/// itself must look at the front once more and end the hand-off (it finds
+/// no seat for a waiter that is not the starving one), as the next section
+/// would have.
 #[test]
-fn review_a_drain_cut_short_as_the_seats_run_out_defers_the_end_of_the_hand_off() {
+fn a_drain_cut_short_as_the_seats_run_out_still_ends_the_hand_off() {
     let n = SECTION_BATCH;
     let b = bounded(1);
     let task = Task::new();
@@ -506,7 +471,6 @@ fn review_a_drain_cut_short_as_the_seats_run_out_defers_the_end_of_the_hand_off(
     assert_eq!(b.set_max_concurrent(2 * n + 2), Ok(n + 2));
     assert_eq!(statuses(&b).len(), 1, "one waiter left");
     let still_fifo = b.fifo();
-    std::println!("after the grow: fifo {still_fifo}");
     let mut seats = held;
     let Poll::Ready(Ok(s)) = task.poll(head.as_mut()) else {
         panic!()
@@ -524,7 +488,6 @@ fn review_a_drain_cut_short_as_the_seats_run_out_defers_the_end_of_the_hand_off(
         panic!()
     };
     seats.push(s);
-    std::println!("after the last grant, list empty: fifo {}", b.fifo());
     assert!(
         !still_fifo,
         "the hand-off did not end when the drain found no seat"
@@ -532,13 +495,13 @@ fn review_a_drain_cut_short_as_the_seats_run_out_defers_the_end_of_the_hand_off(
     drop(seats);
 }
 
-/// REVIEW: the new `Closed` branch of `repoll` for a node still `Waiting`
+/// The `Closed` branch of `repoll` for a node still `Waiting`
 /// (a spurious poll) in a barging compartment whose close's drain has not
 /// reached it: the owner gets `Closed` on this poll, the node is not
 /// counted as settled (it was never notified), and two stale wakers (the
 /// fresh one and the node's own) fit the section's stale queue.
 #[test]
-fn review_a_waiting_node_re_polled_in_a_closed_compartment_gets_closed() {
+fn a_waiting_node_re_polled_in_a_closed_compartment_gets_closed() {
     for admission in [Admission::Barging, Admission::BoundedBarging] {
         let b = Bulkhead::with_lock(
             Config::new("closed-waiting", 1).admission(admission),
