@@ -13,8 +13,11 @@
 //!   sample, and a manual resize is undone by it;
 //! - with a window of several samples, added without the flag, a full
 //!   window is always closed (by its filler or, if that one lost the flag,
-//!   by the next sample), every sample is counted in exactly one window,
-//!   and a drop in it reaches the algorithm exactly once.
+//!   by the next sample), and a drop in it reaches the algorithm exactly
+//!   once.
+//!
+//! That every sample is counted in exactly one window, and that the
+//! window's aggregate is exact, is checked in window.rs.
 #![cfg(bulkhead_loom)]
 
 use bulkhead_core::OwnedSeat;
