@@ -137,7 +137,9 @@ struct Entry {
 ///
 /// - [`get`](Self::get) is strict: an unknown name is
 ///   [`RegistryError::NotFound`], naming it and listing the registered
-///   names, sorted.
+///   names, sorted. The built-ins and every compartment the settings
+///   file declares (`[domains.NAME]`) exist from the start; see
+///   [which compartments exist](RegistryBuilder#which-compartments-exist).
 /// - [`get_or_create`](Self::get_or_create): concurrent calls for one name
 ///   create exactly one compartment.
 /// - [`list_names`](Self::list_names), [`all_states`](Self::all_states).

@@ -13,7 +13,7 @@ use super::{BoxError, ServiceError};
 ///
 /// | rejection | status | `Retry-After` |
 /// |---|---|---|
-/// | [`Error::Full`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
+/// | [`Error::Full`], [`Error::FullOnEventLoop`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
 /// | [`Error::Closed`] | 503 | no: the compartment admits nobody any more |
 ///
 /// 503 rather than 429 (the client did nothing wrong: this server is
