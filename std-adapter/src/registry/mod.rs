@@ -595,7 +595,11 @@ impl Registry {
         let (registered, controller) = make(name, &config)?;
         let mut entry = self.entry(registered.clone(), controller, config, code, false);
         entry.declared = declared;
-        map.insert(name, entry);
+        let replaced = map.insert(name, entry);
+        // A replaced declared pool joins its idle workers when dropped:
+        // not under the lock.
+        drop(map);
+        drop(replaced);
         kind(registered)
     }
 
