@@ -160,6 +160,21 @@ max_waiting = 4
         });
         assert_eq!(warnings.len(), 1, "{warnings:?}");
 
+        // A declared thread pool, too: rebuilt from the code's settings
+        // under the file's.
+        let pdf = registry
+            .get_or_create_pool(
+                "pdf",
+                DomainConfig::new(1).max_wait(MaxWait::from_millis(7)),
+            )
+            .unwrap();
+        let config = registry.config("pdf").unwrap();
+        assert_eq!(
+            (config.max_wait, config.max_workers, config.max_concurrent),
+            (MaxWait::from_millis(7), Some(2), 5)
+        );
+        assert_eq!(pdf.submit(|| 6 * 7).unwrap().join().unwrap(), 42);
+
         // A declared compartment somebody uses before code asks for it
         // keeps the file's settings.
         let search = registry.get("search").unwrap();
@@ -254,6 +269,31 @@ fn every_misspelled_variable_fails_the_build_the_same_way() {
         assert!(!message.contains("is ignored"), "{message}");
         assert_eq!(message.matches(variable).count(), 1, "{message}");
     }
+}
+
+#[test]
+fn allowed_misspellings_are_all_warnings_the_same_way() {
+    let env = EnvSource::from_pairs([
+        ("BULKHEAD_DATABASE_MAX_CONCURENT", "2"),
+        ("BULKHEAD_DATABASE_LIMIT_MAXX", "64"),
+    ]);
+    let mut registry = None;
+    let warnings = capture_warnings(|| {
+        registry = Some(
+            Registry::builder()
+                .env(env)
+                .allow_unknown_variables()
+                .build()
+                .unwrap(),
+        );
+    });
+    let registry = registry.unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(registry.unknown_variables().len(), 2);
+    // Neither applied: the built-in keeps its code settings, not adaptive.
+    let db = registry.domain("database").unwrap();
+    assert_eq!(db.config(), &DomainConfig::new(10));
+    assert!(db.controller().is_none());
 }
 
 // === a blocking acquire on an event-loop thread says why ===
