@@ -95,9 +95,10 @@ where
                 .handle
                 .as_ref()
                 .expect("`AcquireOwned` polled after it completed");
-            let bulkhead: NonNull<Bulkhead<P::Lock>> = NonNull::from(&**handle);
+            let bulkhead: NonNull<Bulkhead<P::Lock>> = NonNull::from(handle.bulkhead());
             // SAFETY: the compartment outlives this `'static` borrow's
-            // every use. `handle` leads to it and is kept in this future,
+            // every use. `handle` leads to it (`Handle::bulkhead` borrows
+            // the handle, or what it keeps alive) and is kept in this future,
             // unmoved while the future is pinned, until `acquire` is
             // dropped: `acquire` is dropped first (field order, and
             // explicitly in `finish`), and `handle` is only moved out after
@@ -200,7 +201,10 @@ where
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AcquireOwned")
-            .field("bulkhead", &self.handle.as_ref().map(|h| h.name()))
+            .field(
+                "bulkhead",
+                &self.handle.as_ref().map(|h| h.bulkhead().name()),
+            )
             .field("acquire", &self.acquire)
             .finish()
     }

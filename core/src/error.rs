@@ -48,6 +48,21 @@ pub enum Error {
         /// The compartment.
         name: &'static str,
     },
+    /// As [`Error::Full`], for a *blocking* acquire that had a wait budget
+    /// but could not use it: its thread drives an event loop (a tokio
+    /// runtime, an async-std task), where blocking could stall the very
+    /// tasks that would free a seat, so it gave the immediate verdict. The
+    /// fix is to wait with the async acquire, or to call from a thread
+    /// that may block (`spawn_blocking`). Core never returns it; the std
+    /// adapter's blocking acquires do.
+    FullOnEventLoop {
+        /// The compartment.
+        name: &'static str,
+        /// Its limit when the caller was turned away.
+        max_concurrent: usize,
+        /// Seats held at that moment.
+        active: usize,
+    },
 }
 
 impl Error {
@@ -57,7 +72,8 @@ impl Error {
             Error::Full { name, .. }
             | Error::QueueFull { name, .. }
             | Error::Timeout { name, .. }
-            | Error::Closed { name } => name,
+            | Error::Closed { name }
+            | Error::FullOnEventLoop { name, .. } => name,
         }
     }
 
@@ -96,6 +112,19 @@ impl fmt::Display for Error {
                 "bulkhead `{name}` is closed and admits no new callers; \
                  build a new compartment to resume"
             ),
+            Error::FullOnEventLoop {
+                name,
+                max_concurrent,
+                active,
+            } => write!(
+                f,
+                "bulkhead `{name}` is full: {active} of {max_concurrent} seats taken, and this \
+                 blocking acquire did not wait: a blocking wait on a thread that drives an \
+                 event loop (tokio, async-std) could stall the tasks that would free a seat, \
+                 so its wait budget was not used; use the async acquire (acquire().await, \
+                 or a timed one) from async code, or call from a thread that may block \
+                 (spawn_blocking)"
+            ),
         }
     }
 }
@@ -109,6 +138,7 @@ impl core::error::Error for Error {}
 /// | variant | kind |
 /// |---|---|
 /// | [`Error::Full`] | `WouldBlock`: no seat, and the caller chose not to wait |
+/// | [`Error::FullOnEventLoop`] | `WouldBlock`: no seat, and the caller could not wait |
 /// | [`Error::QueueFull`] | `ResourceBusy`: too many callers already wait |
 /// | [`Error::Timeout`] | `TimedOut` |
 /// | [`Error::Closed`] | `NotConnected`: the compartment admits nobody any more |
@@ -132,7 +162,7 @@ impl From<Error> for std::io::Error {
     fn from(error: Error) -> Self {
         use std::io::ErrorKind;
         let kind = match error {
-            Error::Full { .. } => ErrorKind::WouldBlock,
+            Error::Full { .. } | Error::FullOnEventLoop { .. } => ErrorKind::WouldBlock,
             Error::QueueFull { .. } => ErrorKind::ResourceBusy,
             Error::Timeout { .. } => ErrorKind::TimedOut,
             Error::Closed { .. } => ErrorKind::NotConnected,

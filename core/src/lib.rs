@@ -44,7 +44,7 @@ pub use lock::CsLock;
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
 pub use max_wait::{MaxWait, ParseMaxWaitError};
-pub use seat::{Handle, OwnedSeat, Seat};
+pub use seat::{AsBulkhead, Handle, OwnedSeat, Seat};
 #[cfg(bulkhead_shuttle)]
 pub use shuttle_lock::ShuttleLock;
 pub use word::MAX_CONCURRENT_LIMIT;

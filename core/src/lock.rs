@@ -133,6 +133,19 @@ pub unsafe trait RawLock {
     /// default does nothing and compiles away.
     #[inline(always)]
     fn record_admission(&self) {}
+
+    /// Claims the compartment's one warning that a blocking acquire could
+    /// not wait on an event-loop thread ([`Error::FullOnEventLoop`]):
+    /// `true` the first time it is called on this lock value, `false`
+    /// after, so that an adapter logs it once per compartment. Core never
+    /// calls it. The default keeps no flag and returns `false`: such a
+    /// lock never logs, and the error itself still says why.
+    ///
+    /// [`Error::FullOnEventLoop`]: crate::Error::FullOnEventLoop
+    #[inline(always)]
+    fn claim_event_loop_warning(&self) -> bool {
+        false
+    }
 }
 
 /// A lock that can be built in a `const` context, so that a compartment

@@ -62,25 +62,88 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
 }
 
 /// Anything that leads to a compartment and can be kept: `&Bulkhead`,
-/// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`, or a value that
-/// holds its compartment inline. Implemented for every
-/// `Deref<Target = Bulkhead<L>>`.
+/// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`, a value that
+/// holds its compartment inline, and the same for anything built around
+/// a compartment ([`AsBulkhead`]: an adaptive compartment,
+/// `Arc<Adaptive<..>>`). Implemented for every [`Deref`] whose target is
+/// [`AsBulkhead`].
 ///
-/// Every `deref` of one handle must lead to the same compartment: a seat
-/// is taken through one `deref` and given back through a later one, so a
-/// handle that switches compartments would move a seat from one count to
-/// the other (never memory unsafety, but both limits would be wrong).
-pub trait Handle: Deref<Target = Bulkhead<Self::Lock>> {
+/// Every [`bulkhead`](Self::bulkhead) of one handle must lead to the same
+/// compartment: a seat is taken through one call and given back through a
+/// later one, so a handle that switches compartments would move a seat
+/// from one count to the other (never memory unsafety, but both limits
+/// would be wrong).
+pub trait Handle {
     /// The compartment's lock.
     type Lock: RawLock;
+
+    /// The compartment the handle leads to.
+    fn bulkhead(&self) -> &Bulkhead<Self::Lock>;
 }
 
-impl<P, L> Handle for P
+impl<P> Handle for P
 where
-    P: Deref<Target = Bulkhead<L>>,
-    L: RawLock,
+    P: Deref,
+    P::Target: AsBulkhead,
+{
+    type Lock = <P::Target as AsBulkhead>::Lock;
+
+    #[inline]
+    fn bulkhead(&self) -> &Bulkhead<Self::Lock> {
+        (**self).as_bulkhead()
+    }
+}
+
+/// A compartment, or a value built around exactly one: what a [`Handle`]
+/// derefs to. Implemented for [`Bulkhead`] itself and for core's adaptive
+/// compartment ([`Adaptive`](crate::limit::Adaptive)), so that
+/// `OwnedSeat<Arc<Adaptive<..>>>` works like `OwnedSeat<Arc<Bulkhead<_>>>`.
+///
+/// ```
+/// # extern crate std;
+/// # use std::sync::Arc;
+/// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+/// use bulkhead_core::limit::{Adaptive, Aimd, AimdParams};
+///
+/// let aimd = Aimd::new(AimdParams { initial: 2, min: 1, max: 8, ..AimdParams::DEFAULT })?;
+/// let api = Arc::new(Adaptive::new(Bulkhead::<CsLock>::new("api", 2)?, aimd, || 0));
+/// let seat = OwnedSeat::try_acquire(Arc::clone(&api))?; // no wrapper type needed
+/// assert_eq!(api.bulkhead().state().active, 1);
+/// drop(seat);
+/// assert_eq!(api.bulkhead().state().active, 0);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+///
+/// An owned seat counts against the compartment, but it is not an
+/// adaptive seat: it records no sample for the limit. Feed the limit by
+/// recording the call yourself (`Adaptive::controller`), or use the
+/// adaptive compartment's own `try_acquire`.
+pub trait AsBulkhead {
+    /// The compartment's lock.
+    type Lock: RawLock;
+
+    /// The compartment.
+    fn as_bulkhead(&self) -> &Bulkhead<Self::Lock>;
+}
+
+impl<L: RawLock> AsBulkhead for Bulkhead<L> {
+    type Lock = L;
+
+    #[inline]
+    fn as_bulkhead(&self) -> &Bulkhead<L> {
+        self
+    }
+}
+
+impl<L: RawLock, A: crate::limit::Limit, C: crate::limit::Clock> AsBulkhead
+    for crate::limit::Adaptive<L, A, C>
 {
     type Lock = L;
+
+    #[inline]
+    fn as_bulkhead(&self) -> &Bulkhead<L> {
+        self.bulkhead()
+    }
 }
 
 /// A seat that owns a handle to its compartment instead of borrowing it, so
@@ -110,7 +173,7 @@ impl<P: Handle> OwnedSeat<P> {
     /// # Errors
     /// As [`Bulkhead::try_acquire`].
     pub fn try_acquire(handle: P) -> Result<Self, crate::Error> {
-        let seat = handle.try_acquire()?;
+        let seat = handle.bulkhead().try_acquire()?;
         core::mem::forget(seat);
         Ok(Self { handle })
     }
@@ -138,9 +201,9 @@ impl<P: Handle> OwnedSeat<P> {
     /// would corrupt both compartments' counts.
     pub fn from_seat(seat: Seat<'_, P::Lock>, handle: P) -> Self {
         assert!(
-            core::ptr::eq(seat.bulkhead, &*handle),
+            core::ptr::eq(seat.bulkhead, handle.bulkhead()),
             "OwnedSeat::from_seat: the handle leads to `{}`, but the seat belongs to `{}`",
-            handle.name(),
+            handle.bulkhead().name(),
             seat.bulkhead.name()
         );
         core::mem::forget(seat);
@@ -156,14 +219,14 @@ impl<P: Handle> OwnedSeat<P> {
 impl<P: Handle> Drop for OwnedSeat<P> {
     #[inline]
     fn drop(&mut self) {
-        self.handle.release();
+        self.handle.bulkhead().release();
     }
 }
 
 impl<P: Handle> fmt::Debug for OwnedSeat<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedSeat")
-            .field("bulkhead", &self.handle.name())
+            .field("bulkhead", &self.handle.bulkhead().name())
             .finish()
     }
 }

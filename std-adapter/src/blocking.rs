@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bulkhead_core::{Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat};
 
-use crate::detect::event_loop;
+use crate::detect::{EventLoop, event_loop};
 use crate::wait_timer::WaitTimer;
 
 /// Blocking acquisition for threads, and owned seats, for any
@@ -39,7 +39,10 @@ pub trait BlockingAcquire<L: RawLock> {
     /// the budget is ignored and the verdict is immediate, as with
     /// `MaxWait::FailFast`:
     /// the seat this thread would wait for may be held by a task of the
-    /// very loop it would block. Wait from async code with
+    /// very loop it would block. A full compartment then answers
+    /// [`Error::FullOnEventLoop`] (not `Full`), whose message says so, and
+    /// the first such verdict of each compartment logs a `tracing`
+    /// warning. Wait from async code with
     /// [`Run::acquire_with_timer`](crate::Run::acquire_with_timer) (or
     /// bulkhead-tokio's `acquire_within`), or from a `spawn_blocking`
     /// thread.
@@ -59,8 +62,9 @@ pub trait BlockingAcquire<L: RawLock> {
     /// in [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     ///
     /// # Errors
-    /// [`Error::Full`] (fail fast), [`Error::Timeout`], [`Error::QueueFull`]
-    /// or [`Error::Closed`].
+    /// [`Error::Full`] (fail fast), [`Error::Timeout`], [`Error::QueueFull`],
+    /// [`Error::Closed`], or [`Error::FullOnEventLoop`] (a wait budget on
+    /// an event-loop thread).
     ///
     /// # Examples
     /// ```
@@ -159,12 +163,14 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
     if let Poll::Ready(result) = first {
         return timer.finish(bulkhead.name(), result);
     }
-    if event_loop().is_some() {
+    if let Some(event_loop) = event_loop() {
         // Waiting here could block the very loop that holds the seat:
         // leave the line and give the immediate verdict instead.
         let result = match acquire.as_mut().abandon() {
             Some(seat) => Ok(seat),
-            None => bulkhead.try_acquire(),
+            None => bulkhead
+                .try_acquire()
+                .map_err(|e| could_not_wait(bulkhead, e, event_loop)),
         };
         return timer.finish(bulkhead.name(), result);
     }
@@ -192,6 +198,40 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
         if let Poll::Ready(result) = poll {
             return timer.finish(bulkhead.name(), result);
         }
+    }
+}
+
+/// The immediate verdict of a blocking acquire that had a wait budget on
+/// an event-loop thread: `Full` says so ([`Error::FullOnEventLoop`]), and
+/// the first such verdict of each compartment is logged as a `tracing`
+/// warning (the flag is the lock's, [`RawLock::claim_event_loop_warning`]).
+#[cold]
+fn could_not_wait<L: RawLock>(
+    bulkhead: &Bulkhead<L>,
+    error: Error,
+    event_loop: EventLoop,
+) -> Error {
+    let Error::Full {
+        name,
+        max_concurrent,
+        active,
+    } = error
+    else {
+        return error;
+    };
+    if bulkhead.raw_lock().claim_event_loop_warning() {
+        tracing::warn!(
+            compartment = name,
+            "bulkhead `{name}`: a blocking acquire with a wait budget ran on a thread that \
+             drives {event_loop}, so it did not wait and was turned away at once (full); \
+             use the async acquire there, or call from spawn_blocking (logged once per \
+             compartment)"
+        );
+    }
+    Error::FullOnEventLoop {
+        name,
+        max_concurrent,
+        active,
     }
 }
 

@@ -226,16 +226,19 @@ impl LimitConfig {
         base: Option<LimitConfig>,
     ) -> Result<Option<LimitConfig>, SettingsError> {
         let prefix = format!("{ENV_PREFIX}{}_", env_segment(name));
-        Self::from_env_prefix(&prefix, vars, base)
+        Self::from_env_prefix(&prefix, vars, base, true)
     }
 
     /// As [`from_env`](Self::from_env) for the variables that start with
     /// `prefix` (`BULKHEAD_DATABASE_`, or `BULKHEAD_` for the registry's
-    /// template).
+    /// template). An unknown `LIMIT_*` suffix is an error if `strict`, and
+    /// skipped otherwise (the registry, which has its own policy for every
+    /// unknown variable).
     pub(crate) fn from_env_prefix<K: AsRef<str>, V: AsRef<str>>(
         prefix: &str,
         vars: impl IntoIterator<Item = (K, V)>,
         base: Option<LimitConfig>,
+        strict: bool,
     ) -> Result<Option<LimitConfig>, SettingsError> {
         let limit_prefix = format!("{prefix}LIMIT_");
         let mut config = base;
@@ -264,7 +267,7 @@ impl LimitConfig {
                 } else {
                     numbers.push((key.to_string(), field, value.to_string()));
                 }
-            } else if !is_other_setting(rest) {
+            } else if strict && !is_other_setting(rest) {
                 let valid: Vec<String> = ENV_KEYS.iter().map(|k| format!("{prefix}{k}")).collect();
                 return Err(SettingsError::new(
                     SettingsErrorKind::UnknownKey,

@@ -90,9 +90,16 @@ pub struct StdLock {
     mutex: Mutex<()>,
     /// The last rejection, see [`Rejections`].
     rejections: Rejections,
-    /// Callers admitted so far (every seat handed to a caller).
+    /// Callers admitted so far (every seat handed to a caller), in the low
+    /// 63 bits; the top bit is [`WARNED`].
     admitted: AtomicU64,
 }
+
+/// The top bit of `StdLock::admitted`: the compartment's "a blocking
+/// acquire could not wait on an event loop" warning was logged. Kept in
+/// the admission word so that the lock does not grow; the count would
+/// need 2^63 admissions to reach it.
+const WARNED: u64 = 1 << 63;
 
 impl StdLock {
     /// A new, unlocked lock that has seen no rejection. `const`, so that a
@@ -239,7 +246,7 @@ fn to_time(v: u64) -> Option<SystemTime> {
 
 impl StdLock {
     /// How many callers the compartment has admitted, through any API.
-    /// Wraps only after 2^64 admissions.
+    /// Wraps only after 2^63 admissions.
     ///
     /// ```
     /// use bulkhead_std::Bulkhead;
@@ -250,7 +257,7 @@ impl StdLock {
     /// assert_eq!(b.raw_lock().admitted(), 2);
     /// ```
     pub fn admitted(&self) -> u64 {
-        self.admitted.load(Ordering::Relaxed)
+        self.admitted.load(Ordering::Relaxed) & !WARNED
     }
 }
 
@@ -264,8 +271,9 @@ impl ConstInit for StdLock {
 // re-enters the lock, so std's "re-entry may deadlock" is never triggered;
 // nobody else can lock it (locking is `unsafe`, and the mutex is private),
 // so `lock` never panics and a failed `try_lock` means core's own section
-// for this compartment runs (promises 2 and 4). `record_rejection` and
-// `record_admission` touch only their own atomics and never panic.
+// for this compartment runs (promises 2 and 4). `record_rejection`,
+// `record_admission` and `claim_event_loop_warning` touch only their own
+// atomics and never panic.
 unsafe impl RawLock for StdLock {
     #[inline]
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
@@ -297,6 +305,14 @@ unsafe impl RawLock for StdLock {
     #[inline]
     fn record_admission(&self) {
         self.admitted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The top bit of the admission word; a load first, so that later
+    /// verdicts write nothing. Relaxed: the flag orders nothing, and two
+    /// racing first verdicts still see one `fetch_or` win.
+    fn claim_event_loop_warning(&self) -> bool {
+        self.admitted.load(Ordering::Relaxed) & WARNED == 0
+            && self.admitted.fetch_or(WARNED, Ordering::Relaxed) & WARNED == 0
     }
 }
 

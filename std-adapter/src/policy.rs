@@ -145,14 +145,14 @@ impl<P: Handle> Policy<P> {
 
     /// The compartment.
     pub fn bulkhead(&self) -> &Bulkhead<P::Lock> {
-        &self.bulkhead
+        self.bulkhead.bulkhead()
     }
 
     /// Runs `work` on this thread inside the compartment, as
     /// [`Execute::execute`]. A panic in `work` gives the seat back and
     /// continues unchanged.
     pub fn execute<T>(&self, work: impl FnOnce() -> T) -> Outcome<T> {
-        Outcome::from_admission(self.bulkhead.execute(self.max_wait, work))
+        Outcome::from_admission(self.bulkhead().execute(self.max_wait, work))
     }
 
     /// Runs `work` inside the compartment, waiting for a seat with the
@@ -163,7 +163,7 @@ impl<P: Handle> Policy<P> {
         work: F,
     ) -> Outcome<F::Output> {
         Outcome::from_admission(
-            self.bulkhead
+            self.bulkhead()
                 .run_with_timer(self.max_wait, sleep, work)
                 .await,
         )

@@ -12,11 +12,15 @@ use bulkhead_std::{Bulkhead, Error, EventLoop, event_loop};
 
 const LONG: Duration = Duration::from_secs(60);
 
-/// Asserts an immediate `Full` although the caller offered a long budget.
+/// Asserts an immediate `FullOnEventLoop` although the caller offered a
+/// long budget.
 fn assert_immediate(b: &Bulkhead, expected: EventLoop) {
     assert_eq!(event_loop(), Some(expected));
     let start = Instant::now();
-    assert!(matches!(b.acquire_blocking(LONG), Err(Error::Full { .. })));
+    assert!(matches!(
+        b.acquire_blocking(LONG),
+        Err(Error::FullOnEventLoop { .. })
+    ));
     assert!(b.execute(LONG, || ()).is_err());
     assert!(
         start.elapsed() < Duration::from_secs(30),

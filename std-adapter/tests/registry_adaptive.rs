@@ -227,15 +227,25 @@ fn limit_errors_name_the_variable_and_the_fix() {
     );
     assert!(err.to_string().contains("min = 50, max = 10"), "{err}");
 
-    // A typo for a compartment created later: a warning with the closest
-    // variable at build time, an error when the compartment is created.
-    let registry = build(&[("BULKHEAD_REPORTS_LIMIT_MAXX", "9")]).unwrap();
+    // A typo for a compartment created later: the same build-time error
+    // as for a built-in; allowed, a warning with the closest variable, and
+    // the compartment is created without it.
+    let err = build(&[("BULKHEAD_REPORTS_LIMIT_MAXX", "9")]).unwrap_err();
+    assert_eq!(err.settings().unwrap().key(), "BULKHEAD_REPORTS_LIMIT_MAXX");
+    let registry = Registry::builder()
+        .env(EnvSource::from_pairs([(
+            "BULKHEAD_REPORTS_LIMIT_MAXX",
+            "9",
+        )]))
+        .allow_unknown_variables()
+        .build()
+        .unwrap();
     let unknown = &registry.unknown_variables()[0];
     assert_eq!(unknown.suggestion(), Some("BULKHEAD_REPORTS_LIMIT_MAX"));
-    let err = registry
+    let reports = registry
         .get_or_create("reports", DomainConfig::new(2))
-        .unwrap_err();
-    assert_eq!(err.settings().unwrap().key(), "BULKHEAD_REPORTS_LIMIT_MAXX");
+        .unwrap();
+    assert_eq!(reports.state().max_concurrent, 2);
 }
 
 #[test]

@@ -408,7 +408,11 @@ fn a_misspelled_variable_is_reported_with_the_closest_valid_one() {
         ("BULKHEAD_REPORTS_COLOUR", "blue"),
         ("BULKHEAD_DATABASE_MAX_CONCURRENT", "3"),
     ]);
-    let registry = Registry::builder().env(env.clone()).build().unwrap();
+    let registry = Registry::builder()
+        .env(env.clone())
+        .allow_unknown_variables()
+        .build()
+        .unwrap();
     let unknown: Vec<_> = registry
         .unknown_variables()
         .iter()
@@ -430,22 +434,25 @@ fn a_misspelled_variable_is_reported_with_the_closest_valid_one() {
     );
     // The valid one still applies, and a warning names each unknown one.
     assert_eq!(registry.get("database").unwrap().state().max_concurrent, 3);
-    let warnings = capture_warnings(|| drop(Registry::builder().env(env.clone()).build()));
+    let warnings = capture_warnings(|| {
+        drop(
+            Registry::builder()
+                .env(env.clone())
+                .allow_unknown_variables()
+                .build(),
+        )
+    });
     assert_eq!(warnings.len(), 3, "{warnings:?}");
     assert!(
         warnings[1].contains("did you mean BULKHEAD_DATABASE_MAX_CONCURRENT"),
         "{warnings:?}"
     );
-    // Strict builds refuse them.
-    let err = Registry::builder()
-        .env(env)
-        .deny_unknown_variables()
-        .build()
-        .unwrap_err();
+    // By default the build refuses the first, with its own value.
+    let err = Registry::builder().env(env).build().unwrap_err();
     let err = err.settings().unwrap();
     assert_eq!(
-        (err.kind(), err.key()),
-        (K::UnknownKey, "BULKHEAD_CACHE_ADMISION")
+        (err.kind(), err.key(), err.value()),
+        (K::UnknownKey, "BULKHEAD_CACHE_ADMISION", "barging")
     );
 }
 

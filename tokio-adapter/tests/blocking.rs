@@ -142,10 +142,16 @@ fn on_a_runtime_thread_blocking_acquire_gives_the_immediate_verdict() {
         rt.block_on(async move {
             let start = Instant::now();
             let verdict = db.acquire_blocking(LONG).map(drop);
-            assert!(matches!(verdict, Err(Error::Full { .. })), "{verdict:?}");
+            assert!(
+                matches!(verdict, Err(Error::FullOnEventLoop { .. })),
+                "{verdict:?}"
+            );
             let db2 = db.clone();
             let in_task = tokio::spawn(async move { db2.acquire_blocking(LONG).map(drop) });
-            assert!(matches!(in_task.await.unwrap(), Err(Error::Full { .. })));
+            assert!(matches!(
+                in_task.await.unwrap(),
+                Err(Error::FullOnEventLoop { .. })
+            ));
             assert!(start.elapsed() < LONG / 2, "did not block");
         });
     }

@@ -18,7 +18,10 @@ async fn every_method_of_both_preludes_resolves_on_one_type() {
     // bulkhead-tokio's BulkheadExt.
     let a = db.acquire_within(MS).await.unwrap();
     let b: OwnedSeat<Arc<Bulkhead>> = db.clone().acquire_owned(MaxWait::FailFast).await.unwrap();
-    assert!(matches!(db.acquire_blocking(MS), Err(Error::Full { .. })));
+    assert!(matches!(
+        db.acquire_blocking(MS),
+        Err(Error::FullOnEventLoop { .. })
+    ));
     drop((a, b));
     // bulkhead-std's BlockingAcquire, Execute, Run, Inspect.
     drop(db.acquire_blocking(MaxWait::FailFast).unwrap());

@@ -380,10 +380,11 @@ async fn typed_errors_convert_to_box_errors_and_503_like_the_default() {
         "1"
     );
     // `?` boxes it (the inner error is a std error): found through `source()`.
-    let message = err.rejection().unwrap().to_string();
+    let message = err.to_string();
     let boxed: BoxError = err.into();
     assert_eq!(HttpRejection::find(&boxed), Some(answer));
     assert_eq!(boxed.to_string(), message);
+    assert!(message.contains("`upstream`"), "{message}");
     // `into_box_error` gives the default service's error exactly.
     ready(&mut svc).await;
     let legacy = svc.call(MS).await.unwrap_err().into_box_error();

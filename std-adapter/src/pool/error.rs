@@ -132,7 +132,17 @@ impl From<Error> for PoolError {
 impl fmt::Display for PoolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PoolError::Rejected(e) => write!(f, "thread pool: {e}"),
+            PoolError::Rejected(Error::Closed { name }) => write!(
+                f,
+                "thread pool `{name}` is shut down and accepts no more tasks; build a new pool"
+            ),
+            PoolError::Rejected(e) => write!(
+                f,
+                "thread pool `{}` refused the task: every worker is busy and the queue is \
+                 full, and a submission never waits for room; retry later, or raise \
+                 max_workers or queue_capacity",
+                e.name()
+            ),
             PoolError::Timeout { name, timeout } => write!(
                 f,
                 "thread pool `{name}`: the task did not finish within the execution timeout of \
@@ -154,14 +164,10 @@ impl fmt::Display for PoolError {
     }
 }
 
-impl std::error::Error for PoolError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PoolError::Rejected(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// No source: a rejection is stated in the pool's own terms (the core
+/// [`Error`]'s advice, a wait budget, does not apply to a submission), and
+/// the core error is [`rejection`](PoolError::rejection)'s.
+impl std::error::Error for PoolError {}
 
 /// Why a [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead) could not be
 /// built.
@@ -188,14 +194,15 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildError::Config(e) => write!(f, "thread pool: {e}"),
+            // The OS's reason is the source.
             BuildError::ZeroWorkers { name } => write!(
                 f,
                 "thread pool `{name}`: workers = 0 would never run a task; give it at least 1 worker"
             ),
-            BuildError::Spawn { name, source } => write!(
+            BuildError::Spawn { name, .. } => write!(
                 f,
-                "thread pool `{name}`: could not start a worker thread ({source}); \
-                 lower the worker count or raise the process's thread limit"
+                "thread pool `{name}`: could not start a worker thread; lower the worker \
+                 count or raise the process's thread limit"
             ),
         }
     }
@@ -204,7 +211,8 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BuildError::Config(e) => Some(e),
+            // Shown in the message.
+            BuildError::Config(e) => std::error::Error::source(e),
             BuildError::Spawn { source, .. } => Some(source),
             BuildError::ZeroWorkers { .. } => None,
         }

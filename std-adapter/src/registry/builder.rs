@@ -32,7 +32,27 @@ use super::{BUILTINS, DEFAULT_TEMPLATE, Registry, RegistryError};
 /// [`EnvSource::process`] by default, [`without_env`](Self::without_env)
 /// turns it off. Every value is checked when the registry is built (or,
 /// for a dynamic name, when it is first created): a bad one is a
-/// [`SettingsError`] naming the variable or key.
+/// [`SettingsError`] naming the variable or key. A key or variable that
+/// names no setting is an error too (see
+/// [`allow_unknown_variables`](Self::allow_unknown_variables)).
+///
+/// # Which compartments exist
+///
+/// After [`build`](Self::build): the built-ins, and every compartment the
+/// file declares with a `[domains.NAME]` table (a thread pool if the table
+/// sets `max_workers`, a semaphore otherwise), so that
+/// [`Registry::get`] and everything built on it find it without a
+/// `get_or_create` first. A declared compartment starts from the
+/// template (`default_config`, the file's `[default]`, the `BULKHEAD_*`
+/// variables without a name segment; for `database:ALIAS` and
+/// `cache:NAME`, from that built-in's settings), overlaid with its table
+/// and its `BULKHEAD_<NAME>_*` variables. The first `get_or_create` for
+/// it, if nothing has used it yet, rebuilds it with the code settings it
+/// passes in place of the template, so the precedence above holds for it
+/// too; once it is in use, the existing compartment wins (with a warning
+/// if the code asks for other settings). Environment variables never
+/// declare a compartment: they override settings of one that exists or
+/// is created later.
 ///
 /// ```
 /// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
@@ -61,7 +81,7 @@ pub struct RegistryBuilder {
     pub(super) builtins: BTreeMap<&'static str, DomainConfig>,
     pub(super) max_entries: Option<usize>,
     pub(super) idle_after: Option<Duration>,
-    pub(super) deny_unknown: bool,
+    pub(super) allow_unknown: bool,
 }
 
 impl Default for RegistryBuilder {
@@ -74,7 +94,7 @@ impl Default for RegistryBuilder {
             builtins: BUILTINS.into_iter().collect(),
             max_entries: None,
             idle_after: None,
-            deny_unknown: false,
+            allow_unknown: false,
         }
     }
 }
@@ -88,8 +108,8 @@ impl RegistryBuilder {
 
     /// The `BULKHEAD_*` variables of the environment source that name no
     /// setting (probably typos), each with the closest valid variable.
-    /// [`build`](Self::build) logs a `tracing` warning for each and keeps
-    /// the list ([`Registry::unknown_variables`]).
+    /// [`build`](Self::build) refuses the first one, unless
+    /// [`allow_unknown_variables`](Self::allow_unknown_variables).
     ///
     /// ```
     /// use bulkhead_std::registry::{EnvSource, Registry};
@@ -106,12 +126,35 @@ impl RegistryBuilder {
         self.env.unknown()
     }
 
-    /// Makes [`build`](Self::build) fail with a
+    /// Accepts `BULKHEAD_*` variables that name no setting: [`build`](Self::build)
+    /// logs a `tracing` warning for each (with the closest valid variable)
+    /// and keeps the list ([`Registry::unknown_variables`]), instead of
+    /// failing with a
     /// [`SettingsErrorKind::UnknownKey`](super::SettingsErrorKind::UnknownKey)
-    /// error for the first unknown `BULKHEAD_*` variable, instead of
-    /// warning: for deployments that want a typo to stop the rollout.
-    pub fn deny_unknown_variables(mut self) -> Self {
-        self.deny_unknown = true;
+    /// error for the first, which is the default. For an environment
+    /// shared with other versions of the program. The file's unknown keys
+    /// stay errors: the file belongs to this program.
+    ///
+    /// One rule for every variable: a misspelled setting of a built-in,
+    /// of a compartment created later, or of an adaptive limit
+    /// (`BULKHEAD_DATABASE_LIMIT_MAXX`) is refused by default, and
+    /// ignored with a warning here.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{EnvSource, Registry, SettingsErrorKind};
+    ///
+    /// let env = EnvSource::from_pairs([("BULKHEAD_DATABASE_LIMIT_MAXX", "64")]);
+    /// let err = Registry::builder().env(env.clone()).build().unwrap_err();
+    /// let err = err.settings().unwrap();
+    /// assert_eq!((err.kind(), err.key(), err.value()), (SettingsErrorKind::UnknownKey, "BULKHEAD_DATABASE_LIMIT_MAXX", "64"));
+    /// assert!(err.to_string().contains("BULKHEAD_DATABASE_LIMIT_MAX, which it nearly spells"));
+    ///
+    /// let registry = Registry::builder().env(env).allow_unknown_variables().build()?;
+    /// assert_eq!(registry.unknown_variables()[0].variable(), "BULKHEAD_DATABASE_LIMIT_MAXX");
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    pub fn allow_unknown_variables(mut self) -> Self {
+        self.allow_unknown = true;
         self
     }
 
@@ -193,8 +236,11 @@ impl RegistryBuilder {
     /// max_workers = 4        # thread-pool compartments
     /// ```
     ///
-    /// Unknown keys are errors. An unreadable or invalid file is reported
-    /// by [`build`](Self::build).
+    /// Each `[domains.NAME]` table declares that compartment: it exists
+    /// once the registry is built (see
+    /// [which compartments exist](Self#which-compartments-exist)). Unknown
+    /// keys are errors. An unreadable or invalid file is reported by
+    /// [`build`](Self::build).
     #[cfg(feature = "config-file")]
     pub fn toml_file(self, path: impl AsRef<std::path::Path>) -> Self {
         use super::parse::SettingsErrorKind;

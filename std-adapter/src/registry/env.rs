@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::parse::{Field, SettingsError};
+use super::parse::{Field, SettingsError, SettingsErrorKind};
 use super::settings::Overlay;
 use crate::LimitConfig;
 use crate::limit_config::ENV_KEYS as LIMIT_ENV_KEYS;
@@ -41,14 +41,24 @@ pub const ENV_PREFIX: &str = "BULKHEAD_";
 /// # Misspelled variables
 ///
 /// A `BULKHEAD_*` variable that ends in no known setting
-/// (`BULKHEAD_DATABASE_MAX_CONCURENT`) is never silently dropped: building
-/// the registry logs a `tracing` warning for it, naming the closest valid
-/// variable, and lists it in
+/// (`BULKHEAD_DATABASE_MAX_CONCURENT`, `BULKHEAD_DATABASE_LIMIT_MAXX`) is
+/// never silently dropped. The rule is the same for every setting, the
+/// adaptive limit's included, and for every compartment, built-in or not:
+/// building the registry fails with a
+/// [`SettingsErrorKind::UnknownKey`](crate::registry::SettingsErrorKind::UnknownKey)
+/// error naming the variable, its value and the closest valid variable
+/// (the file's unknown keys are errors too). To accept such variables (an
+/// environment shared with other versions of the program),
+/// [`allow_unknown_variables`](crate::registry::RegistryBuilder::allow_unknown_variables)
+/// turns each into a `tracing` warning, listed in
 /// [`Registry::unknown_variables`](crate::registry::Registry::unknown_variables)
-/// (or fails, with
-/// [`deny_unknown_variables`](crate::registry::RegistryBuilder::deny_unknown_variables)).
-/// The name segment cannot be checked the same way, since a compartment
-/// created later by `get_or_create` may use any name.
+/// for a program that has not set `tracing` up.
+///
+/// The name segment cannot be checked the same way: a variable for a name
+/// that neither the built-ins nor the file declare applies to the
+/// compartment code creates under that name (`get_or_create`), when it
+/// does. A variable never declares a compartment itself; the file's
+/// `[domains.NAME]` tables do.
 ///
 /// ```
 /// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
@@ -95,12 +105,17 @@ impl EnvSource {
 
     /// The adaptive limit for compartment `name` (the default settings
     /// when `None`): `base` with the `LIMIT_*` variables applied.
+    ///
+    /// An unknown `LIMIT_*` suffix is skipped here: every unknown variable
+    /// was already handled when the registry was built, by one policy
+    /// (an error, or a warning with
+    /// [`allow_unknown_variables`](crate::registry::RegistryBuilder::allow_unknown_variables)).
     pub(crate) fn limit(
         &self,
         name: Option<&str>,
         base: Option<LimitConfig>,
     ) -> Result<Option<LimitConfig>, SettingsError> {
-        LimitConfig::from_env_prefix(&prefix(name), &self.vars, base)
+        LimitConfig::from_env_prefix(&prefix(name), &self.vars, base, false)
     }
 
     /// The overlay for compartment `name`, or for the default settings
@@ -136,14 +151,15 @@ impl EnvSource {
             .chain(LIMIT_ENV_KEYS.iter().map(|k| (*k).to_owned()))
             .collect();
         self.vars
-            .keys()
-            .filter_map(|var| {
+            .iter()
+            .filter_map(|(var, value)| {
                 let rest = var.strip_prefix(ENV_PREFIX)?;
                 let known = suffixes
                     .iter()
                     .any(|s| rest == s || rest.ends_with(&format!("_{s}")));
                 (!known).then(|| UnknownVariable {
                     variable: var.clone(),
+                    value: value.clone(),
                     suggestion: closest(rest, &suffixes).map(|s| format!("{ENV_PREFIX}{s}")),
                 })
             })
@@ -203,7 +219,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// use bulkhead_std::registry::{EnvSource, Registry};
 ///
 /// let env = EnvSource::from_pairs([("BULKHEAD_DATABASE_MAX_CONCURENT", "2")]);
-/// let registry = Registry::builder().env(env).build()?;
+/// let registry = Registry::builder().env(env).allow_unknown_variables().build()?;
 /// let unknown = registry.unknown_variables();
 /// assert_eq!(unknown[0].variable(), "BULKHEAD_DATABASE_MAX_CONCURENT");
 /// assert_eq!(unknown[0].suggestion(), Some("BULKHEAD_DATABASE_MAX_CONCURRENT"));
@@ -213,6 +229,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownVariable {
     variable: String,
+    value: String,
     suggestion: Option<String>,
 }
 
@@ -226,7 +243,37 @@ impl UnknownVariable {
     pub fn suggestion(&self) -> Option<&str> {
         self.suggestion.as_deref()
     }
+
+    /// The error [`build`](crate::registry::RegistryBuilder::build) gives
+    /// for it: the variable and its value, the variable it nearly spells,
+    /// and the way to accept unknown variables; `more` other unknown
+    /// variables are counted.
+    pub(crate) fn to_error(&self, more: usize) -> SettingsError {
+        let meant = match &self.suggestion {
+            Some(s) => format!("{s}, which it nearly spells,"),
+            None => format!("BULKHEAD_<NAME>_<SETTING> with SETTING one of {SETTINGS}"),
+        };
+        let more = match more {
+            0 => String::new(),
+            1 => " (1 more unknown variable is set)".to_owned(),
+            n => format!(" ({n} more unknown variables are set)"),
+        };
+        SettingsError::new(
+            SettingsErrorKind::UnknownKey,
+            &self.variable,
+            &self.value,
+            format!(
+                "{meant} or call RegistryBuilder::allow_unknown_variables to accept unknown \
+                 BULKHEAD_* variables with a warning each{more}"
+            ),
+        )
+    }
 }
+
+/// The settings a variable may end in, for messages.
+const SETTINGS: &str = "MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, \
+                        ADMISSION, LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, \
+                        LIMIT_WINDOW";
 
 impl std::fmt::Display for UnknownVariable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -240,8 +287,7 @@ impl std::fmt::Display for UnknownVariable {
             None => write!(
                 f,
                 "; bulkhead variables are BULKHEAD_<NAME>_<SETTING> with SETTING one of \
-                 MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, ADMISSION, \
-                 LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, LIMIT_WINDOW"
+                 {SETTINGS}"
             ),
         }
     }

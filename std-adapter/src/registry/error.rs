@@ -123,6 +123,11 @@ pub enum RegistryError {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// Its message names the compartment only
+    /// (``no seat in registry compartment `one_seat` ``); the reason and
+    /// what to change are the inner `Error`'s, next in the chain, so print
+    /// the chain (`anyhow`'s `{:#}`, or each `source()`) to see both.
+    ///
     /// With `anyhow`: `err.downcast_ref::<RegistryError>()`, or
     /// `err.chain().find_map(|e| e.downcast_ref::<bulkhead_std::Error>())`.
     /// (`anyhow::Error::downcast_ref::<Error>()` alone looks at the outer
@@ -156,7 +161,8 @@ impl fmt::Display for RegistryError {
             RegistryError::NotFound { name, registered } => write!(
                 f,
                 "no bulkhead compartment named `{name}` is registered (registered: {}); \
-                 register it or use get_or_create before the first call",
+                 declare it in the settings file ([domains.NAME]), or call get_or_create \
+                 or register before the first lookup",
                 registered.join(", ")
             ),
             RegistryError::BuiltIn { name } => write!(
@@ -212,18 +218,27 @@ impl fmt::Display for RegistryError {
                 )
             }
             RegistryError::Pool(e) => e.fmt(f),
-            RegistryError::Rejected(e) => e.fmt(f),
+            // The reason and its advice are the source's message.
+            RegistryError::Rejected(e) => {
+                write!(f, "no seat in registry compartment `{}`", e.name())
+            }
         }
     }
 }
 
+/// Each variant either shows an inner error in its message or returns it
+/// from `source()`, never both, so that a report that prints the whole
+/// chain (`anyhow`'s `{:#}`) says everything once. `Settings`, `Config`,
+/// `Limit` and `Pool` show it (and return its own source, if any);
+/// `Rejected` returns the compartment's [`Error`], so that a walk of the
+/// chain finds it.
 impl std::error::Error for RegistryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            RegistryError::Settings(e) => Some(e),
-            RegistryError::Config(e) => Some(e),
-            RegistryError::Limit { error, .. } => Some(error),
-            RegistryError::Pool(e) => Some(e),
+            RegistryError::Settings(e) => std::error::Error::source(e),
+            RegistryError::Config(e) => std::error::Error::source(e),
+            RegistryError::Limit { error, .. } => std::error::Error::source(error),
+            RegistryError::Pool(e) => std::error::Error::source(e),
             RegistryError::Rejected(e) => Some(e),
             _ => None,
         }

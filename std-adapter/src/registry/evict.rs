@@ -10,8 +10,8 @@ use super::{Entry, Registry, RegistryError};
 impl Registry {
     /// Removes the dynamic compartments unused for at least `older_than`
     /// that are idle by the eviction rule (no outstanding handle, no seat
-    /// held, nobody waiting); returns their names, sorted. Built-ins are
-    /// never evicted.
+    /// held, nobody waiting); returns their names, sorted. Built-ins and
+    /// the compartments the file declares are never evicted.
     ///
     /// ```
     /// use std::time::Duration;
@@ -64,7 +64,7 @@ impl Registry {
         let Some(limit) = self.max_entries else {
             return Ok(());
         };
-        while map.values().filter(|e| !e.builtin).count() >= limit {
+        while map.values().filter(|e| !e.builtin && !e.declared).count() >= limit {
             let victim = map
                 .iter()
                 .filter(|(_, e)| evictable(e))
@@ -83,5 +83,5 @@ impl Registry {
 
 /// A dynamic entry whose compartment is idle by the eviction rule.
 fn evictable(entry: &Entry) -> bool {
-    !entry.builtin && entry.compartment.is_idle()
+    !entry.builtin && !entry.declared && entry.compartment.is_idle()
 }

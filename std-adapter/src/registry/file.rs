@@ -190,7 +190,7 @@ mod toml_file {
         let mut config = None;
         for (full, suffix, raw) in vars {
             let var = format!("LIMIT_{suffix}");
-            config = LimitConfig::from_env_prefix("", [(var, raw)], config)
+            config = LimitConfig::from_env_prefix("", [(var, raw)], config, true)
                 .map_err(|e| e.renamed(&full))?;
         }
         config.ok_or_else(|| {

@@ -47,7 +47,9 @@ impl Registry {
     ///
     /// This is a blocking call. On a thread that drives an event loop (a
     /// tokio worker, `block_on`) it gives the immediate verdict, as every
-    /// blocking acquire does (see [`event_loop`](crate::event_loop)): from
+    /// blocking acquire does (see [`event_loop`](crate::event_loop)), and
+    /// a full compartment answers [`Error::FullOnEventLoop`] saying so
+    /// (logged once per compartment as a `tracing` warning): from
     /// async code use [`acquire_with_timer`](Self::acquire_with_timer), or
     /// bulkhead-tokio's `RegistryExt::acquire_async`, which honour the
     /// budget.

@@ -120,6 +120,13 @@ struct Entry {
     /// Whether that difference was already reported (once per entry).
     warned: AtomicBool,
     builtin: bool,
+    /// Declared by a `[domains.NAME]` table of the file: created by
+    /// `build`, and never evicted (the file's names are a fixed set, like
+    /// the built-ins).
+    declared: bool,
+    /// Declared, and no code settings applied yet: the first
+    /// `get_or_create` rebuilds it from its code settings if it is idle.
+    awaiting_code: bool,
     /// Milliseconds since the registry's epoch of the last lookup.
     last_used: AtomicU64,
 }
@@ -130,7 +137,9 @@ struct Entry {
 ///
 /// - [`get`](Self::get) is strict: an unknown name is
 ///   [`RegistryError::NotFound`], naming it and listing the registered
-///   names, sorted.
+///   names, sorted. The built-ins and every compartment the settings
+///   file declares (`[domains.NAME]`) exist from the start; see
+///   [which compartments exist](RegistryBuilder#which-compartments-exist).
 /// - [`get_or_create`](Self::get_or_create): concurrent calls for one name
 ///   create exactly one compartment.
 /// - [`list_names`](Self::list_names), [`all_states`](Self::all_states).
@@ -298,16 +307,10 @@ impl Registry {
             return Err(e.into());
         }
         let unknown = b.env.unknown();
-        if b.deny_unknown
+        if !b.allow_unknown
             && let Some(first) = unknown.first()
         {
-            return Err(SettingsError::new(
-                SettingsErrorKind::UnknownKey,
-                first.variable(),
-                first.to_string(),
-                "BULKHEAD_<NAME>_<SETTING> with a known SETTING",
-            )
-            .into());
+            return Err(first.to_error(unknown.len() - 1).into());
         }
         for var in &unknown {
             tracing::warn!(
@@ -346,7 +349,44 @@ impl Registry {
             );
             registry.write().insert(name, entry);
         }
+        let declared: Vec<String> = registry.file.domains.keys().cloned().collect();
+        for name in declared {
+            registry.declare(&name)?;
+        }
         Ok(registry)
+    }
+
+    /// Creates the compartment a `[domains.NAME]` table of the file
+    /// declares (unless it is a built-in): a thread pool if the table sets
+    /// `max_workers`, a semaphore otherwise, from the template (or, for
+    /// `database:ALIAS` and `cache:NAME`, that built-in's settings)
+    /// overlaid with the table and the environment.
+    fn declare(&self, name: &str) -> Result<(), RegistryError> {
+        if self.read().contains_key(name) {
+            return Ok(());
+        }
+        let name = names::intern(name)?;
+        let base = name
+            .split_once(':')
+            .and_then(|(base, _)| {
+                self.read()
+                    .get(base)
+                    .filter(|e| e.builtin)
+                    .map(|e| e.config)
+            })
+            .unwrap_or(self.template);
+        let config = self.resolve(name, base)?;
+        let (registered, controller) = if config.max_workers.is_some() {
+            make_pool(name, &config)?
+        } else {
+            let (bulkhead, controller) = semaphore(name, &config)?;
+            (Registered::Semaphore(bulkhead), controller)
+        };
+        let mut entry = self.entry(registered, controller, config, base, false);
+        entry.declared = true;
+        entry.awaiting_code = true;
+        self.write().insert(name, entry);
+        Ok(())
     }
 
     /// `code` overlaid with the file's and the environment's settings for
@@ -382,6 +422,8 @@ impl Registry {
             code,
             warned: AtomicBool::new(false),
             builtin,
+            declared: false,
+            awaiting_code: false,
             last_used: AtomicU64::new(self.now_ms()),
         }
     }
@@ -523,8 +565,11 @@ impl Registry {
             &DomainConfig,
         ) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError>,
     ) -> Result<T, RegistryError> {
-        match self.lookup(name) {
+        match self.lookup_with(name, |e| (e.compartment.clone(), e.awaiting_code)) {
             Err(RegistryError::NotFound { .. }) => {}
+            // Declared by the file, no code settings yet: rebuilt below
+            // from them if nothing uses it (the write lock decides).
+            Ok((_, true)) => {}
             found => {
                 self.note_differing(name, &config);
                 return found.and_then(|(registered, _)| kind(registered));
@@ -534,16 +579,27 @@ impl Registry {
         let name = names::intern(name)?;
         let config = self.resolve(name, config)?;
         let mut map = self.write();
+        let mut declared = false;
         if let Some(entry) = map.get(name) {
-            let found = entry.compartment.clone();
-            drop(map);
-            self.note_differing(name, &code);
-            return kind(found);
+            // Idle: only the registry holds it, so nobody sees the swap.
+            if !(entry.awaiting_code && entry.compartment.is_idle()) {
+                let found = entry.compartment.clone();
+                drop(map);
+                self.note_differing(name, &code);
+                return kind(found);
+            }
+            declared = true;
+        } else {
+            self.make_room(&mut map, name)?;
         }
-        self.make_room(&mut map, name)?;
         let (registered, controller) = make(name, &config)?;
-        let entry = self.entry(registered.clone(), controller, config, code, false);
-        map.insert(name, entry);
+        let mut entry = self.entry(registered.clone(), controller, config, code, false);
+        entry.declared = declared;
+        let replaced = map.insert(name, entry);
+        // A replaced declared pool joins its idle workers when dropped:
+        // not under the lock.
+        drop(map);
+        drop(replaced);
         kind(registered)
     }
 
@@ -553,10 +609,22 @@ impl Registry {
     /// compartment as a `tracing` warning, so a mismatch is never silent.
     fn note_differing(&self, name: &str, requested: &DomainConfig) {
         let map = self.read();
-        let Some(entry) = map.get(name) else { return };
-        if entry.code != *requested && !entry.warned.swap(true, Ordering::Relaxed) {
+        let Some((&name, entry)) = map.get_key_value(name) else {
+            return;
+        };
+        let differs = if entry.awaiting_code {
+            // Declared by the file and in use before code asked for it:
+            // what the code asks for, under the same file and environment,
+            // against what it runs with.
+            self.resolve(name, *requested).ok() != Some(entry.config)
+        } else {
+            entry.code != *requested
+        };
+        if differs && !entry.warned.swap(true, Ordering::Relaxed) {
             let kind = if entry.builtin {
                 "the built-in"
+            } else if entry.awaiting_code {
+                "the file-declared (already in use, so built from the template and its table)"
             } else {
                 "the existing"
             };
@@ -574,9 +642,10 @@ impl Registry {
 
     /// The `BULKHEAD_*` variables that named no setting when the registry
     /// was built (probably typos), each with the closest valid variable;
-    /// each was also logged as a `tracing` warning. Empty when all are
-    /// known. See [`RegistryBuilder::deny_unknown_variables`] to fail
-    /// instead.
+    /// each was also logged as a `tracing` warning. Always empty unless
+    /// the registry was built with
+    /// [`RegistryBuilder::allow_unknown_variables`]: by default such a
+    /// variable makes `build` fail.
     pub fn unknown_variables(&self) -> &[UnknownVariable] {
         &self.unknown
     }
@@ -603,18 +672,7 @@ impl Registry {
         name: &str,
         config: DomainConfig,
     ) -> Result<Arc<RegisteredPool>, RegistryError> {
-        self.get_or_insert(name, config, Registered::pool, |name, config| {
-            if config.limit.is_some() {
-                return Err(RegistryError::Unsupported {
-                    name,
-                    what: "an adaptive limit applies to semaphore compartments, not thread \
-                           pools; remove `limit` from this compartment's settings (code, \
-                           file or BULKHEAD_<NAME>_LIMIT_* variables)",
-                });
-            }
-            let pool = RegisteredPool::new(pool_config(name, config))?;
-            Ok((Registered::Pool(Arc::new(pool)), None))
-        })
+        self.get_or_insert(name, config, Registered::pool, make_pool)
     }
 
     /// Registers `bulkhead` under its name, replacing any compartment of
@@ -648,6 +706,7 @@ impl Registry {
         let mut config = DomainConfig::new(s.max_concurrent).admission(bulkhead.admission());
         let mut map = self.write();
         let builtin = map.get(name).is_some_and(|e| e.builtin);
+        let declared = map.get(name).is_some_and(|e| e.declared);
         if let Some(old) = map.get(name) {
             config.max_wait = old.config.max_wait;
         }
@@ -658,13 +717,14 @@ impl Registry {
                  its settings-owned limits no longer apply"
             );
         }
-        let entry = self.entry(
+        let mut entry = self.entry(
             Registered::Semaphore(bulkhead),
             None,
             config,
             config,
             builtin,
         );
+        entry.declared = declared;
         map.insert(name, entry).map(|old| old.compartment)
     }
 
@@ -894,6 +954,24 @@ fn semaphore(
         bulkhead,
         algorithm.map(|a| Arc::new(DomainController::new(a))),
     ))
+}
+
+/// A thread-pool compartment from resolved settings, which must not carry
+/// an adaptive limit.
+fn make_pool(
+    name: &'static str,
+    config: &DomainConfig,
+) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError> {
+    if config.limit.is_some() {
+        return Err(RegistryError::Unsupported {
+            name,
+            what: "an adaptive limit applies to semaphore compartments, not thread \
+                   pools; remove `limit` from this compartment's settings (code, \
+                   file or BULKHEAD_<NAME>_LIMIT_* variables)",
+        });
+    }
+    let pool = RegisteredPool::new(pool_config(name, config))?;
+    Ok((Registered::Pool(Arc::new(pool)), None))
 }
 
 fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {

@@ -39,6 +39,17 @@ use crate::LimitConfig;
 /// assert_eq!(REPORTS.max_waiting, Some(16));
 /// ```
 ///
+/// Every field is public, so struct-update syntax works too, as for
+/// [`LimitConfig`]:
+///
+/// ```
+/// use bulkhead_std::MaxWait;
+/// use bulkhead_std::registry::DomainConfig;
+///
+/// const SEARCH: DomainConfig = DomainConfig { max_wait: MaxWait::from_millis(20), ..DomainConfig::new(8) };
+/// assert_eq!((SEARCH.max_concurrent, SEARCH.max_waiting), (8, None));
+/// ```
+///
 /// With the `serde` feature it is `Serialize` and `Deserialize` (every
 /// field optional but `max_concurrent`; `max_wait` as `"50ms"`,
 /// `"fail_fast"` or `"forever"`; `admission` as `"fifo"`, `"barging"` or
@@ -56,7 +67,6 @@ use crate::LimitConfig;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
-#[non_exhaustive]
 pub struct DomainConfig {
     /// Seats; at least 1.
     pub max_concurrent: usize,

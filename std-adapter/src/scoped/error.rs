@@ -36,7 +36,10 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// )?;
 /// let Err(ScopeError::Open(err)) = reports.enter_blocking() else { panic!() };
 /// assert_eq!((err.compartment(), err.resource()), ("reports", "reports-db"));
-/// assert!(err.to_string().contains("connection refused"));
+/// // The initialiser's error is the source, not repeated in the message.
+/// use std::error::Error as _;
+/// assert_eq!(err.source().unwrap().to_string(), "connection refused");
+/// assert!(!err.to_string().contains("connection refused"));
 /// assert_eq!(reports.state().active, 0); // the seat was given back
 /// # Ok::<(), bulkhead_std::ConfigError>(())
 /// ```
@@ -65,9 +68,9 @@ impl fmt::Display for OpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bulkhead `{}`: its resource `{}` failed to open: {}; the seat was given back \
-             and the next entry tries again",
-            self.compartment, self.resource, self.source
+            "bulkhead `{}`: its resource `{}` failed to open (the seat was given back \
+             and the next entry tries again)",
+            self.compartment, self.resource
         )
     }
 }
@@ -163,7 +166,10 @@ impl ScopeError {
 impl fmt::Display for ScopeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScopeError::Rejected(e) => e.fmt(f),
+            // The reason and its advice are the source's message.
+            ScopeError::Rejected(e) => {
+                write!(f, "no seat in scoped compartment `{}`", e.name())
+            }
             ScopeError::Open(e) => e.fmt(f),
             ScopeError::OpenTimeout {
                 compartment,
@@ -189,11 +195,15 @@ impl fmt::Display for ScopeError {
     }
 }
 
+/// Either the message shows an inner error or `source()` returns it,
+/// never both: `Rejected` returns the compartment's [`Error`] (so that a
+/// walk of the chain finds it), `Open` shows the [`OpenError`] and returns
+/// the initialiser's error.
 impl std::error::Error for ScopeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ScopeError::Rejected(e) => Some(e),
-            ScopeError::Open(e) => Some(e),
+            ScopeError::Open(e) => std::error::Error::source(e),
             ScopeError::OpenTimeout { .. } | ScopeError::NeedsAsyncEntry { .. } => None,
         }
     }

@@ -4,13 +4,12 @@
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bulkhead_core::limit::{Adaptive, CallOutcome, Clock, Limit, Sample};
-use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock};
+use bulkhead_core::{Error, OwnedSeat, RawLock};
 use bulkhead_std::StdLock;
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
@@ -19,21 +18,10 @@ use tower_service::Service;
 use super::{BoxErrors, ErrorRepr, TypedErrors};
 use crate::TokioClock;
 
-/// An `Arc` of an adaptive compartment that leads to its [`Bulkhead`], so
-/// that core's [`OwnedSeat`] can hold it.
-struct Handle<L: RawLock, A, C>(Arc<Adaptive<L, A, C>>);
-
-impl<L: RawLock, A: Limit, C: Clock> Deref for Handle<L, A, C> {
-    type Target = Bulkhead<L>;
-    fn deref(&self) -> &Bulkhead<L> {
-        self.0.bulkhead()
-    }
-}
-
 /// A seat that records one sample when it is given back; dropped without
 /// an outcome (the response future was cancelled), it records a success.
 struct Timed<L: RawLock, A: Limit, C: Clock> {
-    seat: Option<OwnedSeat<Handle<L, A, C>>>,
+    seat: Option<OwnedSeat<Arc<Adaptive<L, A, C>>>>,
     started: u64,
     in_flight: usize,
 }
@@ -41,7 +29,7 @@ struct Timed<L: RawLock, A: Limit, C: Clock> {
 impl<L: RawLock, A: Limit, C: Clock> Timed<L, A, C> {
     fn finish(&mut self, outcome: CallOutcome) {
         if let Some(seat) = self.seat.take() {
-            let adaptive = &seat.handle().0;
+            let adaptive = seat.handle();
             let rtt = adaptive.clock().now_nanos().saturating_sub(self.started);
             adaptive.record(&Sample::from_nanos(rtt, self.in_flight, outcome));
             drop(seat);
@@ -187,7 +175,7 @@ where
         // The `Arc` is cloned only for an admitted request.
         let state = match self.adaptive.bulkhead().try_acquire() {
             Ok(seat) => {
-                let seat = OwnedSeat::from_seat(seat, Handle(Arc::clone(&self.adaptive)));
+                let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.adaptive));
                 State::Running {
                     future: self.inner.call(request),
                     timed: Timed {
@@ -293,7 +281,7 @@ mod tests {
         })
         .unwrap();
         let adaptive = Arc::new(Adaptive::new(
-            Bulkhead::<StdLock>::new("upstream", 2).unwrap(),
+            bulkhead_core::Bulkhead::<StdLock>::new("upstream", 2).unwrap(),
             aimd,
             TokioClock::new(),
         ));

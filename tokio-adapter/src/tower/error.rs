@@ -31,15 +31,17 @@ use super::BoxError;
 ///   itself a [`std::error::Error`].
 ///
 /// Display and `source` follow the workspace's other errors with a
-/// `Rejected` variant: the message is the wrapped error's, and `source`
-/// returns the wrapped error.
+/// `Rejected` variant: the message names the compartment, and `source`
+/// returns the rejection (so a walk of the chain finds it); `Inner` is
+/// transparent: the inner error's message, and its source. No text is
+/// shown twice when a report prints the whole chain.
 ///
 /// ```
 /// use bulkhead_tokio::{BoxError, Error, ServiceError};
 ///
 /// let err: ServiceError<std::io::Error> = Error::Closed { name: "db" }.into();
 /// assert!(matches!(err.rejection(), Some(Error::Closed { .. })));
-/// assert!(err.to_string().contains("closed"));
+/// assert!(err.to_string().contains("`db`"));
 /// let boxed: BoxError = err.into(); // `?` works too
 /// assert!(bulkhead_tokio::HttpRejection::find(&boxed).is_some());
 /// ```
@@ -94,7 +96,10 @@ impl<E> From<Error> for ServiceError<E> {
 impl<E: fmt::Display> fmt::Display for ServiceError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ServiceError::Rejected(e) => e.fmt(f),
+            // The reason and its advice are the source's message.
+            ServiceError::Rejected(e) => {
+                write!(f, "request turned away by bulkhead `{}`", e.name())
+            }
             ServiceError::Inner(e) => e.fmt(f),
         }
     }
@@ -104,7 +109,7 @@ impl<E: std::error::Error + 'static> std::error::Error for ServiceError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ServiceError::Rejected(e) => Some(e),
-            ServiceError::Inner(e) => Some(e),
+            ServiceError::Inner(e) => e.source(),
         }
     }
 }

@@ -13,7 +13,7 @@ use super::{BoxError, ServiceError};
 ///
 /// | rejection | status | `Retry-After` |
 /// |---|---|---|
-/// | [`Error::Full`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
+/// | [`Error::Full`], [`Error::FullOnEventLoop`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
 /// | [`Error::Closed`] | 503 | no: the compartment admits nobody any more |
 ///
 /// 503 rather than 429 (the client did nothing wrong: this server is
@@ -62,15 +62,47 @@ impl HttpRejection {
     /// The answer to a service error, if it is (or was caused by) a bulkhead
     /// rejection: the error itself, or any error in its `source()` chain,
     /// so it also finds a rejection wrapped by another layer or in a
-    /// [`RegistryError::Rejected`](bulkhead_std::registry::RegistryError::Rejected).
-    /// `None` for every other error, which is the caller's to answer.
+    /// [`RegistryError::Rejected`](bulkhead_std::registry::RegistryError::Rejected),
+    /// a thread pool's [`PoolError::Rejected`](bulkhead_std::PoolError::Rejected),
+    /// or an [`io::Error`](std::io::Error) (a handler that used `?` into
+    /// `io::Result`: the wrapped error is reached through
+    /// [`get_ref`](std::io::Error::get_ref), since an `io::Error`'s
+    /// `source()` skips it). `None` for every other error, which is the
+    /// caller's to answer.
+    ///
+    /// ```
+    /// use bulkhead_tokio::{BoxError, Error, HttpRejection};
+    ///
+    /// fn handler() -> std::io::Result<()> {
+    ///     Err(Error::Full { name: "db", max_concurrent: 8, active: 8 })?; // into io::Error
+    ///     Ok(())
+    /// }
+    /// let err: BoxError = handler().unwrap_err().into();
+    /// assert_eq!(HttpRejection::find(&err).unwrap().status, 503);
+    /// ```
     pub fn find(error: &BoxError) -> Option<Self> {
         let mut current: Option<&(dyn std::error::Error + 'static)> = Some(&**error);
         while let Some(e) = current {
             if let Some(rejection) = e.downcast_ref::<Error>() {
                 return Some(Self::from_error(rejection));
             }
-            current = e.source();
+            // A pool states its rejection in its own words, without the
+            // core error as its source; the accessor has it.
+            if let Some(rejection) = e
+                .downcast_ref::<bulkhead_std::PoolError>()
+                .and_then(bulkhead_std::PoolError::rejection)
+            {
+                return Some(Self::from_error(rejection));
+            }
+            current = match e.downcast_ref::<std::io::Error>() {
+                // `io::Error::source` returns the wrapped error's source,
+                // skipping the wrapped error itself.
+                Some(io) => match io.get_ref() {
+                    Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+                    None => e.source(),
+                },
+                None => e.source(),
+            };
         }
         None
     }
