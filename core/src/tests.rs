@@ -18,6 +18,7 @@ mod lifecycle;
 mod list;
 mod memory;
 mod model;
+mod mutants;
 mod owned;
 mod review;
 mod soundness;
