@@ -115,3 +115,67 @@ fn is_closed_tells_open_from_closed() {
         Err(crate::Error::Closed { .. })
     ));
 }
+
+/// A ratio parameter accepts both ends of its documented range and
+/// refuses the value just outside each.
+#[test]
+fn ratio_parameters_accept_both_ends_of_their_range() {
+    use crate::limit::Fraction;
+    let below = |f: Fraction| Fraction::from_q16(f.to_q16() - 1);
+    let above = |f: Fraction| Fraction::from_q16(f.to_q16() + 1);
+    let aimd = |backoff| {
+        Aimd::new(AimdParams {
+            backoff,
+            ..AimdParams::DEFAULT
+        })
+    };
+    // backoff: [0.5, 1).
+    let half = Fraction::new(1, 2);
+    assert!(aimd(half).is_ok(), "0.5 is allowed");
+    assert!(aimd(below(half)).is_err(), "below 0.5 is not");
+    assert!(
+        aimd(below(Fraction::ONE)).is_ok(),
+        "just below 1 is allowed"
+    );
+    assert!(aimd(Fraction::ONE).is_err(), "1 would never back off");
+}
+
+/// `Limit` through `&mut T` forwards every method to `T`.
+#[test]
+fn a_limit_behind_a_mutable_reference_forwards_every_method() {
+    use crate::limit::{CallOutcome, Limit, Sample};
+    let params = AimdParams {
+        initial: 4,
+        min: 1,
+        max: 10,
+        ..AimdParams::DEFAULT
+    };
+    let busy = Sample::from_nanos(1_000_000, 4, CallOutcome::Success);
+    let mut direct = Aimd::new(params).unwrap();
+    let mut inner = Aimd::new(params).unwrap();
+    {
+        let mut by_ref: &mut Aimd = &mut inner;
+        assert_eq!(Limit::limit(&by_ref), 4);
+        assert_eq!(Limit::window(&by_ref), direct.window());
+        assert_eq!(Limit::update(&mut by_ref, &busy), direct.update(&busy));
+        assert_eq!(
+            Limit::update_window(&mut by_ref, &busy),
+            direct.update_window(&busy)
+        );
+        assert_eq!(Limit::limit(&by_ref), 6, "two increases went through");
+    }
+    assert_eq!(inner.limit(), direct.limit());
+}
+
+/// `MAX_CONCURRENT_LIMIT` is the documented figure for the target: the
+/// 32-bit field of the compartment on 64-bit targets, and a quarter of the
+/// word's count field (two bits of headroom) on 32-bit ones.
+#[test]
+fn the_concurrency_limit_is_the_documented_figure() {
+    let expected = if cfg!(target_pointer_width = "64") {
+        4_294_967_295
+    } else {
+        67_108_863
+    };
+    assert_eq!(crate::MAX_CONCURRENT_LIMIT, expected);
+}
