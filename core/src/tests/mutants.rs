@@ -179,3 +179,106 @@ fn the_concurrency_limit_is_the_documented_figure() {
     };
     assert_eq!(crate::MAX_CONCURRENT_LIMIT, expected);
 }
+
+/// A `Duration` converts to the budget it is: zero fails fast.
+#[test]
+fn a_duration_converts_to_its_wait_budget() {
+    use crate::MaxWait;
+    use core::time::Duration;
+    let budget = Duration::from_millis(250);
+    assert_eq!(MaxWait::from(budget), MaxWait::UpTo(budget));
+    assert_eq!(MaxWait::from(Duration::ZERO), MaxWait::FailFast);
+}
+
+/// `MaxWait`'s setting strings, read and written, in the unit tests (which
+/// miri and every mutant run see; the doctests show a few of these).
+#[test]
+fn wait_budgets_parse_and_print_as_settings() {
+    use crate::MaxWait;
+    use core::time::Duration;
+    let ok = |text: &str, want: MaxWait| {
+        assert_eq!(text.parse::<MaxWait>(), Ok(want), "{text:?}");
+    };
+    for text in [
+        "0",
+        "fail_fast",
+        "Fail-Fast",
+        "FAILFAST",
+        " 0 ",
+        "0ms",
+        "0.0s",
+    ] {
+        ok(text, MaxWait::FailFast);
+    }
+    ok("forever", MaxWait::Forever);
+    ok(" Forever ", MaxWait::Forever);
+    ok("250ms", MaxWait::from_millis(250));
+    ok("250 ms", MaxWait::from_millis(250));
+    ok(" 1.5S ", MaxWait::from_millis(1500));
+    ok(".5s", MaxWait::from_millis(500));
+    ok("2.s", MaxWait::from_millis(2000));
+    ok("90us", MaxWait::up_to(Duration::from_micros(90)));
+    ok("90µs", MaxWait::up_to(Duration::from_micros(90)));
+    ok("7ns", MaxWait::up_to(Duration::from_nanos(7)));
+    ok("1m", MaxWait::up_to(Duration::from_secs(60)));
+    ok("1h", MaxWait::up_to(Duration::from_secs(3600)));
+    ok("1.000000001s", MaxWait::up_to(Duration::new(1, 1)));
+    ok("1.25h", MaxWait::up_to(Duration::from_secs(4500)));
+    // Seconds above 2^32 keep their sub-second part.
+    ok(
+        "5000000000.5s",
+        MaxWait::up_to(Duration::new(5_000_000_000, 500_000_000)),
+    );
+    for text in [
+        "",
+        "250",
+        "2 parsecs",
+        "ms",
+        ".s",
+        "1..5s",
+        "1.5.0s",
+        "-1s",
+        "1e3ms",
+        "1.0000000001s",
+        "99999999999999999999999999999999999999999h",
+    ] {
+        assert!(text.parse::<MaxWait>().is_err(), "{text:?} is not a budget");
+    }
+
+    let setting = |w: MaxWait| format!("{}", w.as_setting());
+    assert_eq!(setting(MaxWait::FailFast), "fail_fast");
+    assert_eq!(setting(MaxWait::up_to(Duration::ZERO)), "fail_fast");
+    assert_eq!(setting(MaxWait::Forever), "forever");
+    assert_eq!(setting(MaxWait::from_millis(2000)), "2s");
+    assert_eq!(setting(MaxWait::from_millis(2500)), "2500ms");
+    assert_eq!(
+        setting(MaxWait::up_to(Duration::from_micros(1500))),
+        "1500us"
+    );
+    assert_eq!(
+        setting(MaxWait::up_to(Duration::from_nanos(1500))),
+        "1500ns"
+    );
+    for w in [
+        MaxWait::from_millis(2500),
+        MaxWait::up_to(Duration::new(3, 7)),
+        MaxWait::Forever,
+        MaxWait::FailFast,
+    ] {
+        assert_eq!(setting(w).parse(), Ok(w), "{w:?} reads back");
+    }
+
+    assert_eq!(format!("{}", MaxWait::from_millis(50)), "up to 50ms");
+    assert_eq!(format!("{}", MaxWait::Forever), "forever");
+    assert_eq!(format!("{}", MaxWait::FailFast), "fail fast");
+    assert_eq!(format!("{}", MaxWait::UpTo(Duration::ZERO)), "fail fast");
+    let budget = Duration::from_millis(3);
+    assert_eq!(MaxWait::UpTo(budget).budget(), Some(budget));
+    assert_eq!(MaxWait::UpTo(Duration::ZERO).budget(), None);
+    assert_eq!(MaxWait::Forever.budget(), None);
+    assert!(MaxWait::FailFast.is_fail_fast() && MaxWait::UpTo(Duration::ZERO).is_fail_fast());
+    assert!(!MaxWait::UpTo(budget).is_fail_fast() && !MaxWait::Forever.is_fail_fast());
+    assert!(MaxWait::Forever.is_unbounded() && !MaxWait::UpTo(budget).is_unbounded());
+    assert!(!MaxWait::FailFast.is_unbounded());
+    assert!(format!("{}", crate::ParseMaxWaitError).contains("not a wait budget"));
+}
