@@ -282,3 +282,23 @@ fn wait_budgets_parse_and_print_as_settings() {
     assert!(!MaxWait::FailFast.is_unbounded());
     assert!(format!("{}", crate::ParseMaxWaitError).contains("not a wait budget"));
 }
+
+/// AIMD: a round trip equal to the timeout is a success; one nanosecond
+/// more counts as a drop.
+#[test]
+fn aimd_backs_off_only_for_a_round_trip_slower_than_the_timeout() {
+    use crate::limit::{CallOutcome, Limit, Sample};
+    use core::time::Duration;
+    let mut aimd = Aimd::new(AimdParams {
+        initial: 10,
+        min: 1,
+        max: 100,
+        timeout: Duration::from_millis(5),
+        ..AimdParams::DEFAULT
+    })
+    .unwrap();
+    let at = Sample::from_nanos(5_000_000, 10, CallOutcome::Success);
+    assert_eq!(aimd.update(&at), 11, "at the timeout: + 1");
+    let over = Sample::from_nanos(5_000_001, 11, CallOutcome::Success);
+    assert_eq!(aimd.update(&over), 9, "slower: floor(0.9 x 11)");
+}
