@@ -302,3 +302,36 @@ fn aimd_backs_off_only_for_a_round_trip_slower_than_the_timeout() {
     let over = Sample::from_nanos(5_000_001, 11, CallOutcome::Success);
     assert_eq!(aimd.update(&over), 9, "slower: floor(0.9 x 11)");
 }
+
+/// The controller's window mean: exact nanoseconds with a 64-bit `usize`;
+/// on 32-bit targets each round trip rounds to the nearest 256 ns unit
+/// (half a unit up), so two 200 ns calls average 256 ns and two 100 ns
+/// calls 0 (read as the 1 ns floor).
+#[test]
+fn the_window_mean_rounds_each_round_trip_to_the_nearest_unit() {
+    use crate::limit::{CallOutcome, Limit, Sample};
+    struct Spy(std::vec::Vec<u64>);
+    impl Limit for Spy {
+        fn limit(&self) -> usize {
+            2
+        }
+        fn update(&mut self, sample: &Sample) -> usize {
+            self.0.push(sample.rtt());
+            2
+        }
+        fn window(&self) -> usize {
+            2
+        }
+    }
+    let b = fifo(2);
+    let c = Controller::new(Spy(std::vec::Vec::new()));
+    for nanos in [200, 200, 100, 100] {
+        c.record(&b, &Sample::from_nanos(nanos, 1, CallOutcome::Success));
+    }
+    let expected = if cfg!(target_pointer_width = "64") {
+        [200, 100]
+    } else {
+        [256, 1]
+    };
+    assert_eq!(c.try_inspect(|s| s.0.clone()).unwrap(), expected);
+}
