@@ -138,6 +138,32 @@ fn ratio_parameters_accept_both_ends_of_their_range() {
         "just below 1 is allowed"
     );
     assert!(aimd(Fraction::ONE).is_err(), "1 would never back off");
+    // Gradient2: rtt_tolerance in [1, 16], smoothing in (0, 1].
+    use crate::limit::{Gradient2, Gradient2Params};
+    let gradient2 = |rtt_tolerance, smoothing| {
+        Gradient2::new(Gradient2Params {
+            rtt_tolerance,
+            smoothing,
+            ..Gradient2Params::DEFAULT
+        })
+    };
+    let sixteen = Fraction::new(16, 1);
+    let smooth = Gradient2Params::DEFAULT.smoothing;
+    let tolerance = Gradient2Params::DEFAULT.rtt_tolerance;
+    assert!(gradient2(Fraction::ONE, smooth).is_ok(), "tolerance 1");
+    assert!(gradient2(below(Fraction::ONE), smooth).is_err());
+    assert!(gradient2(sixteen, smooth).is_ok(), "tolerance 16");
+    assert!(gradient2(above(sixteen), smooth).is_err());
+    assert!(gradient2(tolerance, Fraction::ONE).is_ok(), "smoothing 1");
+    assert!(gradient2(tolerance, above(Fraction::ONE)).is_err());
+    assert!(
+        gradient2(tolerance, Fraction::from_q16(1)).is_ok(),
+        "the least smoothing"
+    );
+    assert!(
+        gradient2(tolerance, Fraction::from_q16(0)).is_err(),
+        "smoothing 0"
+    );
 }
 
 /// `Limit` through `&mut T` forwards every method to `T`.
