@@ -361,3 +361,26 @@ fn the_window_mean_rounds_each_round_trip_to_the_nearest_unit() {
     };
     assert_eq!(c.try_inspect(|s| s.0.clone()).unwrap(), expected);
 }
+
+/// Gradient2's long-term average: a plain mean over the first ten
+/// samples, then an exponential average of weight `2 / (long_window + 1)`.
+#[test]
+fn gradient2_long_average_weighs_each_sample_by_its_window() {
+    use crate::limit::{CallOutcome, Gradient2, Gradient2Params, Limit, Sample};
+    let mut g = Gradient2::new(Gradient2Params {
+        long_window: 9,
+        ..Gradient2Params::DEFAULT
+    })
+    .unwrap();
+    let ms = |n: u64| Sample::from_nanos(n * 1_000_000, 0, CallOutcome::Success);
+    for n in [5, 15, 5, 15, 5, 15, 5, 15, 5, 15] {
+        g.update(&ms(n));
+    }
+    assert_eq!(g.long_rtt_nanos(), 10_000_000, "the mean of the first ten");
+    g.update(&ms(20));
+    assert_eq!(
+        g.long_rtt_nanos(),
+        12_000_000,
+        "10 ms + 2 / (9 + 1) x (20 ms - 10 ms)"
+    );
+}
