@@ -384,3 +384,26 @@ fn gradient2_long_average_weighs_each_sample_by_its_window() {
         "10 ms + 2 / (9 + 1) x (20 ms - 10 ms)"
     );
 }
+
+/// Gradient2 holds only while less than half the seats are used: at
+/// exactly half (`2 x in_flight == limit`) it updates.
+#[test]
+fn gradient2_updates_at_exactly_half_the_seats_in_use() {
+    use crate::limit::{CallOutcome, Gradient2, Gradient2Params, Limit, Sample};
+    let run = |in_flight| {
+        let mut g = Gradient2::new(Gradient2Params {
+            initial: 20,
+            min: 4,
+            max: 200,
+            ..Gradient2Params::DEFAULT
+        })
+        .unwrap();
+        let steady = |in_flight| Sample::from_nanos(10_000_000, in_flight, CallOutcome::Success);
+        g.update(&steady(in_flight));
+        g.update(&steady(100));
+        g.limit()
+    };
+    // Steady latency: + 0.2 x 4 = + 0.8 per update that is not held.
+    assert_eq!(run(9), 20, "9 of 20 held: 20.8, whole seats 20");
+    assert_eq!(run(10), 21, "10 of 20 updated: 21.6, whole seats 21");
+}
