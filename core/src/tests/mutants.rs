@@ -383,6 +383,15 @@ fn gradient2_long_average_weighs_each_sample_by_its_window() {
         12_000_000,
         "10 ms + 2 / (9 + 1) x (20 ms - 10 ms)"
     );
+    // Recovery cuts 5 % only from an average above twice the round trip.
+    g.update(&ms(6));
+    assert_eq!(g.long_rtt_nanos(), 10_800_000, "12 - 0.2 x 6: 10.8 < 2 x 6");
+    g.update(&ms(4));
+    assert_eq!(
+        g.long_rtt_nanos(),
+        8_968_000,
+        "10.8 - 0.2 x 6.8 = 9.44 > 2 x 4: less 5 %"
+    );
 }
 
 /// Gradient2 holds only while less than half the seats are used: at
@@ -406,4 +415,70 @@ fn gradient2_updates_at_exactly_half_the_seats_in_use() {
     // Steady latency: + 0.2 x 4 = + 0.8 per update that is not held.
     assert_eq!(run(9), 20, "9 of 20 held: 20.8, whole seats 20");
     assert_eq!(run(10), 21, "10 of 20 updated: 21.6, whole seats 21");
+}
+
+/// A lock that counts how often core takes or tries it.
+#[derive(Default)]
+struct CountingLock {
+    inner: super::TestLock,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+// SAFETY: every call is passed on to `TestLock`, which keeps the promises.
+unsafe impl crate::RawLock for CountingLock {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: as for `TestLock`; the caller's contract is passed on.
+        unsafe { self.inner.with_lock(f) }
+    }
+
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+}
+
+/// With nobody waiting, taking and giving back a seat never touches the
+/// lock, in either admission mode; with a waiter, the release does.
+#[test]
+fn a_release_with_no_waiter_never_touches_the_lock() {
+    use crate::{Admission, Config};
+    for admission in [
+        Admission::Fifo,
+        Admission::Barging,
+        Admission::BoundedBarging,
+    ] {
+        let b = Bulkhead::with_lock(
+            Config::new("test", 2).admission(admission),
+            CountingLock::default(),
+        )
+        .unwrap();
+        let calls = || {
+            b.raw_lock()
+                .calls
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        for _ in 0..3 {
+            let one = b.try_acquire().unwrap();
+            let two = b.try_acquire().unwrap();
+            drop(one);
+            drop(two);
+        }
+        assert_eq!(calls(), 0, "{admission:?}: no waiter, no lock");
+
+        let seat = b.try_acquire().unwrap();
+        let _other = b.try_acquire().unwrap();
+        let task = Task::new();
+        let mut wait = boxed(b.acquire());
+        assert!(task.poll(wait.as_mut()).is_pending());
+        let before = calls();
+        drop(seat);
+        assert!(
+            calls() > before,
+            "{admission:?}: a release with a waiter hands on"
+        );
+    }
 }
