@@ -482,3 +482,33 @@ fn a_release_with_no_waiter_never_touches_the_lock() {
         );
     }
 }
+
+/// Gradient2 rounds `gradient x limit` to the nearest 2^-16 of a seat
+/// before adding the queue allowance. Built so that the exact target is
+/// 1/256 of a seat below 5, where `limit()` rounds up: a gradient of
+/// 255/256 (a long average of 255 us against a 256 us round trip) on a
+/// limit of 1, plus a queue of 4, with full smoothing.
+#[test]
+fn gradient2_rounds_its_target_to_nearest() {
+    use crate::limit::{CallOutcome, Fraction, Gradient2, Gradient2Params, Limit, Sample};
+    let mut g = Gradient2::new(Gradient2Params {
+        initial: 1,
+        min: 1,
+        max: 200,
+        rtt_tolerance: Fraction::ONE,
+        smoothing: Fraction::ONE,
+        queue_size: 4,
+        ..Gradient2Params::DEFAULT
+    })
+    .unwrap();
+    // Idle (held): only the long average learns, 254 us.
+    assert_eq!(
+        g.update(&Sample::from_nanos(254_000, 0, CallOutcome::Success)),
+        1
+    );
+    // The mean of 254 and 256 is 255 us: gradient 65536 x 255 / 256.
+    assert_eq!(
+        g.update(&Sample::from_nanos(256_000, 1, CallOutcome::Success)),
+        5
+    );
+}
