@@ -512,3 +512,39 @@ fn gradient2_rounds_its_target_to_nearest() {
         5
     );
 }
+
+/// Rounding to nearest in Gradient2's update is half a unit up: with the
+/// exact target 257 / 2^16 of a seat below 5 (a gradient of 65279 / 65536,
+/// a long average of 261,116 ns against 262,144 ns), the limit stays 4.
+/// Rounding a whole unit up, in the target or in the smoothing, reaches 5.
+#[test]
+fn gradient2_rounds_half_a_unit_up_not_more() {
+    use crate::limit::{CallOutcome, Fraction, Gradient2, Gradient2Params, Limit, Sample};
+    let mut g = Gradient2::new(Gradient2Params {
+        initial: 1,
+        min: 1,
+        max: 200,
+        rtt_tolerance: Fraction::ONE,
+        smoothing: Fraction::ONE,
+        queue_size: 4,
+        ..Gradient2Params::DEFAULT
+    })
+    .unwrap();
+    assert_eq!(
+        g.update(&Sample::from_nanos(260_088, 0, CallOutcome::Success)),
+        1
+    );
+    assert_eq!(
+        g.update(&Sample::from_nanos(262_144, 1, CallOutcome::Success)),
+        4
+    );
+}
+
+/// `Windowed` reports the smallest window it was given, 0 read as 1.
+#[test]
+fn windowed_reports_its_smallest_window() {
+    use crate::limit::Windowed;
+    let aimd = || Aimd::new(AimdParams::DEFAULT).unwrap();
+    assert_eq!(Windowed::new(aimd(), 4).min_samples(), 4);
+    assert_eq!(Windowed::new(aimd(), 0).min_samples(), 1);
+}
