@@ -179,6 +179,7 @@ fn a_limit_behind_a_mutable_reference_forwards_every_method() {
     let busy = Sample::from_nanos(1_000_000, 4, CallOutcome::Success);
     let mut direct = Aimd::new(params).unwrap();
     let mut inner = Aimd::new(params).unwrap();
+    assert_eq!(direct.window(), 1, "the default window: every sample");
     {
         let mut by_ref: &mut Aimd = &mut inner;
         assert_eq!(Limit::limit(&by_ref), 4);
