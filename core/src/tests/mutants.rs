@@ -549,3 +549,24 @@ fn windowed_reports_its_smallest_window() {
     assert_eq!(Windowed::new(aimd(), 4).min_samples(), 4);
     assert_eq!(Windowed::new(aimd(), 0).min_samples(), 1);
 }
+
+/// In debug builds a node that is dropped while still linked is reported
+/// (the check that also lets miri and loom see a drainer's late touch).
+/// The list is never used after the node is gone.
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "a linked node is dropped")]
+fn a_node_dropped_while_linked_is_reported() {
+    use crate::list::{List, Node};
+    let node = std::boxed::Box::pin(Node::new());
+    let mut list = List::new();
+    // SAFETY: the node is pinned and valid while linked; the test drops it
+    // linked on purpose and never touches `list` again.
+    unsafe {
+        list.push_back(
+            core::ptr::NonNull::from(&*node),
+            std::task::Waker::noop().clone(),
+        )
+    };
+    drop(node);
+}
