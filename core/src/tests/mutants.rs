@@ -570,3 +570,25 @@ fn a_node_dropped_while_linked_is_reported() {
     };
     drop(node);
 }
+
+/// Gradient2's recovery needs an average strictly above twice the round
+/// trip: at exactly twice it keeps the average.
+#[test]
+fn gradient2_recovery_starts_above_twice_the_round_trip() {
+    use crate::limit::{CallOutcome, Gradient2, Gradient2Params, Limit, Sample};
+    let mut g = Gradient2::new(Gradient2Params {
+        long_window: 9,
+        ..Gradient2Params::DEFAULT
+    })
+    .unwrap();
+    let ms = |n: u64| Sample::from_nanos(n * 1_000_000, 0, CallOutcome::Success);
+    for _ in 0..10 {
+        g.update(&ms(9));
+    }
+    g.update(&ms(4));
+    assert_eq!(
+        g.long_rtt_nanos(),
+        8_000_000,
+        "9 - 0.2 x 5 = 8 = 2 x 4: no cut"
+    );
+}
