@@ -592,3 +592,29 @@ fn gradient2_recovery_starts_above_twice_the_round_trip() {
         "9 - 0.2 x 5 = 8 = 2 x 4: no cut"
     );
 }
+
+/// Smoothing down rounds half a unit up too: from 3 seats towards an
+/// exact target 257 / 2^16 of a seat below 2 (a gradient of 43605 / 65536:
+/// a long average of 174,420 ns against 262,144 ns), the limit is 1.
+#[test]
+fn gradient2_smooths_down_to_nearest() {
+    use crate::limit::{CallOutcome, Fraction, Gradient2, Gradient2Params, Limit, Sample};
+    let mut g = Gradient2::new(Gradient2Params {
+        initial: 3,
+        min: 1,
+        max: 200,
+        rtt_tolerance: Fraction::ONE,
+        smoothing: Fraction::ONE,
+        queue_size: 0,
+        ..Gradient2Params::DEFAULT
+    })
+    .unwrap();
+    assert_eq!(
+        g.update(&Sample::from_nanos(86_696, 0, CallOutcome::Success)),
+        3
+    );
+    assert_eq!(
+        g.update(&Sample::from_nanos(262_144, 2, CallOutcome::Success)),
+        1
+    );
+}
