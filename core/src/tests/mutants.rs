@@ -618,3 +618,40 @@ fn gradient2_smooths_down_to_nearest() {
         1
     );
 }
+
+/// With a window of one sample, each sample reaches the algorithm as it
+/// is, its round trip exact on every target (no 256 ns units on 32-bit
+/// ones, as a window's sum has).
+#[test]
+fn a_window_of_one_feeds_each_sample_as_it_is() {
+    use crate::limit::{CallOutcome, Limit, Sample};
+    struct Spy(std::vec::Vec<u64>);
+    impl Limit for Spy {
+        fn limit(&self) -> usize {
+            2
+        }
+        fn update(&mut self, sample: &Sample) -> usize {
+            self.0.push(sample.rtt());
+            2
+        }
+    }
+    let b = fifo(2);
+    let c = Controller::new(Spy(std::vec::Vec::new()));
+    for nanos in [200, 300, 1_000_001] {
+        c.record(&b, &Sample::from_nanos(nanos, 1, CallOutcome::Success));
+    }
+    // The first sample learns the window size through the window (256 ns
+    // units on 32-bit targets); the others go as they are.
+    assert_eq!(
+        c.try_inspect(|s| s.0.clone()).unwrap(),
+        [
+            if cfg!(target_pointer_width = "64") {
+                200
+            } else {
+                256
+            },
+            300,
+            1_000_001
+        ]
+    );
+}
