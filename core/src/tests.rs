@@ -19,6 +19,7 @@ mod lifecycle;
 mod list;
 mod memory;
 mod model;
+mod mutants;
 mod owned;
 mod queued;
 mod review;

@@ -547,3 +547,6 @@ impl From<Gradient2> for AnyLimit {
 #[cfg(test)]
 #[allow(clippy::std_instead_of_core)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_mutants;
