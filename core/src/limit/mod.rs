@@ -547,3 +547,12 @@ impl From<Gradient2> for AnyLimit {
 #[cfg(test)]
 #[allow(clippy::std_instead_of_core)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_overload;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_vegas;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_window;
