@@ -25,8 +25,10 @@
 //! # The feedback path
 //!
 //! Samples are added to an *open window* in the controller's atomics: a
-//! relaxed add to the round-trip sum and to the sample count, a relaxed
-//! load of the largest in-flight count (an RMW only when a sample beats
+//! relaxed saturating add to the round-trip sum (a compare-exchange loop:
+//! a window has no bound on its samples, so a wrapping sum could make the
+//! slowest window read as the fastest), a relaxed add to the sample count,
+//! a relaxed load of the largest in-flight count (an RMW only when a sample beats
 //! it), and a bit for a drop or timeout. That is all most samples do: no
 //! flag, no division, no algorithm. The algorithm asks how many samples
 //! a window holds ([`Limit::window`]: 1 for the plain algorithms,
@@ -191,7 +193,9 @@ impl Sample {
 /// and no clock; [`Controller`] serialises the calls. The returned limit
 /// must stay within the algorithm's own bounds, and at least 1, so that a
 /// compartment always admits someone whose release can produce the next
-/// sample.
+/// sample; and a drop or a timeout must never raise it. [`Aimd`],
+/// [`Vegas`], [`Gradient2`], [`AnyLimit`] and [`Windowed`] keep both
+/// rules from every state.
 ///
 /// ```
 /// use core::time::Duration;
