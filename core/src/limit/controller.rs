@@ -43,14 +43,11 @@ const RTT_SHIFT: u32 = 8;
 /// of `1 << RTT_SHIFT` ns, rounded to nearest.
 #[inline(always)]
 fn rtt_units(rtt_nanos: u64) -> usize {
-    let rounded = if RTT_SHIFT == 0 {
-        rtt_nanos
-    } else {
-        (rtt_nanos + (1 << RTT_SHIFT >> 1)) >> RTT_SHIFT
-    };
+    // Half a unit, for rounding: 0 for whole nanoseconds.
+    let half = (1 << RTT_SHIFT) >> 1;
     // 2^40 ns is 2^32 units of 256 ns: one unit more than a 32-bit sum
     // holds, hence the clamp (it saturates the sum anyway).
-    usize::try_from(rounded).unwrap_or(usize::MAX)
+    usize::try_from((rtt_nanos + half) >> RTT_SHIFT).unwrap_or(usize::MAX)
 }
 
 /// What became of one recorded sample.

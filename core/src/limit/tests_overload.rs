@@ -9,6 +9,8 @@
 use core::fmt::Debug;
 use core::time::Duration;
 
+use proptest::prelude::*;
+
 use super::*;
 use crate::{Bulkhead, CsLock};
 
@@ -291,6 +293,9 @@ fn proptest_config() -> ProptestConfig {
     if std::env::var_os("PROPTEST_CASES").is_none() {
         config.cases = 256;
     }
+    // The runner is driven by hand, outside `proptest!`, so it has no
+    // source file to persist failures next to; a failure prints its case.
+    config.failure_persistence = None;
     config
 }
 
@@ -299,8 +304,6 @@ fn windowed<L: Limit + Debug>(
 ) -> impl Strategy<Value = Windowed<L>> {
     (inner, 0u32..=12).prop_map(|(inner, min_samples)| Windowed::new(inner, min_samples))
 }
-
-use proptest::prelude::*;
 
 #[test]
 #[cfg_attr(miri, ignore = "proptest: minutes under miri")]

@@ -48,7 +48,11 @@ impl Limit for Recorder {
 }
 
 /// 2^24 samples of `MAX_RTT` add up to exactly 2^64 ns: the open window's
-/// sum must saturate there, not wrap to 0 and read as a 1 ns mean.
+/// sum must saturate there, not wrap to 0 and read as a 1 ns mean. 64-bit
+/// only: a 32-bit sum saturates after the first such sample (at 2^32
+/// units of 256 ns), and its mean reads far below the true one, as the
+/// adaptive-limits guide says.
+#[cfg(target_pointer_width = "64")]
 #[test]
 #[cfg_attr(miri, ignore = "2^24 samples: seconds natively, days under miri")]
 fn controller_window_sum_saturates_instead_of_wrapping() {
@@ -70,6 +74,7 @@ fn controller_window_sum_saturates_instead_of_wrapping() {
 
 /// The same window through a `Recorder`: the aggregate's mean round trip
 /// is the saturated sum over the count, within a nanosecond of `MAX_RTT`.
+#[cfg(target_pointer_width = "64")]
 #[test]
 #[cfg_attr(miri, ignore = "2^24 samples: seconds natively, days under miri")]
 fn controller_saturated_window_reads_as_the_slowest_round_trip() {
@@ -85,6 +90,32 @@ fn controller_saturated_window_reads_as_the_slowest_round_trip() {
     // (2^64 - 1) / 2^24 = 2^40 - 1 (the sum saturated one below 2^64).
     assert_eq!(fed[0].rtt_nanos, MAX_RTT_NANOS - 1);
     assert_eq!(fed[0].in_flight, 3);
+}
+
+/// The open window's units: whole nanoseconds on 64-bit targets; on
+/// narrower ones 256 ns units, each round trip rounded to nearest, and a
+/// sum that saturates at 2^32 units.
+#[test]
+fn controller_window_mean_is_in_the_targets_units() {
+    let mean_of = |rtts: [u64; 2]| {
+        let b: Bulkhead<CsLock> = Bulkhead::new("db", 3).unwrap();
+        let c = Controller::new(Windowed::new(Recorder::new(1), 2));
+        for rtt in rtts {
+            c.record(&b, &Sample::from_nanos(rtt, 3, CallOutcome::Success));
+        }
+        let fed = c.try_inspect(|w| w.inner().fed.clone()).unwrap();
+        assert_eq!(fed.len(), 1);
+        fed[0].rtt_nanos
+    };
+    if cfg!(target_pointer_width = "64") {
+        assert_eq!(mean_of([1_000, 1_101]), 1_050);
+        assert_eq!(mean_of([MAX_RTT_NANOS; 2]), MAX_RTT_NANOS);
+    } else {
+        // 1000 ns is 3.9 units and 1101 ns 4.3: 4 each, rounded.
+        assert_eq!(mean_of([1_000, 1_101]), 1_024);
+        // Each 2^32 units, clamped to 2^32 - 1; the sum saturates there.
+        assert_eq!(mean_of([MAX_RTT_NANOS; 2]), ((1 << 32) - 1) / 2 * 256);
+    }
 }
 
 // ---- Windowed fed directly ----------------------------------------------
