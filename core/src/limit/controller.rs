@@ -270,7 +270,7 @@ impl<A: Limit> Controller<A> {
 
     /// Adds one round trip to the open window's sum, saturating: a window
     /// can hold any number of samples (`max(min_samples, limit)`, up to
-    /// 2^28, and more while samples pile up behind a slow closer), so a
+    /// 2^26, and more while samples pile up behind a slow closer), so a
     /// wrapping add could turn the slowest window into the fastest. One
     /// compare-exchange loop on the sum alone, so a concurrent close
     /// either takes this round trip or leaves it for the next window.
@@ -324,7 +324,7 @@ impl<A: Limit> Controller<A> {
                 Recorded::Changed { old, new: limit }
             }
             Ok(None) => Recorded::Deferred { limit },
-            // Algorithms clamp to at most 2^28 - 1, which every target can
+            // Algorithms clamp to at most 2^26 - 1, which every target can
             // count; a custom `Limit` that returns more keeps the old limit.
             Err(_) => Recorded::Unchanged { limit: current },
         }

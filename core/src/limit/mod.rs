@@ -85,9 +85,12 @@ pub use window::Windowed;
 pub const MAX_RTT: Duration = Duration::from_nanos(MAX_RTT_NANOS);
 pub(crate) const MAX_RTT_NANOS: u64 = 1 << 40;
 
-/// The largest bound an adaptive limit accepts: 2^28 − 1, the largest
-/// `max_concurrent` on 32-bit targets, on every target.
-pub const MAX_ADAPTIVE_LIMIT: usize = (1 << 28) - 1;
+/// The largest bound an adaptive limit accepts: 2^26 − 1, the largest
+/// `max_concurrent` on 32-bit targets
+/// ([`MAX_CONCURRENT_LIMIT`](crate::MAX_CONCURRENT_LIMIT) there), on every
+/// target, so that every limit an algorithm returns can be applied
+/// everywhere.
+pub const MAX_ADAPTIVE_LIMIT: usize = (1 << 26) - 1;
 
 /// Fixed-point scale: 16 fractional bits.
 pub(crate) const FRAC_BITS: u32 = 16;

@@ -118,6 +118,22 @@ fn controller_window_mean_is_in_the_targets_units() {
     }
 }
 
+/// Every limit an algorithm may return fits every target's compartment:
+/// 2^26 − 1 is `MAX_CONCURRENT_LIMIT` on 32-bit targets.
+#[test]
+fn the_largest_adaptive_limit_fits_every_compartment() {
+    assert!(MAX_ADAPTIVE_LIMIT <= crate::MAX_CONCURRENT_LIMIT);
+    // An algorithm at its largest limit: the controller applies it.
+    let b: Bulkhead<CsLock> = Bulkhead::new("db", 1).unwrap();
+    let top = MAX_ADAPTIVE_LIMIT;
+    let c = Controller::new(aimd(top, 1, top));
+    assert_eq!(
+        c.record(&b, &with(CallOutcome::Success, 1, top)),
+        Recorded::Changed { old: 1, new: top }
+    );
+    assert_eq!(b.max_concurrent(), top);
+}
+
 // ---- Windowed fed directly ----------------------------------------------
 
 #[test]
