@@ -91,6 +91,8 @@ pub(crate) const MAX_RTT_NANOS: u64 = 1 << 40;
 /// target, so that every limit an algorithm returns can be applied
 /// everywhere.
 pub const MAX_ADAPTIVE_LIMIT: usize = (1 << 26) - 1;
+// Checked where it matters, in every build for every target.
+const _: () = assert!(MAX_ADAPTIVE_LIMIT <= crate::MAX_CONCURRENT_LIMIT);
 
 /// Fixed-point scale: 16 fractional bits.
 pub(crate) const FRAC_BITS: u32 = 16;

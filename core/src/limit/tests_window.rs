@@ -122,8 +122,8 @@ fn controller_window_mean_is_in_the_targets_units() {
 /// 2^26 − 1 is `MAX_CONCURRENT_LIMIT` on 32-bit targets.
 #[test]
 fn the_largest_adaptive_limit_fits_every_compartment() {
-    assert!(MAX_ADAPTIVE_LIMIT <= crate::MAX_CONCURRENT_LIMIT);
-    // An algorithm at its largest limit: the controller applies it.
+    // (`MAX_ADAPTIVE_LIMIT <= MAX_CONCURRENT_LIMIT` is a const assertion
+    // beside the constant.) An algorithm at its largest limit: the controller applies it.
     let b: Bulkhead<CsLock> = Bulkhead::new("db", 1).unwrap();
     let top = MAX_ADAPTIVE_LIMIT;
     let c = Controller::new(aimd(top, 1, top));
