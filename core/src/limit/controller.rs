@@ -25,13 +25,30 @@ const MISSED_TIMEOUT: u8 = 2;
 const UNKNOWN_WINDOW: usize = 0;
 
 /// The open window sums round trips in units of `1 << RTT_SHIFT` ns: whole
-/// nanoseconds where `usize` has 64 bits (the sum of 2^24 samples of
-/// [`MAX_RTT`](super::MAX_RTT) fits), 256 ns on narrower targets, where
-/// the sum saturates at 2^32 × 256 ns, about 18 minutes per window.
+/// nanoseconds where `usize` has 64 bits, 256 ns on narrower targets. The
+/// sum saturates at `usize::MAX` units: 2^64 − 1 ns (about 584 years) per
+/// window on 64-bit targets, 2^32 × 256 ns (about 18 minutes) on 32-bit
+/// ones. Up to that the window's mean is exact (to the unit); a saturated
+/// window's mean reads as `usize::MAX` units over its count, never a wrapped
+/// sum's near-zero. On 64-bit targets every window of at most 2^24 samples
+/// (each at most [`MAX_RTT`](super::MAX_RTT)) is below the saturation,
+/// and 2^24 samples of `MAX_RTT` saturate exactly
+/// (`tests_window::controller_window_sum_saturates_instead_of_wrapping`).
 #[cfg(target_pointer_width = "64")]
 const RTT_SHIFT: u32 = 0;
 #[cfg(not(target_pointer_width = "64"))]
 const RTT_SHIFT: u32 = 8;
+
+/// A round trip (at most [`MAX_RTT`](super::MAX_RTT), 2^40 ns) in units
+/// of `1 << RTT_SHIFT` ns, rounded to nearest.
+#[inline(always)]
+fn rtt_units(rtt_nanos: u64) -> usize {
+    // Half a unit, for rounding: 0 for whole nanoseconds.
+    let half = (1 << RTT_SHIFT) >> 1;
+    // 2^40 ns is 2^32 units of 256 ns: one unit more than a 32-bit sum
+    // holds, hence the clamp (it saturates the sum anyway).
+    usize::try_from((rtt_nanos + half) >> RTT_SHIFT).unwrap_or(usize::MAX)
+}
 
 /// What became of one recorded sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,22 +268,20 @@ impl<A: Limit> Controller<A> {
         self.count.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
     }
 
-    /// Adds one round trip to the open window's sum.
+    /// Adds one round trip to the open window's sum, saturating: a window
+    /// can hold any number of samples (`max(min_samples, limit)`, up to
+    /// 2^26, and more while samples pile up behind a slow closer), so a
+    /// wrapping add could turn the slowest window into the fastest. One
+    /// compare-exchange loop on the sum alone, so a concurrent close
+    /// either takes this round trip or leaves it for the next window.
     #[inline(always)]
     fn add_rtt(&self, rtt_nanos: u64) {
-        #[cfg(target_pointer_width = "64")]
-        self.rtt_sum
-            .fetch_add(rtt_nanos as usize, Ordering::Relaxed);
-        #[cfg(not(target_pointer_width = "64"))]
-        {
-            let units =
-                ((rtt_nanos + (1 << (RTT_SHIFT - 1))) >> RTT_SHIFT).min(usize::MAX as u64) as usize;
-            let _ = self
-                .rtt_sum
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
-                    Some(sum.saturating_add(units))
-                });
-        }
+        let units = rtt_units(rtt_nanos);
+        let _ = self
+            .rtt_sum
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sum| {
+                Some(sum.saturating_add(units))
+            });
     }
 
     /// Takes the open window's aggregate and starts the next window; `None`
@@ -309,7 +324,7 @@ impl<A: Limit> Controller<A> {
                 Recorded::Changed { old, new: limit }
             }
             Ok(None) => Recorded::Deferred { limit },
-            // Algorithms clamp to at most 2^28 - 1, which every target can
+            // Algorithms clamp to at most 2^26 - 1, which every target can
             // count; a custom `Limit` that returns more keeps the old limit.
             Err(_) => Recorded::Unchanged { limit: current },
         }

@@ -65,7 +65,9 @@ const WARMUP: u32 = 10;
 /// 3. `gradient = clamp(rtt_tolerance × long / rtt, 0.5, 1)`; a drop or a
 ///    timeout counts as the lowest gradient, 0.5.
 /// 4. `limit += smoothing × (gradient × limit + queue_size − limit)`,
-///    clamped to `[min, max]`.
+///    clamped to `[min, max]`. A drop or a timeout gets no `queue_size`
+///    (the target is `0.5 × limit`), so it never raises the limit, also
+///    below `2 × queue_size`.
 ///
 /// Unlike the established implementation, drops and timeouts lower the
 /// limit (there they are ignored, so a dependency that fails fast, or
@@ -184,7 +186,10 @@ impl Limit for Gradient2 {
             self.track_long(rtt);
         }
         // Hold while less than half the seats are used: 2 × in_flight < limit.
-        if ((sample.in_flight as u64) << (FRAC_BITS + 1)) < self.limit_q16 {
+        // Saturating: `Sample`'s fields are public, and a shift would drop
+        // the high bits of a count of 2^47 or more and read it as 0.
+        let in_flight_q16 = (sample.in_flight as u64).saturating_mul(2 << FRAC_BITS);
+        if in_flight_q16 < self.limit_q16 {
             return self.limit();
         }
         let half = ONE_Q16 / 2;
@@ -193,7 +198,12 @@ impl Limit for Gradient2 {
         } else {
             ((self.tolerance_q16 * (self.long_q16 >> FRAC_BITS)) / rtt).clamp(half, ONE_Q16)
         };
-        let target = ((gradient * self.limit_q16 + HALF_ULP) >> FRAC_BITS) + self.queue_q16;
+        // The queue allowance is the probe that lets the limit grow; a drop
+        // or a timeout gets none, so that it never raises the limit (with
+        // it, `0.5 × limit + queue_size` is above any limit below twice the
+        // queue).
+        let queue = if overload { 0 } else { self.queue_q16 };
+        let target = ((gradient * self.limit_q16 + HALF_ULP) >> FRAC_BITS) + queue;
         let smoothed = super::smooth(self.limit_q16, target, self.smoothing_q16);
         self.limit_q16 = self.bounds.clamp_q16(smoothed);
         self.limit()

@@ -25,8 +25,10 @@
 //! # The feedback path
 //!
 //! Samples are added to an *open window* in the controller's atomics: a
-//! relaxed add to the round-trip sum and to the sample count, a relaxed
-//! load of the largest in-flight count (an RMW only when a sample beats
+//! relaxed saturating add to the round-trip sum (a compare-exchange loop:
+//! a window has no bound on its samples, so a wrapping sum could make the
+//! slowest window read as the fastest), a relaxed add to the sample count,
+//! a relaxed load of the largest in-flight count (an RMW only when a sample beats
 //! it), and a bit for a drop or timeout. That is all most samples do: no
 //! flag, no division, no algorithm. The algorithm asks how many samples
 //! a window holds ([`Limit::window`]: 1 for the plain algorithms,
@@ -83,9 +85,14 @@ pub use window::Windowed;
 pub const MAX_RTT: Duration = Duration::from_nanos(MAX_RTT_NANOS);
 pub(crate) const MAX_RTT_NANOS: u64 = 1 << 40;
 
-/// The largest bound an adaptive limit accepts: 2^28 − 1, the largest
-/// `max_concurrent` on 32-bit targets, on every target.
-pub const MAX_ADAPTIVE_LIMIT: usize = (1 << 28) - 1;
+/// The largest bound an adaptive limit accepts: 2^26 − 1, the largest
+/// `max_concurrent` on 32-bit targets
+/// ([`MAX_CONCURRENT_LIMIT`](crate::MAX_CONCURRENT_LIMIT) there), on every
+/// target, so that every limit an algorithm returns can be applied
+/// everywhere.
+pub const MAX_ADAPTIVE_LIMIT: usize = (1 << 26) - 1;
+// Checked where it matters, in every build for every target.
+const _: () = assert!(MAX_ADAPTIVE_LIMIT <= crate::MAX_CONCURRENT_LIMIT);
 
 /// Fixed-point scale: 16 fractional bits.
 pub(crate) const FRAC_BITS: u32 = 16;
@@ -191,7 +198,9 @@ impl Sample {
 /// and no clock; [`Controller`] serialises the calls. The returned limit
 /// must stay within the algorithm's own bounds, and at least 1, so that a
 /// compartment always admits someone whose release can produce the next
-/// sample.
+/// sample; and a drop or a timeout must never raise it. [`Aimd`],
+/// [`Vegas`], [`Gradient2`], [`AnyLimit`] and [`Windowed`] keep both
+/// rules from every state.
 ///
 /// ```
 /// use core::time::Duration;
@@ -550,3 +559,12 @@ mod tests;
 #[cfg(test)]
 #[allow(clippy::std_instead_of_core)]
 mod tests_mutants;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_overload;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_vegas;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_window;

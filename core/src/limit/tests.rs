@@ -291,11 +291,11 @@ fn vegas_probe_gives_up_after_a_round_of_seats_and_ends_on_a_drop() {
     assert!(!l.probing());
     assert_eq!(l.rtt_noload_nanos(), 12_000_000);
     // A drop during a probe ends it, keeps the baseline, and backs off
-    // from the restored limit. (15 ms against 12: queue = 6, the limit
-    // holds at 30.)
+    // from the drained limit, never back up to the old one. (15 ms against
+    // 12: queue = 6, the limit holds at 30.)
     start_probe(&mut l, 15);
     assert_eq!(l.limit(), 23);
-    assert_eq!(l.update(&with(CallOutcome::Dropped, 12, 30)), 29);
+    assert_eq!(l.update(&with(CallOutcome::Dropped, 12, 30)), 22);
     assert!(!l.probing());
     assert_eq!(l.rtt_noload_nanos(), 12_000_000);
 }

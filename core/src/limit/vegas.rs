@@ -95,7 +95,8 @@ impl Default for VegasParams {
 /// such call comes back within one round of the old limit's seats (a
 /// dependency shared with other clients), the current round trip is
 /// taken. A drop or timeout during the probe ends it with the old
-/// baseline.
+/// baseline and backs off from the drained limit (the old limit is not put
+/// back: no drop or timeout ever raises the limit).
 ///
 /// ```
 /// use core::time::Duration;
@@ -249,7 +250,9 @@ impl Vegas {
         let drain = self.limit();
         let restore = self.probe_restore_q16;
         if sample.outcome.is_overload() {
-            self.limit_q16 = restore;
+            // The probe ends at the drained limit, which the drop then
+            // lowers: putting the old limit back first would raise it on
+            // a drop.
             self.probe_restore_q16 = 0;
             return true;
         }
