@@ -18,6 +18,8 @@ mod lifecycle;
 mod list;
 mod memory;
 mod model;
+#[cfg(feature = "alloc")]
+mod names;
 mod owned;
 mod review;
 mod soundness;
