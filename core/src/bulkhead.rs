@@ -11,7 +11,7 @@ use crate::engine::Refusal;
 use crate::error::{ConfigError, Error};
 use crate::list::List;
 use crate::lock::{ConstInit, RawLock};
-use crate::name::Name;
+use crate::name::{Name, Repr};
 use crate::seat::Seat;
 use crate::sync::{AtomicU32, AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
 use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
@@ -69,17 +69,21 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// ```
 ///
 /// A compartment can be a `static`, with no allocation and no lazy
-/// initialisation:
+/// initialisation; bad settings are a compile error:
 ///
 /// ```
 /// use bulkhead_core::{Bulkhead, CsLock};
 ///
-/// static RADIO: Bulkhead<CsLock> = match Bulkhead::new("radio", 1) {
-///     Ok(b) => b,
-///     Err(_) => panic!("radio: bad compartment settings"), // a compile error
-/// };
+/// static RADIO: Bulkhead<CsLock> = Bulkhead::new_static("radio", 1);
 /// assert_eq!(RADIO.name(), "radio");
 /// ```
+///
+/// A compartment has a destructor (it gives back a shared name, see
+/// [`with_shared_name`](Self::with_shared_name); for a `&'static str`
+/// name it does nothing), so a `static` cannot `match` on the `Result` of
+/// [`new`](Self::new): build it with [`new_static`](Self::new_static),
+/// [`from_config_static`](Self::from_config_static) or
+/// [`with_lock_static`](Self::with_lock_static).
 ///
 /// [`try_acquire`]: Bulkhead::try_acquire
 /// [`acquire`]: Bulkhead::acquire
@@ -204,10 +208,31 @@ impl<L: RawLock + ConstInit> Bulkhead<L> {
         /// If [`Config::validate`] refuses `config`; at compile time in a
         /// `static` or `const`.
         pub fn from_config_static(config: Config) -> Self {
+            Self::with_lock_static(config, L::INIT)
+        }
+    }
+}
+
+impl<L: RawLock> Bulkhead<L> {
+    loom_const_fn! {
+        /// A compartment built from `config` that guards its waiter list
+        /// with `lock`, for a `static` or `const`: as
+        /// [`from_config_static`](Self::from_config_static), with a lock
+        /// of your choice.
+        ///
+        /// (A compartment has a destructor, which gives back a shared
+        /// name, so a `static` cannot `match` on
+        /// [`with_lock`](Self::with_lock)'s `Result`: a `const`
+        /// initializer cannot drop one. This constructor panics instead.)
+        ///
+        /// # Panics
+        /// If [`Config::validate`] refuses `config`; at compile time in a
+        /// `static` or `const`.
+        pub fn with_lock_static(config: Config, lock: L) -> Self {
             // On the name-free `Problem`, not on `validate`'s error: an
             // error may own a shared name, which a `const fn` cannot drop.
             match config.problem(config.name.len()) {
-                None => Self::build(config, L::INIT),
+                None => Self::build(config, lock),
                 // `const` panics take a literal: one message per error.
                 Some(Problem::ZeroCapacity) => panic!(
                     "bulkhead: max_concurrent = 0 would admit nobody; give it at least 1 seat"
@@ -245,6 +270,21 @@ impl<L: RawLock> Bulkhead<L> {
                     Err(problem.error(&config))
                 }
             }
+        }
+    }
+
+    /// A compartment built from `config` and guarded by `lock`, called
+    /// `name` (`config.name` is not used): [`with_lock`](Self::with_lock)
+    /// for a `&'static str` name, [`with_shared_name`](Self::with_shared_name)
+    /// for a shared one. For code that keeps names as [`Name`]s.
+    ///
+    /// # Errors
+    /// As [`Config::validate`], naming `name`.
+    pub fn with_name(name: Name, config: Config, lock: L) -> Result<Self, ConfigError> {
+        match name.into_repr() {
+            Repr::Static(name) => Self::with_lock(Config { name, ..config }, lock),
+            #[cfg(feature = "alloc")]
+            Repr::Shared(name) => Self::with_shared_name(name, config, lock),
         }
     }
 
@@ -392,7 +432,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let cache: Bulkhead<CsLock> = Bulkhead::new("cache", 1).unwrap();
     /// let seat = cache.try_acquire().unwrap();
     /// let err = cache.try_acquire().unwrap_err();
-    /// assert_eq!(err, Error::Full { name: "cache", max_concurrent: 1, active: 1 });
+    /// assert_eq!(err, Error::Full { name: "cache".into(), max_concurrent: 1, active: 1 });
     /// drop(seat);
     /// assert!(cache.try_acquire().is_ok());
     /// ```
@@ -611,7 +651,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let b: Bulkhead<CsLock> = Bulkhead::new("queue", 1).unwrap();
     /// let seat = b.try_acquire().unwrap();
     /// b.close();
-    /// assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "queue" });
+    /// assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "queue".into() });
     /// drop(seat); // still fine
     /// assert!(b.state().closed);
     /// ```

@@ -176,6 +176,26 @@ impl Config {
         }
     }
 
+    /// Checks the settings for a compartment called `name` (`self.name` is
+    /// not used), as [`Bulkhead::with_name`](crate::Bulkhead::with_name)
+    /// would; the error names `name`.
+    ///
+    /// ```
+    /// use bulkhead_core::{Config, ConfigError, Name};
+    ///
+    /// let err = Config::new("", 0).check_named(&Name::from_static("tenant-7")).unwrap_err();
+    /// assert_eq!(err, ConfigError::ZeroCapacity { name: "tenant-7".into() });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn check_named(&self, name: &Name) -> Result<(), ConfigError> {
+        match self.problem(name.len()) {
+            None => Ok(()),
+            Some(problem) => Err(problem.error(self).renamed(name.clone())),
+        }
+    }
+
     /// What is wrong with these settings for a compartment whose name is
     /// `name_len` bytes long, if anything. A `Copy` value rather than a
     /// [`ConfigError`], so that `const` constructors can branch on it: an
@@ -258,7 +278,7 @@ impl Problem {
 /// let cache: Bulkhead<CsLock> = Bulkhead::new("cache", 4).unwrap();
 /// let seats = [cache.try_acquire().unwrap(), cache.try_acquire().unwrap(), cache.try_acquire().unwrap()];
 /// let s = cache.state();
-/// assert_eq!((s.name, s.active, s.available()), ("cache", 3, 1));
+/// assert_eq!((s.name.as_str(), s.active, s.available()), ("cache", 3, 1));
 /// assert_eq!(s.utilisation_percent(), 75.0);
 /// # drop(seats);
 /// ```

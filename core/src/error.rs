@@ -191,9 +191,8 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    /// The same error for the compartment `name` (a shared name, for which
-    /// the settings were checked under a placeholder).
-    #[cfg(feature = "alloc")]
+    /// The same error for the compartment `name` (settings checked under
+    /// another name).
     pub(crate) fn renamed(mut self, new: Name) -> Self {
         match &mut self {
             ConfigError::ZeroCapacity { name }

@@ -37,7 +37,7 @@ use core::ops::Deref;
 pub struct Name(Repr);
 
 #[derive(Clone)]
-enum Repr {
+pub(crate) enum Repr {
     Static(&'static str),
     #[cfg(feature = "alloc")]
     Shared(Arc<str>),
@@ -73,6 +73,11 @@ impl Name {
             #[cfg(feature = "alloc")]
             Repr::Shared(_) => None,
         }
+    }
+
+    /// What the name is made of.
+    pub(crate) fn into_repr(self) -> Repr {
+        self.0
     }
 
     /// The shared string of a shared name, or `None` for a `&'static str`.

@@ -175,7 +175,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
                 if now >= deadline {
                     let budget = budget.unwrap_or_default();
                     let result = acquire.as_mut().time_out(budget);
-                    return timer.finish(bulkhead.name(), result);
+                    return timer.finish(bulkhead, result);
                 }
                 thread::park_timeout(deadline - now);
             }
@@ -185,7 +185,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
         let poll =
             with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
         if let Poll::Ready(result) = poll {
-            return timer.finish(bulkhead.name(), result);
+            return timer.finish(bulkhead, result);
         }
     }
 }

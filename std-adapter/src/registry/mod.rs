@@ -23,19 +23,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use bulkhead_core::Config;
 use bulkhead_core::limit::Limit;
+use bulkhead_core::{Config, Name};
 
-use crate::Bulkhead;
 use crate::pool::PoolConfig;
 use crate::snapshot::{Inspect, Snapshot};
+use crate::{Bulkhead, StdLock};
 
 pub use builder::RegistryBuilder;
 pub use domain::{Domain, DomainController, RegistrySeat};
 pub use env::{ENV_PREFIX, EnvSource, UnknownVariable, env_segment};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
-pub use names::{MAX_NAME_LEN, MAX_NAMES};
+pub use names::MAX_NAME_LEN;
 pub use parse::{SettingsError, SettingsErrorKind};
 pub use pool::RegisteredPool;
 pub use settings::DomainConfig;
@@ -71,7 +71,7 @@ impl Registered {
         match self {
             Registered::Semaphore(b) => Ok(b),
             Registered::Pool(p) => Err(RegistryError::WrongKind {
-                name: p.name(),
+                name: p.name().clone(),
                 is_pool: true,
             }),
         }
@@ -82,7 +82,7 @@ impl Registered {
         match self {
             Registered::Pool(p) => Ok(p),
             Registered::Semaphore(b) => Err(RegistryError::WrongKind {
-                name: b.name(),
+                name: b.name_handle(),
                 is_pool: false,
             }),
         }
@@ -244,9 +244,11 @@ struct Entry {
 /// can be about to acquire), (b) no seat is held and (c) nobody waits.
 /// Lookups clone the `Arc` under the read lock, so no lookup can race the
 /// check. When every entry is busy, creating a new one fails with
-/// [`RegistryError::AtCapacity`] instead of growing. The names of evicted
-/// compartments stay interned (see [`MAX_NAMES`]); recreating one starts
-/// with fresh counters.
+/// [`RegistryError::AtCapacity`] instead of growing. An evicted
+/// compartment's name is freed with the last value that names it (its
+/// compartment, errors, snapshots, metric labels): a registry may go
+/// through any number of distinct names. Recreating one starts with fresh
+/// counters.
 ///
 /// # Examples
 ///
@@ -264,7 +266,7 @@ struct Entry {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Registry {
-    entries: RwLock<HashMap<&'static str, Entry>>,
+    entries: RwLock<HashMap<Name, Entry>>,
     env: EnvSource,
     file: FileSettings,
     template: DomainConfig,
@@ -331,12 +333,14 @@ impl Registry {
         template.apply(&registry.file.default);
         template.apply(&registry.env.overlay(None)?);
         template.limit = registry.env.limit(None, template.limit)?;
-        check(&Config::new("default", template.max_concurrent))?;
-        check_limit("default", &template)?;
+        let default = Name::from_static("default");
+        check(&default, template.max_concurrent, None)?;
+        check_limit(&default, &template)?;
         registry.template = template;
         for (name, code) in b.builtins {
-            let config = registry.resolve(name, code)?;
-            let (bulkhead, controller) = semaphore(name, &config)?;
+            let name = Name::from_static(name);
+            let config = registry.resolve(&name, code)?;
+            let (bulkhead, controller) = semaphore(&name, &config)?;
             let entry = registry.entry(
                 Registered::Semaphore(bulkhead),
                 controller,
@@ -351,18 +355,14 @@ impl Registry {
 
     /// `code` overlaid with the file's and the environment's settings for
     /// `name`, checked.
-    fn resolve(
-        &self,
-        name: &'static str,
-        code: DomainConfig,
-    ) -> Result<DomainConfig, RegistryError> {
+    fn resolve(&self, name: &Name, code: DomainConfig) -> Result<DomainConfig, RegistryError> {
         let mut config = code;
-        if let Some(overlay) = self.file.domains.get(name) {
+        if let Some(overlay) = self.file.domains.get(name.as_str()) {
             config.apply(overlay);
         }
         config.apply(&self.env.overlay(Some(name))?);
         config.limit = self.env.limit(Some(name), config.limit)?;
-        check(&Config::new(name, config.max_concurrent))?;
+        check(name, config.max_concurrent, None)?;
         check_limit(name, &config)?;
         Ok(config)
     }
@@ -390,11 +390,11 @@ impl Registry {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, HashMap<&'static str, Entry>> {
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<Name, Entry>> {
         self.entries.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, HashMap<&'static str, Entry>> {
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<Name, Entry>> {
         self.entries.write().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -519,7 +519,7 @@ impl Registry {
         config: DomainConfig,
         kind: fn(Registered) -> Result<T, RegistryError>,
         make: impl FnOnce(
-            &'static str,
+            &Name,
             &DomainConfig,
         ) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError>,
     ) -> Result<T, RegistryError> {
@@ -531,17 +531,17 @@ impl Registry {
             }
         }
         let code = config;
-        let name = names::intern(name)?;
-        let config = self.resolve(name, config)?;
+        let name = names::shared(name)?;
+        let config = self.resolve(&name, config)?;
         let mut map = self.write();
-        if let Some(entry) = map.get(name) {
+        if let Some(entry) = map.get(&name) {
             let found = entry.compartment.clone();
             drop(map);
-            self.note_differing(name, &code);
+            self.note_differing(&name, &code);
             return kind(found);
         }
-        self.make_room(&mut map, name)?;
-        let (registered, controller) = make(name, &config)?;
+        self.make_room(&mut map, &name)?;
+        let (registered, controller) = make(&name, &config)?;
         let entry = self.entry(registered.clone(), controller, config, code, false);
         map.insert(name, entry);
         kind(registered)
@@ -606,7 +606,7 @@ impl Registry {
         self.get_or_insert(name, config, Registered::pool, |name, config| {
             if config.limit.is_some() {
                 return Err(RegistryError::Unsupported {
-                    name,
+                    name: name.clone(),
                     what: "an adaptive limit applies to semaphore compartments, not thread \
                            pools; remove `limit` from this compartment's settings (code, \
                            file or BULKHEAD_<NAME>_LIMIT_* variables)",
@@ -643,17 +643,17 @@ impl Registry {
     /// ```
     pub fn register(&self, bulkhead: impl Into<Arc<Bulkhead>>) -> Option<Registered> {
         let bulkhead = bulkhead.into();
-        let name = bulkhead.name();
+        let name = bulkhead.name_handle();
         let s = bulkhead.state();
         let mut config = DomainConfig::new(s.max_concurrent).admission(bulkhead.admission());
         let mut map = self.write();
-        let builtin = map.get(name).is_some_and(|e| e.builtin);
-        if let Some(old) = map.get(name) {
+        let builtin = map.get(&name).is_some_and(|e| e.builtin);
+        if let Some(old) = map.get(&name) {
             config.max_wait = old.config.max_wait;
         }
         if builtin {
             tracing::warn!(
-                compartment = name,
+                compartment = name.as_str(),
                 "bulkhead: the built-in compartment `{name}` was replaced by register(); \
                  its settings-owned limits no longer apply"
             );
@@ -688,23 +688,25 @@ impl Registry {
     pub fn unregister(&self, name: &str) -> Result<bool, RegistryError> {
         let mut map = self.write();
         match map.get_key_value(name) {
-            Some((&name, entry)) if entry.builtin => Err(RegistryError::BuiltIn { name }),
+            Some((name, entry)) if entry.builtin => {
+                Err(RegistryError::BuiltIn { name: name.clone() })
+            }
             Some(_) => Ok(map.remove(name).is_some()),
             None => Ok(false),
         }
     }
 
     /// The registered names, sorted.
-    pub fn list_names(&self) -> Vec<&'static str> {
+    pub fn list_names(&self) -> Vec<Name> {
         sorted_names(&self.read())
     }
 
     /// A snapshot of every compartment, by name.
-    pub fn all_states(&self) -> BTreeMap<&'static str, Snapshot> {
+    pub fn all_states(&self) -> BTreeMap<Name, Snapshot> {
         let compartments: Vec<_> = self
             .read()
             .iter()
-            .map(|(&name, e)| (name, e.compartment.clone()))
+            .map(|(name, e)| (name.clone(), e.compartment.clone()))
             .collect();
         compartments
             .into_iter()
@@ -714,10 +716,10 @@ impl Registry {
 
     /// The adaptive compartments' controllers, by name (for the metrics).
     #[cfg(feature = "metrics")]
-    pub(crate) fn controllers(&self) -> Vec<(&'static str, Arc<DomainController>)> {
+    pub(crate) fn controllers(&self) -> Vec<(Name, Arc<DomainController>)> {
         self.read()
             .iter()
-            .filter_map(|(&name, e)| Some((name, Arc::clone(e.controller.as_ref()?))))
+            .filter_map(|(name, e)| Some((name.clone(), Arc::clone(e.controller.as_ref()?))))
             .collect()
     }
 
@@ -786,12 +788,11 @@ impl Registry {
     /// [`RegistryError::Unsupported`], [`RegistryError::Pool`].
     pub fn reconfigure(&self, name: &str, config: DomainConfig) -> Result<(), RegistryError> {
         let mut map = self.write();
-        let Some((&name, entry)) = map.get_key_value(name) else {
+        let Some((name, entry)) = map.get_key_value(name) else {
             return Err(not_found(name, &map));
         };
-        let mut core = Config::new(name, config.max_concurrent);
-        core.max_waiting = config.max_waiting;
-        check(&core)?;
+        let name = name.clone();
+        check(&name, config.max_concurrent, config.max_waiting)?;
         if config.limit != entry.config.limit {
             return Err(RegistryError::Unsupported {
                 name,
@@ -826,11 +827,11 @@ impl Registry {
                 if old.max_workers != config.max_workers
                     || old.max_concurrent != config.max_concurrent
                 {
-                    p.rebuild(pool_config(name, &config))?;
+                    p.rebuild(pool_config(&name, &config))?;
                 }
             }
         }
-        if let Some(entry) = map.get_mut(name) {
+        if let Some(entry) = map.get_mut(&name) {
             entry.config = config;
         }
         Ok(())
@@ -854,16 +855,26 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-fn check(config: &Config) -> Result<(), RegistryError> {
-    config.validate().map(|_| ()).map_err(RegistryError::Config)
+/// Checks the seat and queue limits of the compartment `name`.
+fn check(
+    name: &Name,
+    max_concurrent: usize,
+    max_waiting: Option<usize>,
+) -> Result<(), RegistryError> {
+    let mut config = Config::new("", max_concurrent);
+    config.max_waiting = max_waiting;
+    config.check_named(name).map_err(RegistryError::Config)
 }
 
 /// Checks that the settings' adaptive limit, if any, builds.
-fn check_limit(name: &'static str, config: &DomainConfig) -> Result<(), RegistryError> {
+fn check_limit(name: &Name, config: &DomainConfig) -> Result<(), RegistryError> {
     if let Some(limit) = &config.limit {
         limit
             .build_starting_at(config.max_concurrent)
-            .map_err(|error| RegistryError::Limit { name, error })?;
+            .map_err(|error| RegistryError::Limit {
+                name: name.clone(),
+                error,
+            })?;
     }
     Ok(())
 }
@@ -873,41 +884,44 @@ fn check_limit(name: &'static str, config: &DomainConfig) -> Result<(), Registry
 /// value (its `max_concurrent`, clamped into the bounds, unless `initial`
 /// is set), so that `state()` and the algorithm agree from the start.
 fn semaphore(
-    name: &'static str,
+    name: &Name,
     config: &DomainConfig,
 ) -> Result<(Arc<Bulkhead>, Option<Arc<DomainController>>), RegistryError> {
-    let algorithm = match &config.limit {
-        Some(limit) => Some(
-            limit
-                .build_starting_at(config.max_concurrent)
-                .map_err(|error| RegistryError::Limit { name, error })?,
-        ),
-        None => None,
-    };
+    let algorithm =
+        match &config.limit {
+            Some(limit) => Some(limit.build_starting_at(config.max_concurrent).map_err(
+                |error| RegistryError::Limit {
+                    name: name.clone(),
+                    error,
+                },
+            )?),
+            None => None,
+        };
     let seats = algorithm
         .as_ref()
         .map_or(config.max_concurrent, Limit::limit);
-    let mut core = Config::new(name, seats).admission(config.admission);
+    let mut core = Config::new("", seats).admission(config.admission);
     core.max_waiting = config.max_waiting;
-    let bulkhead = Arc::new(Bulkhead::from_config(core)?);
+    let bulkhead = Arc::new(Bulkhead::with_name(name.clone(), core, StdLock::new())?);
     Ok((
         bulkhead,
         algorithm.map(|a| Arc::new(DomainController::new(a))),
     ))
 }
 
-fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {
+fn pool_config(name: &Name, config: &DomainConfig) -> PoolConfig {
     let workers = config.max_workers.unwrap_or(config.max_concurrent);
-    PoolConfig::new(name, workers).queue_capacity(config.max_concurrent.saturating_sub(workers))
+    PoolConfig::named(name.clone(), workers)
+        .queue_capacity(config.max_concurrent.saturating_sub(workers))
 }
 
-fn sorted_names(map: &HashMap<&'static str, Entry>) -> Vec<&'static str> {
-    let mut names: Vec<_> = map.keys().copied().collect();
+fn sorted_names(map: &HashMap<Name, Entry>) -> Vec<Name> {
+    let mut names: Vec<_> = map.keys().cloned().collect();
     names.sort_unstable();
     names
 }
 
-fn not_found(name: &str, map: &HashMap<&'static str, Entry>) -> RegistryError {
+fn not_found(name: &str, map: &HashMap<Name, Entry>) -> RegistryError {
     RegistryError::NotFound {
         name: name.to_owned(),
         registered: sorted_names(map),
