@@ -243,11 +243,11 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
             ),
             StateProj::Waiting { wait, timer } => match wait.poll(cx) {
                 Poll::Ready(result) => {
-                    let name = match &result {
-                        Ok(seat) => seat.bulkhead().name(),
-                        Err(error) => error.name(),
-                    };
-                    Poll::Ready(timer.finish(name, result))
+                    // Only a seat is recorded, under its compartment.
+                    if let Ok(seat) = &result {
+                        timer.admitted(seat.bulkhead());
+                    }
+                    Poll::Ready(result)
                 }
                 Poll::Pending => {
                     timer.queued();
@@ -319,7 +319,6 @@ pin_project! {
             sleep: LazySleep,
             budget: Duration,
             timer: WaitTimer,
-            name: &'static str,
         },
     }
 }
@@ -334,7 +333,6 @@ impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
             // `Forever` is a timer that never fires.
             let budget = max_wait.budget().unwrap_or(Duration::MAX);
             OwnedState::Waiting {
-                name: handle.name(),
                 wait: OwnedSeat::acquire(handle),
                 sleep: LazySleep::new(budget),
                 budget,
@@ -362,12 +360,20 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
                 sleep,
                 budget,
                 timer,
-                name,
             } => {
-                if let Poll::Ready(result) = wait.as_mut().poll(cx) {
-                    Poll::Ready(timer.finish(name, result))
+                let result = if let Poll::Ready(result) = wait.as_mut().poll(cx) {
+                    Some(result)
                 } else if sleep.poll(cx).is_ready() {
-                    Poll::Ready(timer.finish(name, wait.time_out(*budget)))
+                    Some(wait.time_out(*budget))
+                } else {
+                    None
+                };
+                if let Some(result) = result {
+                    // Only a seat is recorded, under its compartment.
+                    if let Ok(seat) = &result {
+                        timer.admitted(&**seat.handle());
+                    }
+                    Poll::Ready(result)
                 } else {
                     timer.queued();
                     Poll::Pending
