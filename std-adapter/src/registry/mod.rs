@@ -495,7 +495,7 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::WrongKind`] if `name` is a thread pool;
-    /// [`RegistryError::InvalidName`], [`RegistryError::TooManyNames`],
+    /// [`RegistryError::InvalidName`],
     /// [`RegistryError::AtCapacity`], [`RegistryError::Settings`],
     /// [`RegistryError::Config`] when creating it.
     pub fn get_or_create(
