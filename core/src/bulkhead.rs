@@ -1,14 +1,17 @@
 //! [`Bulkhead`], a compartment with a fixed number of seats.
 
+#[cfg(feature = "alloc")]
+use alloc::sync::Arc;
 use core::fmt;
 use core::time::Duration;
 
 use crate::acquire::{Acquire, AcquireTimeout};
-use crate::config::{Admission, Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
+use crate::config::{Admission, Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, Problem, State};
 use crate::engine::Refusal;
 use crate::error::{ConfigError, Error};
 use crate::list::List;
 use crate::lock::{ConstInit, RawLock};
+use crate::name::{Name, Repr};
 use crate::seat::Seat;
 use crate::sync::{AtomicU32, AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
 use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
@@ -73,17 +76,21 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// ```
 ///
 /// A compartment can be a `static`, with no allocation and no lazy
-/// initialisation:
+/// initialisation; bad settings are a compile error:
 ///
 /// ```
 /// use bulkhead_core::{Bulkhead, CsLock};
 ///
-/// static RADIO: Bulkhead<CsLock> = match Bulkhead::new("radio", 1) {
-///     Ok(b) => b,
-///     Err(_) => panic!("radio: bad compartment settings"), // a compile error
-/// };
+/// static RADIO: Bulkhead<CsLock> = Bulkhead::new_static("radio", 1);
 /// assert_eq!(RADIO.name(), "radio");
 /// ```
+///
+/// A compartment has a destructor (it gives back a shared name, see
+/// [`with_shared_name`](Self::with_shared_name); for a `&'static str`
+/// name it does nothing), so a `static` cannot `match` on the `Result` of
+/// [`new`](Self::new): build it with [`new_static`](Self::new_static),
+/// [`from_config_static`](Self::from_config_static) or
+/// [`with_lock_static`](Self::with_lock_static).
 ///
 /// [`try_acquire`]: Bulkhead::try_acquire
 /// [`acquire`]: Bulkhead::acquire
@@ -110,10 +117,13 @@ pub struct Bulkhead<L: RawLock> {
     pub(crate) waiting: AtomicU32,
     pub(crate) rejected: Counter,
     pub(crate) timed_out: Counter,
-    /// The name, as the start of a `&'static str` and its length in 32
-    /// bits (checked by [`Config::validate`]): 12 bytes on 64-bit targets
-    /// instead of 16, and the length shares a word with `waiting`. Read it
-    /// with [`name`](Self::name).
+    /// The name, as the start of its bytes and its length in 31 bits
+    /// (checked by [`Config::validate`]): 12 bytes on 64-bit targets
+    /// instead of 16, and the length shares a word with `waiting`. The top
+    /// bit, [`SHARED`], says whether the bytes are those of an `Arc<str>`
+    /// whose one strong reference this compartment owns (given back in
+    /// `Drop`); without it they are a `&'static str`. Read it with
+    /// [`name`](Self::name), share it with [`name_handle`](Self::name_handle).
     name_start: *const u8,
     name_len: u32,
     /// # Safety
@@ -124,8 +134,9 @@ pub struct Bulkhead<L: RawLock> {
 
 // SAFETY: the list's raw pointers are only dereferenced under `lock`, which
 // is `Sync`; the nodes they point to belong to `Send` futures that unlink
-// them before they move or die. `name_start` points into a `&'static str`,
-// which is `Send` and `Sync`. Everything else is atomic or immutable.
+// them before they move or die. `name_start` points into a `&'static str`
+// or into an `Arc<str>` this compartment owns a reference to; both are
+// `Send` and `Sync`. Everything else is atomic or immutable.
 unsafe impl<L: RawLock + Send> Send for Bulkhead<L> {}
 // SAFETY: as above; shared access to the list goes through `lock`.
 unsafe impl<L: RawLock + Sync> Sync for Bulkhead<L> {}
@@ -204,22 +215,45 @@ impl<L: RawLock + ConstInit> Bulkhead<L> {
         /// If [`Config::validate`] refuses `config`; at compile time in a
         /// `static` or `const`.
         pub fn from_config_static(config: Config) -> Self {
-            match config.validate() {
-                Ok(config) => Self::build(config, L::INIT),
+            Self::with_lock_static(config, L::INIT)
+        }
+    }
+}
+
+impl<L: RawLock> Bulkhead<L> {
+    loom_const_fn! {
+        /// A compartment built from `config` that guards its waiter list
+        /// with `lock`, for a `static` or `const`: as
+        /// [`from_config_static`](Self::from_config_static), with a lock
+        /// of your choice.
+        ///
+        /// (A compartment has a destructor, which gives back a shared
+        /// name, so a `static` cannot `match` on
+        /// [`with_lock`](Self::with_lock)'s `Result`: a `const`
+        /// initializer cannot drop one. This constructor panics instead.)
+        ///
+        /// # Panics
+        /// If [`Config::validate`] refuses `config`; at compile time in a
+        /// `static` or `const`.
+        pub fn with_lock_static(config: Config, lock: L) -> Self {
+            // On the name-free `Problem`, not on `validate`'s error: an
+            // error may own a shared name, which a `const fn` cannot drop.
+            match config.problem(config.name.len()) {
+                None => Self::build(config, lock),
                 // `const` panics take a literal: one message per error.
-                Err(ConfigError::ZeroCapacity { .. }) => panic!(
+                Some(Problem::ZeroCapacity) => panic!(
                     "bulkhead: max_concurrent = 0 would admit nobody; give it at least 1 seat"
                 ),
-                Err(ConfigError::CapacityOverflow { .. }) => panic!(
+                Some(Problem::CapacityOverflow) => panic!(
                     "bulkhead: max_concurrent is above MAX_CONCURRENT_LIMIT for this target; \
                      choose a smaller value"
                 ),
-                Err(ConfigError::QueueLimitOverflow { .. }) => panic!(
+                Some(Problem::QueueLimitOverflow(_)) => panic!(
                     "bulkhead: max_waiting is above MAX_WAITING_LIMIT; choose a smaller value, \
                      or no queue limit"
                 ),
-                Err(ConfigError::NameTooLong { .. }) => panic!(
-                    "bulkhead: the name is longer than u32::MAX bytes; choose a shorter name"
+                Some(Problem::NameTooLong(_)) => panic!(
+                    "bulkhead: the name is longer than MAX_NAME_LEN bytes; choose a shorter name"
                 ),
             }
         }
@@ -234,16 +268,74 @@ impl<L: RawLock> Bulkhead<L> {
         /// # Errors
         /// As [`Config::validate`].
         pub fn with_lock(config: Config, lock: L) -> Result<Self, ConfigError> {
-            match config.validate() {
-                Ok(config) => Ok(Self::build(config, lock)),
-                Err(e) => {
+            match config.problem(config.name.len()) {
+                None => Ok(Self::build(config, lock)),
+                Some(problem) => {
                     // A `const fn` cannot run `L`'s destructor. Locks hold
                     // no resources before first use, so forgetting is free.
                     core::mem::forget(lock);
-                    Err(e)
+                    Err(problem.error(&config))
                 }
             }
         }
+    }
+
+    /// A compartment built from `config` and guarded by `lock`, called
+    /// `name` (`config.name` is not used): [`with_lock`](Self::with_lock)
+    /// for a `&'static str` name, [`with_shared_name`](Self::with_shared_name)
+    /// for a shared one. For code that keeps names as [`Name`]s.
+    ///
+    /// # Errors
+    /// As [`Config::validate`], naming `name`.
+    pub fn with_name(name: Name, config: Config, lock: L) -> Result<Self, ConfigError> {
+        match name.into_repr() {
+            Repr::Static(name) => Self::with_lock(Config { name, ..config }, lock),
+            #[cfg(feature = "alloc")]
+            Repr::Shared(name) => Self::with_shared_name(name, config, lock),
+        }
+    }
+
+    /// A compartment built from `config` and guarded by `lock`, called
+    /// `name` instead of `config.name`: a name made at run time (a tenant,
+    /// a host). The compartment keeps `name` (one reference) until it is
+    /// dropped, and every [`Error`], [`State`] and
+    /// [`name_handle`](Self::name_handle) that names it shares it, so the
+    /// string is freed with the last of them. `config.name` is not used.
+    ///
+    /// ```
+    /// # extern crate alloc;
+    /// use alloc::sync::Arc;
+    /// use bulkhead_core::{Bulkhead, Config, CsLock, RawLock};
+    ///
+    /// let tenant: Arc<str> = Arc::from(format!("tenant-{}", 7));
+    /// let b = Bulkhead::with_shared_name(tenant.clone(), Config::new("", 1), CsLock::INIT)?;
+    /// assert_eq!(b.name(), "tenant-7");
+    /// let err = { let _seat = b.try_acquire()?; b.try_acquire().unwrap_err() };
+    /// drop(b);
+    /// assert_eq!(err.name(), "tenant-7"); // the error shares the name
+    /// drop(err);
+    /// assert_eq!(Arc::strong_count(&tenant), 1); // and nothing else holds it
+    /// # use bulkhead_core::ConstInit;
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Config::validate`], naming `name`; a name longer than
+    /// [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes is
+    /// [`ConfigError::NameTooLong`].
+    #[cfg(feature = "alloc")]
+    pub fn with_shared_name(name: Arc<str>, config: Config, lock: L) -> Result<Self, ConfigError> {
+        if let Some(problem) = config.problem(name.len()) {
+            return Err(problem.error(&config).renamed(Name::shared(name)));
+        }
+        let len = name.len();
+        let mut bulkhead = Self::build(config, lock);
+        // The reference `into_raw` hands over is the compartment's; `Drop`
+        // gives it back.
+        bulkhead.name_start = Arc::into_raw(name).cast::<u8>();
+        // Checked above: the length fits in 31 bits, below `SHARED`.
+        bulkhead.name_len = len as u32 | SHARED;
+        Ok(bulkhead)
     }
 
     loom_const_fn! {
@@ -268,13 +360,58 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     /// The compartment's name.
-    pub fn name(&self) -> &'static str {
-        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len as usize);
-        // SAFETY: `name_start` and `name_len` are the start and the length
-        // of the `&'static str` this compartment was built with (the length
-        // was checked to fit in 32 bits, so it is exact); that string is
-        // immutable, valid UTF-8 and lives for the rest of the program.
+    ///
+    /// It borrows the compartment: a shared name (see
+    /// [`with_shared_name`](Self::with_shared_name)) lives only as long as
+    /// its holders. To keep it, take a [`name_handle`](Self::name_handle).
+    pub fn name(&self) -> &str {
+        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
+        // SAFETY: `name_start` and the length are the start and the length
+        // of the string this compartment was built with (checked to fit in
+        // 31 bits, so the length is exact). That string is valid UTF-8 and
+        // immutable, and lives at least as long as `self`: a `&'static str`
+        // forever, a shared name until `Drop` gives back the reference the
+        // compartment owns, which cannot happen while `self` is borrowed.
         unsafe { core::str::from_utf8_unchecked(&*bytes) }
+    }
+
+    /// The compartment's name, to keep: the `&'static str` it was built
+    /// with, or one more reference to its shared name. Errors and states
+    /// carry this.
+    pub fn name_handle(&self) -> Name {
+        #[cfg(feature = "alloc")]
+        if self.name_len & SHARED != 0 {
+            let name =
+                core::ptr::slice_from_raw_parts(self.name_start, self.name_len()) as *const str;
+            // SAFETY: with `SHARED` set, `name` is the pointer
+            // `Arc::<str>::into_raw` returned in `with_shared_name` (the
+            // same address and length), and the compartment still owns
+            // the reference that call handed over (`Drop` has not run
+            // while `self` is borrowed), so the count is at least 1 and
+            // the allocation is live. Incrementing first and then taking
+            // the new reference with `from_raw` leaves the compartment's
+            // own reference untouched.
+            return Name::shared(unsafe {
+                Arc::increment_strong_count(name);
+                Arc::from_raw(name)
+            });
+        }
+        Name::from_static(self.static_name())
+    }
+
+    /// The name of a compartment built with a `&'static str`.
+    fn static_name(&self) -> &'static str {
+        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
+        // SAFETY: only called without `SHARED` (`name_handle` checks it,
+        // and without `alloc` no constructor sets it), so `name_start` and
+        // the length are those of the `&'static str` the compartment was
+        // built with: valid UTF-8, immutable, for the rest of the program.
+        unsafe { core::str::from_utf8_unchecked(&*bytes) }
+    }
+
+    /// The name's length, without the `SHARED` bit.
+    fn name_len(&self) -> usize {
+        (self.name_len & !SHARED) as usize
     }
 
     /// The admission order chosen at construction.
@@ -302,7 +439,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let cache: Bulkhead<CsLock> = Bulkhead::new("cache", 1).unwrap();
     /// let seat = cache.try_acquire().unwrap();
     /// let err = cache.try_acquire().unwrap_err();
-    /// assert_eq!(err, Error::Full { name: "cache", max_concurrent: 1, active: 1 });
+    /// assert_eq!(err, Error::Full { name: "cache".into(), max_concurrent: 1, active: 1 });
     /// drop(seat);
     /// assert!(cache.try_acquire().is_ok());
     /// ```
@@ -464,7 +601,7 @@ impl<L: RawLock> Bulkhead<L> {
     fn check_capacity(&self, max_concurrent: usize) -> Result<(), ConfigError> {
         if max_concurrent > MAX_CONCURRENT_LIMIT {
             return Err(ConfigError::CapacityOverflow {
-                name: self.name(),
+                name: self.name_handle(),
                 requested: max_concurrent,
                 limit: MAX_CONCURRENT_LIMIT,
             });
@@ -510,7 +647,7 @@ impl<L: RawLock> Bulkhead<L> {
             && requested > MAX_WAITING_LIMIT
         {
             return Err(ConfigError::QueueLimitOverflow {
-                name: self.name(),
+                name: self.name_handle(),
                 requested,
                 limit: MAX_WAITING_LIMIT,
             });
@@ -529,7 +666,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let b: Bulkhead<CsLock> = Bulkhead::new("queue", 1).unwrap();
     /// let seat = b.try_acquire().unwrap();
     /// b.close();
-    /// assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "queue" });
+    /// assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "queue".into() });
     /// drop(seat); // still fine
     /// assert!(b.state().closed);
     /// ```
@@ -570,7 +707,7 @@ impl<L: RawLock> Bulkhead<L> {
         let w = self.word.load(Ordering::Acquire);
         let max = self.max_concurrent();
         State {
-            name: self.name(),
+            name: self.name_handle(),
             max_concurrent: max,
             active: active(max, w),
             waiting: self.waiting.load(Ordering::Relaxed) as usize,
@@ -602,7 +739,7 @@ impl<L: RawLock> Bulkhead<L> {
         self.count_rejection();
         let max_concurrent = self.max_concurrent();
         Error::Full {
-            name: self.name(),
+            name: self.name_handle(),
             max_concurrent,
             active: active(max_concurrent, self.word.load(Ordering::Relaxed)),
         }
@@ -613,8 +750,36 @@ impl<L: RawLock> Bulkhead<L> {
         self.timed_out.increment();
         self.lock.record_rejection();
         Error::Timeout {
-            name: self.name(),
+            name: self.name_handle(),
             budget,
+        }
+    }
+}
+
+/// The top bit of `name_len`: the name is a shared `Arc<str>` the
+/// compartment owns a reference to. Never set in a validated length
+/// (at most [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)).
+const SHARED: u32 = 1 << 31;
+
+/// Gives back the compartment's reference to a shared name. A no-op for a
+/// `&'static str` name (and without `alloc`), so a `static` compartment,
+/// which is never dropped anyway, costs nothing more. The impl exists in
+/// every build, so that enabling `alloc` changes nothing about where a
+/// compartment may be built (`Drop` types cannot be dropped in a `const`
+/// initializer: build `static`s with `new_static`/`from_config_static`).
+impl<L: RawLock> Drop for Bulkhead<L> {
+    fn drop(&mut self) {
+        #[cfg(feature = "alloc")]
+        if self.name_len & SHARED != 0 {
+            let name =
+                core::ptr::slice_from_raw_parts(self.name_start, self.name_len()) as *const str;
+            // SAFETY: with `SHARED` set, `name` is what
+            // `Arc::<str>::into_raw` returned in `with_shared_name`, and
+            // the reference that call handed over is the compartment's
+            // alone (`name_handle` takes new ones). It is given back once:
+            // `drop` runs once, and nothing borrows `self` any more, so no
+            // `name()` borrow outlives the string.
+            drop(unsafe { Arc::from_raw(name) });
         }
     }
 }

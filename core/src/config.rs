@@ -1,6 +1,7 @@
 //! A compartment's settings, and its state snapshot.
 
 use crate::error::ConfigError;
+use crate::name::Name;
 use crate::word::MAX_CONCURRENT_LIMIT;
 
 /// The largest queue limit ([`Config::max_waiting`]) a compartment
@@ -104,8 +105,9 @@ pub const MAX_LOST_RACES: u8 = 4;
 /// ```
 ///
 /// With the `serde` feature, `Config` is `Serialize` and `Deserialize`.
-/// Its `name` is `&'static str` (a compartment name lives as long as the
-/// program, and core never allocates), so deserializing borrows it from
+/// Its `name` is `&'static str` (the name of a `static` compartment; a
+/// name made at run time is a shared one, see [`Name`]), so deserializing
+/// borrows it from
 /// `'static` input (a string literal, `include_str!`, text leaked once)
 /// through a deserializer that lends strings (serde_json, postcard). TOML's
 /// deserializer never lends strings, so it reports "expected a borrowed
@@ -116,7 +118,9 @@ pub const MAX_LOST_RACES: u8 = 4;
 #[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct Config {
     /// The compartment's name: its domain, as it appears in errors and
-    /// snapshots. At most `u32::MAX` bytes.
+    /// snapshots. At most [`MAX_NAME_LEN`] bytes. A name made at run time
+    /// (a tenant, a host) is given to `Bulkhead::with_shared_name` instead,
+    /// with the `alloc` feature.
     pub name: &'static str,
     /// How many callers may hold a seat at once. At least 1, at most
     /// [`MAX_CONCURRENT_LIMIT`].
@@ -170,32 +174,98 @@ impl Config {
 
     /// Checks the settings; the error says what to change.
     pub const fn validate(self) -> Result<Self, ConfigError> {
+        match self.problem(self.name.len()) {
+            None => Ok(self),
+            Some(problem) => Err(problem.error(&self)),
+        }
+    }
+
+    /// Checks the settings for a compartment called `name` (`self.name` is
+    /// not used), as [`Bulkhead::with_name`](crate::Bulkhead::with_name)
+    /// would; the error names `name`.
+    ///
+    /// ```
+    /// use bulkhead_core::{Config, ConfigError, Name};
+    ///
+    /// let err = Config::new("", 0).check_named(&Name::from_static("tenant-7")).unwrap_err();
+    /// assert_eq!(err, ConfigError::ZeroCapacity { name: "tenant-7".into() });
+    /// ```
+    ///
+    /// # Errors
+    /// As [`validate`](Self::validate).
+    pub fn check_named(&self, name: &Name) -> Result<(), ConfigError> {
+        match self.problem(name.len()) {
+            None => Ok(()),
+            Some(problem) => Err(problem.error(self).renamed(name.clone())),
+        }
+    }
+
+    /// What is wrong with these settings for a compartment whose name is
+    /// `name_len` bytes long, if anything. A `Copy` value rather than a
+    /// [`ConfigError`], so that `const` constructors can branch on it: an
+    /// error may own a shared [`Name`](crate::Name), and a `const fn`
+    /// cannot drop one.
+    pub(crate) const fn problem(&self, name_len: usize) -> Option<Problem> {
         if self.max_concurrent == 0 {
-            return Err(ConfigError::ZeroCapacity { name: self.name });
+            return Some(Problem::ZeroCapacity);
         }
         if self.max_concurrent > MAX_CONCURRENT_LIMIT {
-            return Err(ConfigError::CapacityOverflow {
-                name: self.name,
-                requested: self.max_concurrent,
-                limit: MAX_CONCURRENT_LIMIT,
-            });
+            return Some(Problem::CapacityOverflow);
         }
-        if self.name.len() > u32::MAX as usize {
-            return Err(ConfigError::NameTooLong {
-                length: self.name.len(),
-                limit: u32::MAX as usize,
-            });
+        if name_len > MAX_NAME_LEN {
+            return Some(Problem::NameTooLong(name_len));
         }
         if let Some(requested) = self.max_waiting
             && requested > MAX_WAITING_LIMIT
         {
-            return Err(ConfigError::QueueLimitOverflow {
-                name: self.name,
+            return Some(Problem::QueueLimitOverflow(requested));
+        }
+        None
+    }
+}
+
+/// The longest accepted compartment name, in bytes: `u32::MAX / 2`. A
+/// compartment keeps the length in 31 bits; the 32nd tells a shared name
+/// from a `&'static str`.
+pub const MAX_NAME_LEN: usize = (u32::MAX >> 1) as usize;
+
+/// What [`Config::problem`] found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Problem {
+    ZeroCapacity,
+    CapacityOverflow,
+    /// The name's length.
+    NameTooLong(usize),
+    /// The queue limit asked for.
+    QueueLimitOverflow(usize),
+}
+
+impl Problem {
+    /// The error for `config`, naming `config.name`.
+    pub(crate) const fn error(self, config: &Config) -> ConfigError {
+        let name = Name::from_static(config.name);
+        match self {
+            Problem::ZeroCapacity => ConfigError::ZeroCapacity { name },
+            Problem::CapacityOverflow => ConfigError::CapacityOverflow {
+                name,
+                requested: config.max_concurrent,
+                limit: MAX_CONCURRENT_LIMIT,
+            },
+            Problem::NameTooLong(length) => {
+                // A static name has nothing to drop; `forget` says so to
+                // the `const` checker.
+                core::mem::forget(name);
+                ConfigError::NameTooLong {
+                    length,
+                    limit: MAX_NAME_LEN,
+                }
+            }
+            Problem::QueueLimitOverflow(requested) => ConfigError::QueueLimitOverflow {
+                name,
                 requested,
                 limit: MAX_WAITING_LIMIT,
-            });
+            },
         }
-        Ok(self)
     }
 }
 
@@ -212,15 +282,15 @@ impl Config {
 /// let cache: Bulkhead<CsLock> = Bulkhead::new("cache", 4).unwrap();
 /// let seats = [cache.try_acquire().unwrap(), cache.try_acquire().unwrap(), cache.try_acquire().unwrap()];
 /// let s = cache.state();
-/// assert_eq!((s.name, s.active, s.available()), ("cache", 3, 1));
+/// assert_eq!((s.name.as_str(), s.active, s.available()), ("cache", 3, 1));
 /// assert_eq!(s.utilisation_percent(), 75.0);
 /// # drop(seats);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct State {
     /// The compartment's name.
-    pub name: &'static str,
+    pub name: Name,
     /// The current limit.
     pub max_concurrent: usize,
     /// Seats held (including seats handed to a waiter that has not run

@@ -730,7 +730,7 @@ impl<L: RawLock> Bulkhead<L> {
                     // Counted by the caller, after the lock: the adapter's
                     // rejection hook is foreign code.
                     return Err(Error::QueueFull {
-                        name: self.name(),
+                        name: self.name_handle(),
                         max_waiting: self.queue_limit(),
                     });
                 }
@@ -886,7 +886,9 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     pub(crate) fn closed_error(&self) -> Error {
-        Error::Closed { name: self.name() }
+        Error::Closed {
+            name: self.name_handle(),
+        }
     }
 
     /// Whether the compartment admits FIFO-style right now. Under the lock

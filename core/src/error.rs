@@ -3,6 +3,8 @@
 use core::fmt;
 use core::time::Duration;
 
+use crate::name::Name;
+
 /// Why a caller did not get a seat.
 ///
 /// Every variant names the compartment, and its message says what to
@@ -11,7 +13,7 @@ use core::time::Duration;
 ///
 /// ```
 /// # use bulkhead_core::Error;
-/// let err = Error::Full { name: "database", max_concurrent: 8, active: 8 };
+/// let err = Error::Full { name: "database".into(), max_concurrent: 8, active: 8 };
 /// assert!(err.to_string().contains("`database` is full"));
 /// assert_eq!(err.name(), "database");
 /// ```
@@ -22,7 +24,7 @@ pub enum Error {
     /// or, in FIFO mode, earlier callers were already waiting.
     Full {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// Its limit when the caller was turned away.
         max_concurrent: usize,
         /// Seats held at that moment.
@@ -32,21 +34,21 @@ pub enum Error {
     /// away at once instead of queueing.
     QueueFull {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// The queue limit.
         max_waiting: usize,
     },
     /// The caller waited its whole budget without getting a seat.
     Timeout {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// How long the caller was willing to wait.
         budget: Duration,
     },
     /// The compartment was closed; it admits nobody any more.
     Closed {
         /// The compartment.
-        name: &'static str,
+        name: Name,
     },
     /// As [`Error::Full`], for a *blocking* acquire that had a wait budget
     /// but could not use it: its thread drives an event loop (a tokio
@@ -57,7 +59,7 @@ pub enum Error {
     /// adapter's blocking acquires do.
     FullOnEventLoop {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// Its limit when the caller was turned away.
         max_concurrent: usize,
         /// Seats held at that moment.
@@ -67,7 +69,7 @@ pub enum Error {
 
 impl Error {
     /// The compartment that turned the caller away.
-    pub const fn name(&self) -> &'static str {
+    pub fn name(&self) -> &Name {
         match self {
             Error::Full { name, .. }
             | Error::QueueFull { name, .. }
@@ -151,7 +153,7 @@ impl core::error::Error for Error {}
 /// use bulkhead_core::Error;
 /// use std::io::ErrorKind;
 ///
-/// let io: std::io::Error = Error::Full { name: "db", max_concurrent: 2, active: 2 }.into();
+/// let io: std::io::Error = Error::Full { name: "db".into(), max_concurrent: 2, active: 2 }.into();
 /// assert_eq!(io.kind(), ErrorKind::WouldBlock);
 /// assert!(io.get_ref().unwrap().downcast_ref::<Error>().is_some());
 /// # }
@@ -176,7 +178,7 @@ impl From<Error> for std::io::Error {
 /// ```
 /// # use bulkhead_core::{Config, ConfigError};
 /// let err = Config::new("cache", 0).validate().unwrap_err();
-/// assert_eq!(err, ConfigError::ZeroCapacity { name: "cache" });
+/// assert_eq!(err, ConfigError::ZeroCapacity { name: "cache".into() });
 /// assert!(err.to_string().contains("max_concurrent = 0"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,12 +189,12 @@ pub enum ConfigError {
     /// `set_max_concurrent(0)`.
     ZeroCapacity {
         /// The compartment.
-        name: &'static str,
+        name: Name,
     },
     /// `max_concurrent` is beyond what the seat word can count.
     CapacityOverflow {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// The value asked for.
         requested: usize,
         /// The largest accepted value, [`MAX_CONCURRENT_LIMIT`](crate::MAX_CONCURRENT_LIMIT).
@@ -201,20 +203,35 @@ pub enum ConfigError {
     /// `max_waiting` is beyond what the compartment can count.
     QueueLimitOverflow {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// The value asked for.
         requested: usize,
         /// The largest accepted value, [`MAX_WAITING_LIMIT`](crate::MAX_WAITING_LIMIT).
         limit: usize,
     },
     /// The name is longer than a compartment keeps (it stores the length
-    /// in 32 bits). The error leaves the name out: it would be gigabytes.
+    /// in 31 bits). The error leaves the name out: it would be gigabytes.
     NameTooLong {
         /// The name's length in bytes.
         length: usize,
-        /// The longest accepted name, `u32::MAX` bytes.
+        /// The longest accepted name, [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)
+        /// bytes.
         limit: usize,
     },
+}
+
+impl ConfigError {
+    /// The same error for the compartment `name` (settings checked under
+    /// another name).
+    pub(crate) fn renamed(mut self, new: Name) -> Self {
+        match &mut self {
+            ConfigError::ZeroCapacity { name }
+            | ConfigError::CapacityOverflow { name, .. }
+            | ConfigError::QueueLimitOverflow { name, .. } => *name = new,
+            ConfigError::NameTooLong { .. } => {}
+        }
+        self
+    }
 }
 
 impl fmt::Display for ConfigError {

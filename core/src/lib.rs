@@ -9,6 +9,8 @@
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
@@ -22,6 +24,7 @@ pub mod limit;
 mod list;
 mod lock;
 mod max_wait;
+mod name;
 mod seat;
 #[cfg(bulkhead_shuttle)]
 mod shuttle_lock;
@@ -36,7 +39,7 @@ mod tests;
 pub use acquire::{Acquire, AcquireTimeout};
 pub use acquire_owned::AcquireOwned;
 pub use bulkhead::Bulkhead;
-pub use config::{Admission, Config, MAX_LOST_RACES, MAX_WAITING_LIMIT, State};
+pub use config::{Admission, Config, MAX_LOST_RACES, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
 pub use error::{ConfigError, Error};
 #[cfg(feature = "critical-section")]
 pub use lock::CsLock;
@@ -44,6 +47,7 @@ pub use lock::CsLock;
 pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
 pub use max_wait::{MaxWait, ParseMaxWaitError};
+pub use name::Name;
 pub use seat::{AsBulkhead, Handle, OwnedSeat, Seat};
 #[cfg(bulkhead_shuttle)]
 pub use shuttle_lock::ShuttleLock;

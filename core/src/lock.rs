@@ -181,10 +181,7 @@ mod cs {
     /// ```
     /// use bulkhead_core::{Bulkhead, CsLock};
     ///
-    /// static SENSOR_BUS: Bulkhead<CsLock> = match Bulkhead::new("sensor_bus", 2) {
-    ///     Ok(b) => b,
-    ///     Err(_) => panic!("invalid compartment"),
-    /// };
+    /// static SENSOR_BUS: Bulkhead<CsLock> = Bulkhead::new_static("sensor_bus", 2);
     /// let seat = SENSOR_BUS.try_acquire().unwrap();
     /// assert_eq!(SENSOR_BUS.state().active, 1);
     /// drop(seat);

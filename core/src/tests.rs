@@ -20,6 +20,8 @@ mod list;
 mod memory;
 mod model;
 mod mutants;
+#[cfg(feature = "alloc")]
+mod names;
 mod owned;
 mod queued;
 mod review;

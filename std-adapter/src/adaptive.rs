@@ -279,7 +279,7 @@ pub mod adaptive_metrics {
 #[cfg(feature = "metrics")]
 pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A, C>) {
     use adaptive_metrics::{LIMIT, LIMIT_CHANGES, SAMPLES_SKIPPED};
-    let name = adaptive.bulkhead().name();
+    let name = crate::metrics::label_value(&adaptive.bulkhead().name_handle());
     metrics::describe_counter!(
         LIMIT_CHANGES,
         metrics::Unit::Count,
@@ -290,8 +290,8 @@ pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A
         metrics::Unit::Count,
         "Adaptive-limit samples that found their window being processed; kept for the next update."
     );
-    metrics::gauge!(LIMIT, "name" => name).set(adaptive.limit() as f64);
-    metrics::counter!(LIMIT_CHANGES, "name" => name)
+    metrics::gauge!(LIMIT, "name" => name.clone()).set(adaptive.limit() as f64);
+    metrics::counter!(LIMIT_CHANGES, "name" => name.clone())
         .absolute(adaptive.controller().changes() as u64);
     metrics::counter!(SAMPLES_SKIPPED, "name" => name)
         .absolute(adaptive.controller().skipped() as u64);

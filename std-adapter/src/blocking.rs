@@ -161,7 +161,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
         timer.queued();
     }
     if let Poll::Ready(result) = first {
-        return timer.finish(bulkhead.name(), result);
+        return timer.finish(bulkhead, result);
     }
     if let Some(event_loop) = event_loop() {
         // Waiting here could block the very loop that holds the seat:
@@ -172,7 +172,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
                 .try_acquire()
                 .map_err(|e| could_not_wait(bulkhead, e, event_loop)),
         };
-        return timer.finish(bulkhead.name(), result);
+        return timer.finish(bulkhead, result);
     }
     // `Forever`, or a budget too large to add to `now`, is a wait with
     // no deadline.
@@ -186,7 +186,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
                 if now >= deadline {
                     let budget = budget.unwrap_or_default();
                     let result = acquire.as_mut().time_out(budget);
-                    return timer.finish(bulkhead.name(), result);
+                    return timer.finish(bulkhead, result);
                 }
                 thread::park_timeout(deadline - now);
             }
@@ -196,7 +196,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
         let poll =
             with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
         if let Poll::Ready(result) = poll {
-            return timer.finish(bulkhead.name(), result);
+            return timer.finish(bulkhead, result);
         }
     }
 }
@@ -221,7 +221,7 @@ fn could_not_wait<L: RawLock>(
     };
     if bulkhead.raw_lock().claim_event_loop_warning() {
         tracing::warn!(
-            compartment = name,
+            compartment = name.as_str(),
             "bulkhead `{name}`: a blocking acquire with a wait budget ran on a thread that \
              drives {event_loop}, so it did not wait and was turned away at once (full); \
              use the async acquire there, or call from spawn_blocking (logged once per \

@@ -119,10 +119,7 @@ impl StdLock {
     /// ```
     /// use bulkhead_std::{Bulkhead, Config, StdLock};
     ///
-    /// static SHED: Bulkhead = match Bulkhead::with_lock(Config::new("shed", 1), StdLock::untimed()) {
-    ///     Ok(b) => b,
-    ///     Err(_) => panic!("bad settings"),
-    /// };
+    /// static SHED: Bulkhead = Bulkhead::with_lock_static(Config::new("shed", 1), StdLock::untimed());
     /// let _seat = SHED.try_acquire().unwrap();
     /// assert!(SHED.try_acquire().is_err()); // counted, not timed
     /// assert_eq!((SHED.state().rejected, SHED.raw_lock().last_rejection()), (1, None));

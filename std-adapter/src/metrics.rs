@@ -57,7 +57,8 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use metrics::{Key, Label, Level, Metadata, Unit};
+use bulkhead_core::Name;
+use metrics::{Key, Label, Level, Metadata, SharedString, Unit};
 
 use crate::registry::Registry;
 use crate::snapshot::Snapshot;
@@ -163,13 +164,14 @@ pub fn describe() {
     );
 }
 
-/// The `name` label of each compartment name, made once and kept, so that
-/// recording a wait allocates nothing: a label built per call would
-/// allocate its list. Names are `&'static` and, for dynamic registry
-/// names, interned and bounded, so the map is bounded too.
+/// The `name` label of each `&'static str` compartment name, made once and
+/// kept, so that recording a wait allocates nothing: a label built per call
+/// would allocate its list. Only static names are kept here (there are as
+/// many as the program has literals); a shared name made at run time gets
+/// its label per call ([`key`]), so nothing outlives its compartment.
 static LABELS: RwLock<BTreeMap<&'static str, &'static [Label]>> = RwLock::new(BTreeMap::new());
 
-fn labels(name: &'static str) -> &'static [Label] {
+fn static_labels(name: &'static str) -> &'static [Label] {
     if let Some(labels) = LABELS
         .read()
         .unwrap_or_else(PoisonError::into_inner)
@@ -182,12 +184,33 @@ fn labels(name: &'static str) -> &'static [Label] {
         .or_insert_with(|| Box::leak(Box::new([Label::from_static_parts("name", name)])))
 }
 
+/// The key of series `metric` for compartment `name`.
+fn key(metric: &'static str, name: &Name) -> Key {
+    match name.as_static() {
+        Some(name) => Key::from_static_labels(metric, static_labels(name)),
+        None => Key::from_parts(metric, vec![Label::new("name", label_value(name))]),
+    }
+}
+
+/// The `name` label's value for `name`: a shared name's own string (one
+/// more reference, no copy), which the recorder's series keep only as
+/// long as they keep the series.
+pub(crate) fn label_value(name: &Name) -> SharedString {
+    if let Some(name) = name.as_static() {
+        return SharedString::from(name);
+    }
+    match name.as_shared() {
+        Some(shared) => SharedString::from(Arc::clone(shared)),
+        None => SharedString::from(name.to_string()),
+    }
+}
+
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 /// Records one queued wait that ended with a seat.
-pub(crate) fn record_wait(name: &'static str, waited: Duration) {
-    let key = Key::from_static_labels(WAIT_SECONDS, labels(name));
+pub(crate) fn record_wait(name: &Name, waited: Duration) {
+    let key = key(WAIT_SECONDS, name);
     metrics::with_recorder(|recorder| {
         recorder
             .register_histogram(&key, &METADATA)
@@ -200,29 +223,28 @@ pub(crate) fn record_wait(name: &'static str, waited: Duration) {
 /// `bulkhead_limit_changes_total` counter at once, so that the gauge
 /// follows the limit without waiting for the next publication. Called by
 /// the registry's adaptive seats only when a sample changed the limit;
-/// the labels are made once per name ([`labels`]), so it allocates
+/// for a static name the labels are made once ([`key`]), so it allocates
 /// nothing after the first change.
-pub(crate) fn limit_changed(name: &'static str, limit: usize, changes: usize) {
+pub(crate) fn limit_changed(name: &Name, limit: usize, changes: usize) {
     use crate::adaptive_metrics::LIMIT_CHANGES;
-    let labels = labels(name);
     metrics::with_recorder(|recorder| {
         recorder
-            .register_gauge(&Key::from_static_labels(MAX_CONCURRENT, labels), &METADATA)
+            .register_gauge(&key(MAX_CONCURRENT, name), &METADATA)
             .set(limit as f64);
         recorder
-            .register_counter(&Key::from_static_labels(LIMIT_CHANGES, labels), &METADATA)
+            .register_counter(&key(LIMIT_CHANGES, name), &METADATA)
             .absolute(changes as u64);
     });
 }
 
 /// Publishes one compartment's gauges and counters.
 pub(crate) fn publish(s: &Snapshot) {
-    let name = s.name;
-    metrics::gauge!(ACTIVE, "name" => name).set(s.active as f64);
-    metrics::gauge!(WAITING, "name" => name).set(s.waiting as f64);
-    metrics::gauge!(MAX_CONCURRENT, "name" => name).set(s.max_concurrent as f64);
-    metrics::counter!(ADMITTED, "name" => name).absolute(s.admitted);
-    metrics::counter!(REJECTED, "name" => name).absolute(s.rejected as u64);
+    let name = label_value(&s.name);
+    metrics::gauge!(ACTIVE, "name" => name.clone()).set(s.active as f64);
+    metrics::gauge!(WAITING, "name" => name.clone()).set(s.waiting as f64);
+    metrics::gauge!(MAX_CONCURRENT, "name" => name.clone()).set(s.max_concurrent as f64);
+    metrics::counter!(ADMITTED, "name" => name.clone()).absolute(s.admitted);
+    metrics::counter!(REJECTED, "name" => name.clone()).absolute(s.rejected as u64);
     metrics::counter!(TIMED_OUT, "name" => name).absolute(s.timed_out as u64);
 }
 
@@ -237,12 +259,15 @@ pub fn publish_registry(registry: &Registry) {
     }
     for (name, controller) in registry.controllers() {
         use crate::adaptive_metrics::{LIMIT_CHANGES, SAMPLES_SKIPPED};
-        metrics::counter!(LIMIT_CHANGES, "name" => name).absolute(controller.changes() as u64);
+        let name = label_value(&name);
+        metrics::counter!(LIMIT_CHANGES, "name" => name.clone())
+            .absolute(controller.changes() as u64);
         metrics::counter!(SAMPLES_SKIPPED, "name" => name).absolute(controller.skipped() as u64);
     }
     for (name, r) in registry.resource_states() {
-        metrics::gauge!(RESOURCE_OPEN, "name" => name).set(if r.open { 1.0 } else { 0.0 });
-        metrics::counter!(RESOURCE_OPENS, "name" => name).absolute(r.opens);
+        let name = label_value(&name);
+        metrics::gauge!(RESOURCE_OPEN, "name" => name.clone()).set(if r.open { 1.0 } else { 0.0 });
+        metrics::counter!(RESOURCE_OPENS, "name" => name.clone()).absolute(r.opens);
         metrics::counter!(RESOURCE_OPEN_FAILURES, "name" => name).absolute(r.open_failures);
     }
 }

@@ -287,10 +287,8 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
     {
         let max_wait = max_wait.into();
         match max_wait.budget() {
-            Some(budget) => {
-                Timed::new(self.acquire_timeout(budget, sleep(budget)), self.name()).await
-            }
-            None if max_wait.is_unbounded() => Timed::new(self.acquire(), self.name()).await,
+            Some(budget) => Timed::new(self.acquire_timeout(budget, sleep(budget)), self).await,
+            None if max_wait.is_unbounded() => Timed::new(self.acquire(), self).await,
             None => self.try_acquire(),
         }
     }
@@ -348,20 +346,20 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
 
 pin_project_lite::pin_project! {
     /// A wait for a seat, timed for the wait histogram (see [`WaitTimer`]).
-    pub(crate) struct Timed<F> {
+    pub(crate) struct Timed<'a, L: RawLock, F> {
         #[pin]
         wait: F,
         timer: WaitTimer,
-        name: &'static str,
+        bulkhead: &'a Bulkhead<L>,
     }
 }
 
-impl<F> Timed<F> {
-    pub(crate) fn new(wait: F, name: &'static str) -> Self {
+impl<'a, L: RawLock, F> Timed<'a, L, F> {
+    pub(crate) fn new(wait: F, bulkhead: &'a Bulkhead<L>) -> Self {
         Self {
             wait,
             timer: WaitTimer::new(),
-            name,
+            bulkhead,
         }
     }
 }
@@ -384,7 +382,7 @@ impl<L: RawLock, S> Queues for bulkhead_core::AcquireTimeout<'_, L, S> {
     }
 }
 
-impl<T, F: Future<Output = Result<T, Error>> + Queues> Future for Timed<F> {
+impl<L: RawLock, T, F: Future<Output = Result<T, Error>> + Queues> Future for Timed<'_, L, F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
@@ -396,7 +394,7 @@ impl<T, F: Future<Output = Result<T, Error>> + Queues> Future for Timed<F> {
             this.timer.queued();
         }
         match poll {
-            Poll::Ready(result) => Poll::Ready(this.timer.finish(this.name, result)),
+            Poll::Ready(result) => Poll::Ready(this.timer.finish(this.bulkhead, result)),
             Poll::Pending => Poll::Pending,
         }
     }

@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use bulkhead_core::State;
+use bulkhead_core::{Name, State};
 
 use crate::lock::StdLock;
 
@@ -36,11 +36,11 @@ pub enum Kind {
 /// assert!(s.last_rejection.is_some());
 /// assert_eq!(s.utilisation_percent(), 100.0);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Snapshot {
     /// The compartment's name.
-    pub name: &'static str,
+    pub name: Name,
     /// Semaphore or thread pool.
     pub kind: Kind,
     /// The current limit. For a thread pool: workers + queue.

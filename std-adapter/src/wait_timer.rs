@@ -4,6 +4,8 @@
 #[cfg(feature = "metrics")]
 use std::time::Instant;
 
+use bulkhead_core::{Bulkhead, RawLock};
+
 /// Times one wait for a seat, for the registry metrics' wait histogram.
 ///
 /// Every wait in this workspace that can queue uses one: the blocking
@@ -27,16 +29,18 @@ use std::time::Instant;
 /// (`metrics::describe` has run, which
 /// `publish_registry` and `MetricsUpdater` do), a recorded wait goes to
 /// the `metrics` facade's current recorder under
-/// `bulkhead_wait_seconds{name=...}`, without allocating (the label is
-/// interned once per compartment name). Before that, it reads no clock.
+/// `bulkhead_wait_seconds{name=...}` (the label shares the compartment's
+/// name; for a `&'static str` name it is made once and allocates nothing
+/// after). Before that, it reads no clock.
 ///
 /// ```
-/// use bulkhead_std::WaitTimer;
+/// use bulkhead_std::{Bulkhead, WaitTimer};
 ///
+/// static DATABASE: Bulkhead = Bulkhead::new_static("database", 1);
 /// let mut timer = WaitTimer::new();
 /// timer.queued(); // after a poll, the wait has queued: the clock starts (once, if metrics are on)
 /// timer.queued(); // later polls keep the first start
-/// timer.admitted("database"); // recorded, if the `metrics` feature is on
+/// timer.admitted(&DATABASE); // recorded, if the `metrics` feature is on
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct WaitTimer {
@@ -63,24 +67,31 @@ impl WaitTimer {
         }
     }
 
-    /// The wait ended with a seat in compartment `name`: records how long
-    /// it queued, if it queued, and resets the timer.
+    /// The wait ended with a seat in `bulkhead`: records how long it
+    /// queued, if it queued, under the compartment's name, and resets the
+    /// timer. It takes the compartment rather than its name so that only
+    /// a recorded wait touches the name (a shared name's reference count
+    /// included).
     #[inline]
-    pub fn admitted(&mut self, name: &'static str) {
+    pub fn admitted<L: RawLock>(&mut self, bulkhead: &Bulkhead<L>) {
         #[cfg(feature = "metrics")]
         if let Some(at) = self.queued_at.take() {
-            crate::metrics::record_wait(name, at.elapsed());
+            crate::metrics::record_wait(&bulkhead.name_handle(), at.elapsed());
         }
         #[cfg(not(feature = "metrics"))]
-        let _ = name;
+        let _ = bulkhead;
     }
 
-    /// Records the wait if `result` is a seat (see
+    /// Records the wait if `result` is a seat of `bulkhead` (see
     /// [`admitted`](Self::admitted)), and passes `result` on.
     #[inline]
-    pub fn finish<T, E>(&mut self, name: &'static str, result: Result<T, E>) -> Result<T, E> {
+    pub fn finish<L: RawLock, T, E>(
+        &mut self,
+        bulkhead: &Bulkhead<L>,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
         if result.is_ok() {
-            self.admitted(name);
+            self.admitted(bulkhead);
         }
         result
     }

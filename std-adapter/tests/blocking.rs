@@ -18,10 +18,10 @@ fn no_budget_fails_fast_and_counts_the_rejection() {
     assert!(matches!(
         b.acquire_blocking(MaxWait::FailFast),
         Err(Error::Full {
-            name: "db",
+            name,
             max_concurrent: 1,
             active: 1
-        })
+        }) if name == "db"
     ));
     assert!(matches!(
         b.acquire_blocking(Duration::ZERO),
@@ -44,7 +44,7 @@ fn a_bounded_wait_times_out_and_leaves_the_line() {
     assert_eq!(
         err,
         Error::Timeout {
-            name: "db",
+            name: "db".into(),
             budget: Duration::from_millis(30)
         }
     );

@@ -96,7 +96,12 @@ fn fallback_runs_on_full_and_on_timeout_but_not_when_closed() {
     assert_eq!(late, Ok("fallback"));
     b.close();
     let closed = b.execute_or_else(MaxWait::FailFast, || "fresh", |_| "fallback");
-    assert_eq!(closed, Err(Error::Closed { name: "reports" }));
+    assert_eq!(
+        closed,
+        Err(Error::Closed {
+            name: "reports".into()
+        })
+    );
     drop(held);
 }
 
@@ -177,7 +182,7 @@ fn a_bounded_wait_times_out_after_at_least_the_budget() {
         assert_eq!(
             err,
             Error::Timeout {
-                name: "db",
+                name: "db".into(),
                 budget: BUDGET
             }
         );

@@ -47,7 +47,7 @@ fn capacity_is_workers_plus_queue_and_the_state_counts_it() {
     assert_eq!(
         err,
         PoolError::Rejected(Error::Full {
-            name: "pool",
+            name: "pool".into(),
             max_concurrent: 4,
             active: 4
         })
@@ -87,7 +87,7 @@ fn an_overrunning_task_times_out_distinctly_and_keeps_its_seat_until_it_returns(
     assert_eq!(
         err,
         PoolError::Timeout {
-            name: "slow",
+            name: "slow".into(),
             timeout: TIMEOUT
         }
     );
@@ -126,7 +126,7 @@ fn shutdown_drain_runs_the_queue() {
     pool.shutdown(Shutdown::Drain);
     assert!(matches!(
         pool.submit(|| 9),
-        Err(PoolError::Rejected(Error::Closed { name: "drain" }))
+        Err(PoolError::Rejected(Error::Closed { name })) if name == "drain"
     ));
     assert!(pool.state().closed);
     release.send(()).unwrap();
@@ -153,7 +153,12 @@ fn shutdown_cancel_cancels_the_queue_and_finishes_the_running_task() {
     assert_eq!((s.active, s.waiting), (1, 0));
     for h in queued {
         let err: PoolError = h.join().unwrap_err();
-        assert_eq!(err, PoolError::Cancelled { name: "cancel" });
+        assert_eq!(
+            err,
+            PoolError::Cancelled {
+                name: "cancel".into()
+            }
+        );
         assert!(err.to_string().contains("Shutdown::Drain"));
     }
     release.send(()).unwrap();
@@ -194,7 +199,7 @@ fn a_panic_in_a_task_frees_its_seat_and_is_reported_with_its_message() {
     assert_eq!(
         h.join(),
         Err(PoolError::Panicked {
-            name: "panicky",
+            name: "panicky".into(),
             message: "boom 7".into()
         })
     );
@@ -222,7 +227,12 @@ fn a_cancelled_handle_skips_its_queued_task() {
         .unwrap();
     assert!(queued.cancel());
     assert!(!queued.cancel(), "once");
-    assert_eq!(queued.join(), Err(PoolError::Cancelled { name: "cancel" }));
+    assert_eq!(
+        queued.join(),
+        Err(PoolError::Cancelled {
+            name: "cancel".into()
+        })
+    );
     release.send(()).unwrap();
     assert_eq!(first.join(), Ok("released"));
     assert!(!first_cancel_runs(&pool));
@@ -274,7 +284,7 @@ fn a_timed_out_handle_resolves_when_awaited() {
 fn bad_settings_are_refused() {
     assert!(matches!(
         ThreadPoolBulkhead::new(PoolConfig::new("none", 0).queue_capacity(4)),
-        Err(BuildError::ZeroWorkers { name: "none" })
+        Err(BuildError::ZeroWorkers { name }) if name == "none"
     ));
     let err = ThreadPoolBulkhead::new(PoolConfig::new("huge", usize::MAX)).unwrap_err();
     assert!(matches!(err, BuildError::Config(_)), "{err}");

@@ -222,7 +222,7 @@ fn limit_errors_name_the_variable_and_the_fix() {
     ])
     .unwrap_err();
     assert!(
-        matches!(err, RegistryError::Limit { name: "cache", .. }),
+        matches!(&err, RegistryError::Limit { name, .. } if name == "cache"),
         "{err}"
     );
     assert!(err.to_string().contains("min = 50, max = 10"), "{err}");

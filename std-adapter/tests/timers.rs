@@ -14,7 +14,7 @@ fn check_timeout(took: Duration, err: Error, b: &Bulkhead) {
     assert_eq!(
         err,
         Error::Timeout {
-            name: "db",
+            name: "db".into(),
             budget: BUDGET
         }
     );

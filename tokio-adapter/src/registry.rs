@@ -128,7 +128,7 @@ pub trait RegistryExt: sealed::Sealed {
     /// registry.get_scoped::<()>("first")?.run(async {}).await?;
     /// registry.get_scoped::<()>("second")?.run(async {}).await?;
     /// let order: Vec<_> = registry.shutdown_async(Duration::from_secs(1)).await
-    ///     .iter().map(|r| r.compartment).collect();
+    ///     .iter().map(|r| r.compartment.clone()).collect();
     /// assert_eq!(order, ["second", "first"]);
     /// # Ok(())
     /// # }

@@ -248,16 +248,13 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
                 if wait.has_queued() {
                     timer.queued();
                 }
-                match poll {
-                    Poll::Ready(result) => {
-                        let name = match &result {
-                            Ok(seat) => seat.bulkhead().name(),
-                            Err(error) => error.name(),
-                        };
-                        Poll::Ready(timer.finish(name, result))
+                if let Poll::Ready(result) = &poll {
+                    // Only a seat is recorded, under its compartment.
+                    if let Ok(seat) = result {
+                        timer.admitted(seat.bulkhead());
                     }
-                    Poll::Pending => Poll::Pending,
                 }
+                poll
             }
         };
         if outcome.is_ready() {
@@ -324,7 +321,6 @@ pin_project! {
             sleep: LazySleep,
             budget: Duration,
             timer: WaitTimer,
-            name: &'static str,
         },
     }
 }
@@ -339,7 +335,6 @@ impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
             // `Forever` is a timer that never fires.
             let budget = max_wait.budget().unwrap_or(Duration::MAX);
             OwnedState::Waiting {
-                name: handle.name(),
                 wait: OwnedSeat::acquire(handle),
                 sleep: LazySleep::new(budget),
                 budget,
@@ -367,7 +362,6 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
                 sleep,
                 budget,
                 timer,
-                name,
             } => {
                 let poll = wait.as_mut().poll(cx);
                 // As in `AcquireWithin`: also a seat handed over within
@@ -375,10 +369,19 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
                 if wait.has_queued() {
                     timer.queued();
                 }
-                if let Poll::Ready(result) = poll {
-                    Poll::Ready(timer.finish(name, result))
+                let result = if let Poll::Ready(result) = poll {
+                    Some(result)
                 } else if sleep.poll(cx).is_ready() {
-                    Poll::Ready(timer.finish(name, wait.time_out(*budget)))
+                    Some(wait.time_out(*budget))
+                } else {
+                    None
+                };
+                if let Some(result) = result {
+                    // Only a seat is recorded, under its compartment.
+                    if let Ok(seat) = &result {
+                        timer.admitted(&**seat.handle());
+                    }
+                    Poll::Ready(result)
                 } else {
                     Poll::Pending
                 }

@@ -40,7 +40,7 @@ fn assert_said_once(err: &(dyn StdError + 'static)) -> Vec<String> {
 
 fn full() -> Error {
     Error::Full {
-        name: "db",
+        name: "db".into(),
         max_concurrent: 8,
         active: 8,
     }
@@ -61,7 +61,7 @@ fn a_rejection_inside_an_io_error_still_answers_503() {
     // Deeper: a registry rejection wrapped by `io::Error::other`, and a
     // pool's rejection converted with its `From`.
     let err: BoxError = Box::new(std::io::Error::other(RegistryError::Rejected(
-        Error::Closed { name: "db" },
+        Error::Closed { name: "db".into() },
     )));
     assert_eq!(HttpRejection::find(&err).unwrap().retry_after, None);
     let err: BoxError = Box::new(std::io::Error::from(bulkhead_std::PoolError::Rejected(

@@ -80,7 +80,7 @@ fn timing_out_while_waiting_leaves_the_line_and_counts() {
     assert_eq!(
         err,
         Error::Timeout {
-            name: "test",
+            name: "test".into(),
             budget: Duration::from_millis(5)
         }
     );
@@ -153,7 +153,7 @@ fn acquire_timeout_gives_up_when_the_timer_fires() {
     assert_eq!(
         ready_err(t.poll(w.as_mut())),
         Error::Timeout {
-            name: "test",
+            name: "test".into(),
             budget: Duration::from_secs(2)
         }
     );

@@ -15,7 +15,7 @@ fn try_acquire_takes_and_gives_back() {
     assert_eq!(
         b.try_acquire().unwrap_err(),
         Error::Full {
-            name: "test",
+            name: "test".into(),
             max_concurrent: 2,
             active: 2
         }
@@ -118,7 +118,7 @@ fn queue_limit_turns_callers_away_at_the_boundary() {
     assert_eq!(
         ready_err(t.poll(w3.as_mut())),
         Error::QueueFull {
-            name: "q",
+            name: "q".into(),
             max_waiting: 2
         }
     );

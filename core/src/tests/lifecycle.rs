@@ -10,7 +10,7 @@ use crate::{Bulkhead, Config, ConfigError, Error, MAX_CONCURRENT_LIMIT, MAX_WAIT
 #[test]
 fn zero_and_overflowing_capacities_are_clear_errors() {
     let zero = Bulkhead::with_lock(Config::new("db", 0), TestLock::default()).unwrap_err();
-    assert_eq!(zero, ConfigError::ZeroCapacity { name: "db" });
+    assert_eq!(zero, ConfigError::ZeroCapacity { name: "db".into() });
     assert!(zero.to_string().contains("at least 1 seat"));
     let big = Bulkhead::with_lock(
         Config::new("db", MAX_CONCURRENT_LIMIT + 1),
@@ -20,7 +20,7 @@ fn zero_and_overflowing_capacities_are_clear_errors() {
     assert_eq!(
         big,
         ConfigError::CapacityOverflow {
-            name: "db",
+            name: "db".into(),
             requested: MAX_CONCURRENT_LIMIT + 1,
             limit: MAX_CONCURRENT_LIMIT
         }
@@ -57,7 +57,7 @@ fn set_max_concurrent_beyond_the_limit_is_refused_and_changes_nothing() {
     assert_eq!(
         b.set_max_concurrent(usize::MAX).unwrap_err(),
         ConfigError::CapacityOverflow {
-            name: "test",
+            name: "test".into(),
             requested: usize::MAX,
             limit: MAX_CONCURRENT_LIMIT
         }
@@ -79,7 +79,7 @@ fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
     assert_eq!(
         seats,
         Err(ConfigError::CapacityOverflow {
-            name: "db",
+            name: "db".into(),
             requested: MAX_CONCURRENT_LIMIT + 1,
             limit: MAX_CONCURRENT_LIMIT
         })
@@ -93,7 +93,7 @@ fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
         assert_eq!(
             err,
             ConfigError::QueueLimitOverflow {
-                name: "db",
+                name: "db".into(),
                 requested,
                 limit: MAX_WAITING_LIMIT
             }
@@ -153,7 +153,7 @@ fn with_no_queue_limit_the_32_bit_count_turns_a_waiter_away_rather_than_wrap() {
     assert_eq!(
         ready_err(t.poll(w.as_mut())),
         Error::QueueFull {
-            name: "test",
+            name: "test".into(),
             max_waiting: MAX_WAITING_LIMIT
         }
     );
@@ -165,13 +165,13 @@ fn with_no_queue_limit_the_32_bit_count_turns_a_waiter_away_rather_than_wrap() {
     drop((w, held));
 }
 
-/// The name's length is kept in 32 bits. A longer name is refused, never
-/// cut. The name is 4 GiB of zeros (valid UTF-8) from `alloc_zeroed`, so
-/// no page of it is touched.
+/// The name's length is kept in 31 bits (the 32nd marks a shared name). A
+/// longer name is refused, never cut. The name is 2 GiB of zeros (valid
+/// UTF-8) from `alloc_zeroed`, so no page of it is touched.
 #[cfg(all(target_pointer_width = "64", not(miri)))]
 #[test]
-fn a_name_longer_than_32_bits_can_count_is_refused() {
-    let len = u32::MAX as usize + 1;
+fn a_name_longer_than_31_bits_can_count_is_refused() {
+    let len = crate::MAX_NAME_LEN + 1;
     let bytes = std::vec![0u8; len].into_boxed_slice();
     let name: &'static str = std::boxed::Box::leak(
         // SAFETY: zeros are valid UTF-8 (NUL characters).
@@ -182,13 +182,13 @@ fn a_name_longer_than_32_bits_can_count_is_refused() {
         err,
         ConfigError::NameTooLong {
             length: len,
-            limit: u32::MAX as usize
+            limit: crate::MAX_NAME_LEN
         }
     );
     assert_eq!(
         err.to_string(),
-        "bulkhead name of 4294967296 bytes is longer than a compartment keeps \
-         (at most 4294967295 bytes); choose a shorter name"
+        "bulkhead name of 2147483648 bytes is longer than a compartment keeps \
+         (at most 2147483647 bytes); choose a shorter name"
     );
     // One byte less is kept, whole.
     let shorter = &name[..len - 1];
@@ -219,7 +219,7 @@ fn set_max_waiting_beyond_the_limit_is_refused_and_changes_nothing() {
         assert_eq!(
             b.set_max_waiting(Some(requested)),
             Err(ConfigError::QueueLimitOverflow {
-                name: "test",
+                name: "test".into(),
                 requested,
                 limit: MAX_WAITING_LIMIT
             })
@@ -234,7 +234,7 @@ fn set_max_waiting_beyond_the_limit_is_refused_and_changes_nothing() {
     assert_eq!(
         ready_err(t.poll(second.as_mut())),
         Error::QueueFull {
-            name: "test",
+            name: "test".into(),
             max_waiting: 1
         }
     );
@@ -352,22 +352,35 @@ fn close_wakes_every_waiter_with_closed_and_held_seats_release_normally() {
     for (t, f) in tasks.iter().zip(futs.iter_mut()) {
         assert_eq!(
             ready_err(t.poll(f.as_mut())),
-            Error::Closed { name: "test" }
+            Error::Closed {
+                name: "test".into()
+            }
         );
     }
-    assert_eq!(b.try_acquire().unwrap_err(), Error::Closed { name: "test" });
+    assert_eq!(
+        b.try_acquire().unwrap_err(),
+        Error::Closed {
+            name: "test".into()
+        }
+    );
     let mut late = boxed(b.acquire());
     assert_eq!(
         ready_err(tasks[0].poll(late.as_mut())),
-        Error::Closed { name: "test" }
+        Error::Closed {
+            name: "test".into()
+        }
     );
     drop(held);
     let s = b.state();
     assert_eq!((s.active, s.waiting, s.closed), (0, 0, true));
     b.close(); // idempotent
     assert!(b.is_closed());
-    assert!(Error::Closed { name: "x" }.to_string().contains("closed"));
-    assert!(!Error::Closed { name: "x" }.is_transient());
+    assert!(
+        Error::Closed { name: "x".into() }
+            .to_string()
+            .contains("closed")
+    );
+    assert!(!Error::Closed { name: "x".into() }.is_transient());
 }
 
 #[test]
@@ -415,7 +428,7 @@ fn state_reports_every_counter() {
 #[test]
 fn errors_name_the_problem_and_the_fix() {
     let full = Error::Full {
-        name: "db",
+        name: "db".into(),
         max_concurrent: 4,
         active: 4,
     };
@@ -425,7 +438,7 @@ fn errors_name_the_problem_and_the_fix() {
     );
     assert!(
         Error::QueueFull {
-            name: "db",
+            name: "db".into(),
             max_waiting: 3
         }
         .to_string()

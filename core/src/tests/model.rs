@@ -190,7 +190,7 @@ impl Model {
 
     fn state(&self) -> State {
         State {
-            name: NAME,
+            name: NAME.into(),
             max_concurrent: self.max,
             active: self.active,
             waiting: self.line.len(),
@@ -215,7 +215,7 @@ impl Model {
     }
 
     fn closed_error() -> Error {
-        Error::Closed { name: NAME }
+        Error::Closed { name: NAME.into() }
     }
 
     fn apply(&mut self, op: Op) -> Outcome {
@@ -284,7 +284,7 @@ impl Model {
             self.rejected += 1;
             self.note("full");
             return Outcome::Failed(Error::Full {
-                name: NAME,
+                name: NAME.into(),
                 max_concurrent: self.max,
                 active: self.active,
             });
@@ -306,7 +306,7 @@ impl Model {
             self.rejected += 1;
             self.note("queue full");
             return Outcome::Failed(Error::QueueFull {
-                name: NAME,
+                name: NAME.into(),
                 max_waiting: limit,
             });
         }
@@ -425,7 +425,7 @@ impl Model {
                 self.note("timed out");
                 self.timed_out += 1;
                 Outcome::Failed(Error::Timeout {
-                    name: NAME,
+                    name: NAME.into(),
                     budget: BUDGET,
                 })
             }

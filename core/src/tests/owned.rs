@@ -86,7 +86,7 @@ fn time_out_and_abandon_decide_in_one_step() {
     assert_eq!(
         err,
         Error::Timeout {
-            name: "test",
+            name: "test".into(),
             budget
         }
     );
@@ -106,7 +106,9 @@ fn time_out_and_abandon_decide_in_one_step() {
     b.close();
     assert_eq!(
         ready_err(task.poll(closing.as_mut())),
-        Error::Closed { name: "test" }
+        Error::Closed {
+            name: "test".into()
+        }
     );
     drop((first, closing));
     assert_eq!(Arc::strong_count(&b), 1);

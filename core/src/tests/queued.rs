@@ -150,7 +150,7 @@ fn only_a_linked_wait_has_queued() {
         assert_eq!(
             ready_err(t.poll(refused.as_mut())),
             Error::QueueFull {
-                name: "q",
+                name: "q".into(),
                 max_waiting: 1
             }
         );

@@ -324,7 +324,12 @@ fn a_poll_cut_short_on_the_closed_path_reports_closed_next_time() {
     }));
     assert!(first.is_err(), "dropping the stale waker panicked");
     let err = ready_err(Task::new().poll(waiter.as_mut()));
-    assert_eq!(err, Error::Closed { name: "test" });
+    assert_eq!(
+        err,
+        Error::Closed {
+            name: "test".into()
+        }
+    );
     drop(held);
     assert_eq!(b.state().active, 0);
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use bulkhead_core::Name;
+
 use super::{BuildError, ThreadPoolBulkhead};
 
 /// The settings of a [`ThreadPoolBulkhead`], and its builder: start from
@@ -23,11 +25,11 @@ use super::{BuildError, ThreadPoolBulkhead};
 /// assert_eq!(pdf.workers(), 2);
 /// # Ok::<(), bulkhead_std::BuildError>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use = "a pool's settings do nothing until `build` is called"]
 pub struct PoolConfig {
     /// The pool's name; workers are called `"{name}-{index}"`.
-    pub name: &'static str,
+    pub name: Name,
     /// Worker threads: how many tasks run at once. At least 1.
     pub max_workers: usize,
     /// Queue seats: how many admitted tasks may wait for a worker.
@@ -41,6 +43,12 @@ pub struct PoolConfig {
 impl PoolConfig {
     /// `max_workers` threads, no queue, no execution timeout.
     pub const fn new(name: &'static str, max_workers: usize) -> Self {
+        Self::named(Name::from_static(name), max_workers)
+    }
+
+    /// As [`new`](Self::new), for a name made at run time (a shared
+    /// [`Name`]).
+    pub const fn named(name: Name, max_workers: usize) -> Self {
         Self {
             name,
             max_workers,

@@ -135,7 +135,7 @@ impl Deadlines {
 
 /// Spawns the deadline thread of pool `name`.
 pub(crate) fn spawn(
-    name: &'static str,
+    name: &str,
     deadlines: &Arc<Deadlines>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let deadlines = deadlines.clone();

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
-use bulkhead_core::{ConfigError, Error};
+use bulkhead_core::{ConfigError, Error, Name};
 
 /// Why a [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead) task produced no
 /// result.
@@ -22,9 +22,9 @@ use bulkhead_core::{ConfigError, Error};
 /// # use std::time::Duration;
 /// use bulkhead_std::{Error, PoolError};
 ///
-/// let full = PoolError::Rejected(Error::Full { name: "reports", max_concurrent: 6, active: 6 });
+/// let full = PoolError::Rejected(Error::Full { name: "reports".into(), max_concurrent: 6, active: 6 });
 /// assert!(full.rejection().is_some());
-/// let slow = PoolError::Timeout { name: "reports", timeout: Duration::from_secs(2) };
+/// let slow = PoolError::Timeout { name: "reports".into(), timeout: Duration::from_secs(2) };
 /// assert!(slow.to_string().contains("within the execution timeout of 2s"));
 /// let boxed: Box<dyn std::error::Error + Send + Sync> = slow.into(); // `?` works too
 /// # let _ = boxed;
@@ -43,7 +43,7 @@ pub enum PoolError {
     /// worker and its seat until it returns, and its result is dropped.
     Timeout {
         /// The pool.
-        name: &'static str,
+        name: Name,
         /// The pool's execution timeout.
         timeout: Duration,
     },
@@ -52,7 +52,7 @@ pub enum PoolError {
     /// `Sync`.
     Panicked {
         /// The pool.
-        name: &'static str,
+        name: Name,
         /// The panic message (`"a non-string payload"` if the payload was
         /// neither a `&str` nor a `String`).
         message: String,
@@ -64,13 +64,13 @@ pub enum PoolError {
     /// were lost.
     Cancelled {
         /// The pool.
-        name: &'static str,
+        name: Name,
     },
 }
 
 impl PoolError {
     /// The pool that gave this error.
-    pub const fn name(&self) -> &'static str {
+    pub fn name(&self) -> &Name {
         match self {
             PoolError::Rejected(e) => e.name(),
             PoolError::Timeout { name, .. }
@@ -108,7 +108,7 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// use std::io::ErrorKind;
 /// use bulkhead_std::PoolError;
 ///
-/// let io: std::io::Error = PoolError::Cancelled { name: "pdf" }.into();
+/// let io: std::io::Error = PoolError::Cancelled { name: "pdf".into() }.into();
 /// assert_eq!(io.kind(), ErrorKind::Interrupted);
 /// ```
 impl From<PoolError> for io::Error {
@@ -179,12 +179,12 @@ pub enum BuildError {
     /// A pool needs at least one worker thread.
     ZeroWorkers {
         /// The pool.
-        name: &'static str,
+        name: Name,
     },
     /// The operating system refused to start a worker thread.
     Spawn {
         /// The pool.
-        name: &'static str,
+        name: Name,
         /// The error from `std::thread::Builder::spawn`.
         source: io::Error,
     },

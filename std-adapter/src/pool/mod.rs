@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use bulkhead_core::{Config, Error, MaxWait};
 
-use crate::Bulkhead;
 use crate::snapshot::{Inspect, Kind, Snapshot};
+use crate::{Bulkhead, StdLock};
 
 pub use config::{PoolConfig, Shutdown};
 use deadline::Deadlines;
@@ -158,7 +158,8 @@ impl ThreadPoolBulkhead {
             return Err(BuildError::ZeroWorkers { name });
         }
         let seats = workers.saturating_add(queue);
-        let compartment = Bulkhead::from_config(Config::new(name, seats))?;
+        let compartment =
+            Bulkhead::with_name(name.clone(), Config::new("", seats), StdLock::new())?;
         let deadlines = timeout.map(|t| Arc::new(Deadlines::new(t)));
         let pool = Self {
             inner: Arc::new(Inner {
@@ -173,9 +174,12 @@ impl ThreadPoolBulkhead {
                 deadlines,
             }),
         };
-        let spawn_error = |source| BuildError::Spawn { name, source };
+        let spawn_error = |source| BuildError::Spawn {
+            name: name.clone(),
+            source,
+        };
         if let Some(deadlines) = &pool.inner.deadlines {
-            deadline::spawn(name, deadlines).map_err(spawn_error)?;
+            deadline::spawn(&name, deadlines).map_err(spawn_error)?;
         }
         for index in 0..workers {
             let inner = pool.inner.clone();
@@ -257,7 +261,7 @@ impl ThreadPoolBulkhead {
     }
 
     /// The pool's name.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         self.inner.compartment.name()
     }
 
@@ -276,7 +280,7 @@ impl ThreadPoolBulkhead {
         let inner = &self.inner;
         let seat = inner.compartment.try_acquire()?;
         let seat = PoolSeat::from_seat(seat, PoolHandle(inner.clone()));
-        let slot = Arc::new(Slot::new(self.name(), seat));
+        let slot = Arc::new(Slot::new(self.inner.compartment.name_handle(), seat));
         let completer = Completer::new(slot.clone());
         let job: Job = Box::new(move || {
             let Some(seat) = completer.start() else {
@@ -294,7 +298,9 @@ impl ThreadPoolBulkhead {
         if queue.closing {
             drop(queue);
             drop(job);
-            return Err(PoolError::Rejected(Error::Closed { name: self.name() }));
+            return Err(PoolError::Rejected(Error::Closed {
+                name: self.inner.compartment.name_handle(),
+            }));
         }
         queue.jobs.push_back(job);
         inner.queued.fetch_add(1, Ordering::Relaxed);

@@ -9,6 +9,8 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
+use bulkhead_core::Name;
+
 use super::PoolSeat;
 use super::error::{PoolError, panic_message};
 
@@ -44,7 +46,7 @@ enum State<T> {
 pub(crate) struct Slot<T> {
     state: Mutex<State<T>>,
     ready: Condvar,
-    name: &'static str,
+    name: Name,
 }
 
 /// Which slots a verdict may settle.
@@ -57,7 +59,7 @@ enum Settle {
 }
 
 impl<T> Slot<T> {
-    pub(crate) fn new(name: &'static str, seat: PoolSeat) -> Self {
+    pub(crate) fn new(name: Name, seat: PoolSeat) -> Self {
         Self {
             state: Mutex::new(State::Pending {
                 waker: None,
@@ -128,7 +130,9 @@ impl<T> Slot<T> {
 
     /// Settles a task that has not started as cancelled; whether it did.
     fn cancel(&self) -> bool {
-        let verdict = Err(PoolError::Cancelled { name: self.name });
+        let verdict = Err(PoolError::Cancelled {
+            name: self.name.clone(),
+        });
         self.settle_then(verdict, Settle::Unstarted, || {})
     }
 }
@@ -143,7 +147,7 @@ pub(crate) trait Expire: Send + Sync {
 impl<T: Send> Expire for Slot<T> {
     fn expire(&self, timeout: Duration, timed_out: &AtomicUsize) -> bool {
         let verdict = Err(PoolError::Timeout {
-            name: self.name,
+            name: self.name.clone(),
             timeout,
         });
         self.settle_then(verdict, Settle::Pending, || {
@@ -172,7 +176,7 @@ impl<T> Completer<T> {
     pub(crate) fn complete(mut self, result: thread::Result<T>) {
         if let Some(slot) = self.slot.take() {
             let verdict = result.map_err(|payload| PoolError::Panicked {
-                name: slot.name,
+                name: slot.name.clone(),
                 message: panic_message(&*payload),
             });
             slot.settle(verdict);
@@ -183,7 +187,7 @@ impl<T> Completer<T> {
 impl<T> Drop for Completer<T> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
-            let name = slot.name;
+            let name = slot.name.clone();
             slot.settle(Err(PoolError::Cancelled { name }));
         }
     }

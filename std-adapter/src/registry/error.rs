@@ -3,7 +3,7 @@
 use std::fmt;
 
 use bulkhead_core::limit::LimitError;
-use bulkhead_core::{ConfigError, Error};
+use bulkhead_core::{ConfigError, Error, Name};
 
 use super::parse::SettingsError;
 use crate::pool::BuildError;
@@ -28,18 +28,18 @@ pub enum RegistryError {
         /// The name asked for.
         name: String,
         /// The registered names, sorted.
-        registered: Vec<&'static str>,
+        registered: Vec<Name>,
     },
     /// `unregister` of a built-in compartment was refused.
     BuiltIn {
         /// The built-in's name.
-        name: &'static str,
+        name: Name,
     },
     /// The name is registered, but as the other kind of compartment
     /// (a semaphore asked for as a thread pool, or the reverse).
     WrongKind {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// Whether it is a thread pool.
         is_pool: bool,
     },
@@ -47,7 +47,7 @@ pub enum RegistryError {
     /// resource has the type asked for.
     NotScoped {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// The resource type asked for.
         wanted: &'static str,
     },
@@ -56,24 +56,18 @@ pub enum RegistryError {
         /// The name given.
         name: String,
     },
-    /// The process-wide interner already holds its maximum of distinct
-    /// dynamic names.
-    TooManyNames {
-        /// [`MAX_NAMES`](super::MAX_NAMES).
-        limit: usize,
-    },
     /// A bounded registry is full and every entry is busy (seats held,
     /// callers waiting, or handles outstanding), so none could be evicted.
     AtCapacity {
         /// The name that could not be added.
-        name: &'static str,
+        name: Name,
         /// The registry's `max_entries`.
         limit: usize,
     },
     /// `reconfigure` asked for something that cannot change live.
     Unsupported {
         /// The compartment.
-        name: &'static str,
+        name: Name,
         /// What cannot change, and what to do instead.
         what: &'static str,
     },
@@ -85,7 +79,7 @@ pub enum RegistryError {
     /// `max`, once code, file and environment are combined).
     Limit {
         /// The compartment (`default` for the registry's template).
-        name: &'static str,
+        name: Name,
         /// What the algorithm refused.
         error: LimitError,
     },
@@ -189,11 +183,6 @@ impl fmt::Display for RegistryError {
                 "{name:?} is not a valid compartment name: use 1 to {} bytes without control \
                  characters",
                 super::MAX_NAME_LEN
-            ),
-            RegistryError::TooManyNames { limit } => write!(
-                f,
-                "the process already interned {limit} distinct compartment names; \
-                 map unbounded keys (tenants, hosts) onto a bounded set of compartments"
             ),
             RegistryError::AtCapacity { name, limit } => write!(
                 f,

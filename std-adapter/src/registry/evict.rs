@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use bulkhead_core::Name;
+
 use super::{Entry, Registry, RegistryError};
 
 impl Registry {
@@ -25,24 +27,20 @@ impl Registry {
     /// # drop(busy);
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
-    pub fn evict_idle(&self, older_than: Duration) -> Vec<&'static str> {
+    pub fn evict_idle(&self, older_than: Duration) -> Vec<Name> {
         let mut map = self.write();
         self.evict_older(&mut map, older_than)
     }
 
-    fn evict_older(
-        &self,
-        map: &mut HashMap<&'static str, Entry>,
-        older_than: Duration,
-    ) -> Vec<&'static str> {
+    fn evict_older(&self, map: &mut HashMap<Name, Entry>, older_than: Duration) -> Vec<Name> {
         let now = self.now_ms();
         let limit = u64::try_from(older_than.as_millis()).unwrap_or(u64::MAX);
-        let mut gone: Vec<&'static str> = map
+        let mut gone: Vec<Name> = map
             .iter()
             .filter(|(_, e)| {
                 evictable(e) && now.saturating_sub(e.last_used.load(Ordering::Relaxed)) >= limit
             })
-            .map(|(&n, _)| n)
+            .map(|(n, _)| n.clone())
             .collect();
         for name in &gone {
             map.remove(name);
@@ -55,8 +53,8 @@ impl Registry {
     /// under `max_entries` by evicting the least recently used idle entry.
     pub(super) fn make_room(
         &self,
-        map: &mut HashMap<&'static str, Entry>,
-        name: &'static str,
+        map: &mut HashMap<Name, Entry>,
+        name: &Name,
     ) -> Result<(), RegistryError> {
         if let Some(idle_after) = self.idle_after {
             self.evict_older(map, idle_after);
@@ -69,12 +67,17 @@ impl Registry {
                 .iter()
                 .filter(|(_, e)| evictable(e))
                 .min_by_key(|(_, e)| e.last_used.load(Ordering::Relaxed))
-                .map(|(&n, _)| n);
+                .map(|(n, _)| n.clone());
             match victim {
                 Some(victim) => {
-                    map.remove(victim);
+                    map.remove(&victim);
                 }
-                None => return Err(RegistryError::AtCapacity { name, limit }),
+                None => {
+                    return Err(RegistryError::AtCapacity {
+                        name: name.clone(),
+                        limit,
+                    });
+                }
             }
         }
         Ok(())

@@ -23,19 +23,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
-use bulkhead_core::Config;
 use bulkhead_core::limit::Limit;
+use bulkhead_core::{Config, Name};
 
-use crate::Bulkhead;
 use crate::pool::PoolConfig;
 use crate::snapshot::{Inspect, Snapshot};
+use crate::{Bulkhead, StdLock};
 
 pub use builder::RegistryBuilder;
 pub use domain::{Domain, DomainController, RegistrySeat};
 pub use env::{ENV_PREFIX, EnvSource, UnknownVariable, env_segment};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
-pub use names::{MAX_NAME_LEN, MAX_NAMES};
+pub use names::MAX_NAME_LEN;
 pub use parse::{SettingsError, SettingsErrorKind};
 pub use pool::RegisteredPool;
 pub use settings::DomainConfig;
@@ -71,7 +71,7 @@ impl Registered {
         match self {
             Registered::Semaphore(b) => Ok(b),
             Registered::Pool(p) => Err(RegistryError::WrongKind {
-                name: p.name(),
+                name: p.name().clone(),
                 is_pool: true,
             }),
         }
@@ -82,7 +82,7 @@ impl Registered {
         match self {
             Registered::Pool(p) => Ok(p),
             Registered::Semaphore(b) => Err(RegistryError::WrongKind {
-                name: b.name(),
+                name: b.name_handle(),
                 is_pool: false,
             }),
         }
@@ -253,9 +253,11 @@ struct Entry {
 /// can be about to acquire), (b) no seat is held and (c) nobody waits.
 /// Lookups clone the `Arc` under the read lock, so no lookup can race the
 /// check. When every entry is busy, creating a new one fails with
-/// [`RegistryError::AtCapacity`] instead of growing. The names of evicted
-/// compartments stay interned (see [`MAX_NAMES`]); recreating one starts
-/// with fresh counters.
+/// [`RegistryError::AtCapacity`] instead of growing. An evicted
+/// compartment's name is freed with the last value that names it (its
+/// compartment, errors, snapshots, metric labels): a registry may go
+/// through any number of distinct names. Recreating one starts with fresh
+/// counters.
 ///
 /// # Examples
 ///
@@ -273,7 +275,7 @@ struct Entry {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Registry {
-    entries: RwLock<HashMap<&'static str, Entry>>,
+    entries: RwLock<HashMap<Name, Entry>>,
     env: EnvSource,
     file: FileSettings,
     template: DomainConfig,
@@ -334,12 +336,14 @@ impl Registry {
         template.apply(&registry.file.default);
         template.apply(&registry.env.overlay(None)?);
         template.limit = registry.env.limit(None, template.limit)?;
-        check(&Config::new("default", template.max_concurrent))?;
-        check_limit("default", &template)?;
+        let default = Name::from_static("default");
+        check(&default, template.max_concurrent, None)?;
+        check_limit(&default, &template)?;
         registry.template = template;
         for (name, code) in b.builtins {
-            let config = registry.resolve(name, code)?;
-            let (bulkhead, controller) = semaphore(name, &config)?;
+            let name = Name::from_static(name);
+            let config = registry.resolve(&name, code)?;
+            let (bulkhead, controller) = semaphore(&name, &config)?;
             let entry = registry.entry(
                 Registered::Semaphore(bulkhead),
                 controller,
@@ -365,7 +369,7 @@ impl Registry {
         if self.read().contains_key(name) {
             return Ok(());
         }
-        let name = names::intern(name)?;
+        let name = names::shared(name)?;
         let base = name
             .split_once(':')
             .and_then(|(base, _)| {
@@ -375,11 +379,11 @@ impl Registry {
                     .map(|e| e.config)
             })
             .unwrap_or(self.template);
-        let config = self.resolve(name, base)?;
+        let config = self.resolve(&name, base)?;
         let (registered, controller) = if config.max_workers.is_some() {
-            make_pool(name, &config)?
+            make_pool(&name, &config)?
         } else {
-            let (bulkhead, controller) = semaphore(name, &config)?;
+            let (bulkhead, controller) = semaphore(&name, &config)?;
             (Registered::Semaphore(bulkhead), controller)
         };
         let mut entry = self.entry(registered, controller, config, base, false);
@@ -391,18 +395,14 @@ impl Registry {
 
     /// `code` overlaid with the file's and the environment's settings for
     /// `name`, checked.
-    fn resolve(
-        &self,
-        name: &'static str,
-        code: DomainConfig,
-    ) -> Result<DomainConfig, RegistryError> {
+    fn resolve(&self, name: &Name, code: DomainConfig) -> Result<DomainConfig, RegistryError> {
         let mut config = code;
-        if let Some(overlay) = self.file.domains.get(name) {
+        if let Some(overlay) = self.file.domains.get(name.as_str()) {
             config.apply(overlay);
         }
         config.apply(&self.env.overlay(Some(name))?);
         config.limit = self.env.limit(Some(name), config.limit)?;
-        check(&Config::new(name, config.max_concurrent))?;
+        check(name, config.max_concurrent, None)?;
         check_limit(name, &config)?;
         Ok(config)
     }
@@ -432,11 +432,11 @@ impl Registry {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, HashMap<&'static str, Entry>> {
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<Name, Entry>> {
         self.entries.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, HashMap<&'static str, Entry>> {
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<Name, Entry>> {
         self.entries.write().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -537,7 +537,7 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::WrongKind`] if `name` is a thread pool;
-    /// [`RegistryError::InvalidName`], [`RegistryError::TooManyNames`],
+    /// [`RegistryError::InvalidName`],
     /// [`RegistryError::AtCapacity`], [`RegistryError::Settings`],
     /// [`RegistryError::Config`] when creating it.
     pub fn get_or_create(
@@ -561,7 +561,7 @@ impl Registry {
         config: DomainConfig,
         kind: fn(Registered) -> Result<T, RegistryError>,
         make: impl FnOnce(
-            &'static str,
+            &Name,
             &DomainConfig,
         ) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError>,
     ) -> Result<T, RegistryError> {
@@ -576,23 +576,23 @@ impl Registry {
             }
         }
         let code = config;
-        let name = names::intern(name)?;
-        let config = self.resolve(name, config)?;
+        let name = names::shared(name)?;
+        let config = self.resolve(&name, config)?;
         let mut map = self.write();
         let mut declared = false;
-        if let Some(entry) = map.get(name) {
+        if let Some(entry) = map.get(&name) {
             // Idle: only the registry holds it, so nobody sees the swap.
             if !(entry.awaiting_code && entry.compartment.is_idle()) {
                 let found = entry.compartment.clone();
                 drop(map);
-                self.note_differing(name, &code);
+                self.note_differing(&name, &code);
                 return kind(found);
             }
             declared = true;
         } else {
-            self.make_room(&mut map, name)?;
+            self.make_room(&mut map, &name)?;
         }
-        let (registered, controller) = make(name, &config)?;
+        let (registered, controller) = make(&name, &config)?;
         let mut entry = self.entry(registered.clone(), controller, config, code, false);
         entry.declared = declared;
         let replaced = map.insert(name, entry);
@@ -609,7 +609,7 @@ impl Registry {
     /// compartment as a `tracing` warning, so a mismatch is never silent.
     fn note_differing(&self, name: &str, requested: &DomainConfig) {
         let map = self.read();
-        let Some((&name, entry)) = map.get_key_value(name) else {
+        let Some((name, entry)) = map.get_key_value(name) else {
             return;
         };
         let differs = if entry.awaiting_code {
@@ -629,7 +629,7 @@ impl Registry {
                 "the existing"
             };
             tracing::warn!(
-                compartment = name,
+                compartment = name.as_str(),
                 requested = ?requested,
                 existing = ?entry.code,
                 "bulkhead: get_or_create(\"{name}\") asked for other settings than {kind} \
@@ -701,18 +701,18 @@ impl Registry {
     /// ```
     pub fn register(&self, bulkhead: impl Into<Arc<Bulkhead>>) -> Option<Registered> {
         let bulkhead = bulkhead.into();
-        let name = bulkhead.name();
+        let name = bulkhead.name_handle();
         let s = bulkhead.state();
         let mut config = DomainConfig::new(s.max_concurrent).admission(bulkhead.admission());
         let mut map = self.write();
-        let builtin = map.get(name).is_some_and(|e| e.builtin);
-        let declared = map.get(name).is_some_and(|e| e.declared);
-        if let Some(old) = map.get(name) {
+        let builtin = map.get(&name).is_some_and(|e| e.builtin);
+        let declared = map.get(&name).is_some_and(|e| e.declared);
+        if let Some(old) = map.get(&name) {
             config.max_wait = old.config.max_wait;
         }
         if builtin {
             tracing::warn!(
-                compartment = name,
+                compartment = name.as_str(),
                 "bulkhead: the built-in compartment `{name}` was replaced by register(); \
                  its settings-owned limits no longer apply"
             );
@@ -748,23 +748,25 @@ impl Registry {
     pub fn unregister(&self, name: &str) -> Result<bool, RegistryError> {
         let mut map = self.write();
         match map.get_key_value(name) {
-            Some((&name, entry)) if entry.builtin => Err(RegistryError::BuiltIn { name }),
+            Some((name, entry)) if entry.builtin => {
+                Err(RegistryError::BuiltIn { name: name.clone() })
+            }
             Some(_) => Ok(map.remove(name).is_some()),
             None => Ok(false),
         }
     }
 
     /// The registered names, sorted.
-    pub fn list_names(&self) -> Vec<&'static str> {
+    pub fn list_names(&self) -> Vec<Name> {
         sorted_names(&self.read())
     }
 
     /// A snapshot of every compartment, by name.
-    pub fn all_states(&self) -> BTreeMap<&'static str, Snapshot> {
+    pub fn all_states(&self) -> BTreeMap<Name, Snapshot> {
         let compartments: Vec<_> = self
             .read()
             .iter()
-            .map(|(&name, e)| (name, e.compartment.clone()))
+            .map(|(name, e)| (name.clone(), e.compartment.clone()))
             .collect();
         compartments
             .into_iter()
@@ -774,10 +776,10 @@ impl Registry {
 
     /// The adaptive compartments' controllers, by name (for the metrics).
     #[cfg(feature = "metrics")]
-    pub(crate) fn controllers(&self) -> Vec<(&'static str, Arc<DomainController>)> {
+    pub(crate) fn controllers(&self) -> Vec<(Name, Arc<DomainController>)> {
         self.read()
             .iter()
-            .filter_map(|(&name, e)| Some((name, Arc::clone(e.controller.as_ref()?))))
+            .filter_map(|(name, e)| Some((name.clone(), Arc::clone(e.controller.as_ref()?))))
             .collect()
     }
 
@@ -846,12 +848,11 @@ impl Registry {
     /// [`RegistryError::Unsupported`], [`RegistryError::Pool`].
     pub fn reconfigure(&self, name: &str, config: DomainConfig) -> Result<(), RegistryError> {
         let mut map = self.write();
-        let Some((&name, entry)) = map.get_key_value(name) else {
+        let Some((name, entry)) = map.get_key_value(name) else {
             return Err(not_found(name, &map));
         };
-        let mut core = Config::new(name, config.max_concurrent);
-        core.max_waiting = config.max_waiting;
-        check(&core)?;
+        let name = name.clone();
+        check(&name, config.max_concurrent, config.max_waiting)?;
         if config.limit != entry.config.limit {
             return Err(RegistryError::Unsupported {
                 name,
@@ -886,11 +887,11 @@ impl Registry {
                 if old.max_workers != config.max_workers
                     || old.max_concurrent != config.max_concurrent
                 {
-                    p.rebuild(pool_config(name, &config))?;
+                    p.rebuild(pool_config(&name, &config))?;
                 }
             }
         }
-        if let Some(entry) = map.get_mut(name) {
+        if let Some(entry) = map.get_mut(&name) {
             entry.config = config;
         }
         Ok(())
@@ -914,16 +915,26 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-fn check(config: &Config) -> Result<(), RegistryError> {
-    config.validate().map(|_| ()).map_err(RegistryError::Config)
+/// Checks the seat and queue limits of the compartment `name`.
+fn check(
+    name: &Name,
+    max_concurrent: usize,
+    max_waiting: Option<usize>,
+) -> Result<(), RegistryError> {
+    let mut config = Config::new("", max_concurrent);
+    config.max_waiting = max_waiting;
+    config.check_named(name).map_err(RegistryError::Config)
 }
 
 /// Checks that the settings' adaptive limit, if any, builds.
-fn check_limit(name: &'static str, config: &DomainConfig) -> Result<(), RegistryError> {
+fn check_limit(name: &Name, config: &DomainConfig) -> Result<(), RegistryError> {
     if let Some(limit) = &config.limit {
         limit
             .build_starting_at(config.max_concurrent)
-            .map_err(|error| RegistryError::Limit { name, error })?;
+            .map_err(|error| RegistryError::Limit {
+                name: name.clone(),
+                error,
+            })?;
     }
     Ok(())
 }
@@ -933,23 +944,25 @@ fn check_limit(name: &'static str, config: &DomainConfig) -> Result<(), Registry
 /// value (its `max_concurrent`, clamped into the bounds, unless `initial`
 /// is set), so that `state()` and the algorithm agree from the start.
 fn semaphore(
-    name: &'static str,
+    name: &Name,
     config: &DomainConfig,
 ) -> Result<(Arc<Bulkhead>, Option<Arc<DomainController>>), RegistryError> {
-    let algorithm = match &config.limit {
-        Some(limit) => Some(
-            limit
-                .build_starting_at(config.max_concurrent)
-                .map_err(|error| RegistryError::Limit { name, error })?,
-        ),
-        None => None,
-    };
+    let algorithm =
+        match &config.limit {
+            Some(limit) => Some(limit.build_starting_at(config.max_concurrent).map_err(
+                |error| RegistryError::Limit {
+                    name: name.clone(),
+                    error,
+                },
+            )?),
+            None => None,
+        };
     let seats = algorithm
         .as_ref()
         .map_or(config.max_concurrent, Limit::limit);
-    let mut core = Config::new(name, seats).admission(config.admission);
+    let mut core = Config::new("", seats).admission(config.admission);
     core.max_waiting = config.max_waiting;
-    let bulkhead = Arc::new(Bulkhead::from_config(core)?);
+    let bulkhead = Arc::new(Bulkhead::with_name(name.clone(), core, StdLock::new())?);
     Ok((
         bulkhead,
         algorithm.map(|a| Arc::new(DomainController::new(a))),
@@ -959,12 +972,12 @@ fn semaphore(
 /// A thread-pool compartment from resolved settings, which must not carry
 /// an adaptive limit.
 fn make_pool(
-    name: &'static str,
+    name: &Name,
     config: &DomainConfig,
 ) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError> {
     if config.limit.is_some() {
         return Err(RegistryError::Unsupported {
-            name,
+            name: name.clone(),
             what: "an adaptive limit applies to semaphore compartments, not thread \
                    pools; remove `limit` from this compartment's settings (code, \
                    file or BULKHEAD_<NAME>_LIMIT_* variables)",
@@ -974,18 +987,19 @@ fn make_pool(
     Ok((Registered::Pool(Arc::new(pool)), None))
 }
 
-fn pool_config(name: &'static str, config: &DomainConfig) -> PoolConfig {
+fn pool_config(name: &Name, config: &DomainConfig) -> PoolConfig {
     let workers = config.max_workers.unwrap_or(config.max_concurrent);
-    PoolConfig::new(name, workers).queue_capacity(config.max_concurrent.saturating_sub(workers))
+    PoolConfig::named(name.clone(), workers)
+        .queue_capacity(config.max_concurrent.saturating_sub(workers))
 }
 
-fn sorted_names(map: &HashMap<&'static str, Entry>) -> Vec<&'static str> {
-    let mut names: Vec<_> = map.keys().copied().collect();
+fn sorted_names(map: &HashMap<Name, Entry>) -> Vec<Name> {
+    let mut names: Vec<_> = map.keys().cloned().collect();
     names.sort_unstable();
     names
 }
 
-fn not_found(name: &str, map: &HashMap<&'static str, Entry>) -> RegistryError {
+fn not_found(name: &str, map: &HashMap<Name, Entry>) -> RegistryError {
     RegistryError::NotFound {
         name: name.to_owned(),
         registered: sorted_names(map),

@@ -1,42 +1,28 @@
-//! The bounded name interner: how a dynamic name becomes `&'static str`.
+//! Dynamic compartment names: checked, then shared.
 //!
-//! Core's compartments carry `&'static str` names. A name that is not a
-//! literal (a tenant id, a host) is copied once into a leaked string and
-//! reused for every later compartment of that name, also after eviction.
-//! The interner is process-wide and bounded: at most [`MAX_NAMES`] distinct
-//! names of at most [`MAX_NAME_LEN`] bytes each, so the memory it can ever
-//! hold is capped (under 2 MiB). A new name beyond the cap is refused with
-//! [`RegistryError::TooManyNames`](super::RegistryError::TooManyNames).
+//! A name that is not a literal (a tenant id, a host) becomes one
+//! `Arc<str>`, shared by the registry's entry, its compartment, and every
+//! error, snapshot and metric label that names it (core's
+//! [`Name`](bulkhead_core::Name)). It is freed with the last of them, so
+//! the names a process holds are those of its live compartments (and of
+//! the values that still name them): there is no process-wide table and no
+//! cap on how many distinct names a long-running service goes through.
 
-use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Arc;
+
+use bulkhead_core::Name;
 
 use super::RegistryError;
 
-/// The most distinct dynamic names a process can intern.
-pub const MAX_NAMES: usize = 16_384;
 /// The longest accepted compartment name, in bytes.
 pub const MAX_NAME_LEN: usize = 100;
 
-static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
-
-/// Checks `name` and returns its interned `'static` copy.
-pub(crate) fn intern(name: &str) -> Result<&'static str, RegistryError> {
+/// Checks `name` and returns it as a shared [`Name`].
+pub(crate) fn shared(name: &str) -> Result<Name, RegistryError> {
     if name.is_empty() || name.len() > MAX_NAME_LEN || name.chars().any(char::is_control) {
         return Err(RegistryError::InvalidName {
             name: name.to_owned(),
         });
     }
-    let mut guard = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
-    let names = guard.get_or_insert_with(HashSet::new);
-    if let Some(&interned) = names.get(name) {
-        return Ok(interned);
-    }
-    if names.len() >= MAX_NAMES {
-        return Err(RegistryError::TooManyNames { limit: MAX_NAMES });
-    }
-    // Bounded by MAX_NAMES * MAX_NAME_LEN for the whole process.
-    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(leaked);
-    Ok(leaked)
+    Ok(Name::shared(Arc::from(name)))
 }

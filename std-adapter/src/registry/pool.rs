@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
+use bulkhead_core::Name;
+
 use crate::pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 use crate::snapshot::Snapshot;
 
@@ -32,14 +34,14 @@ use crate::snapshot::Snapshot;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RegisteredPool {
-    name: &'static str,
+    name: Name,
     current: RwLock<Arc<ThreadPoolBulkhead>>,
 }
 
 impl RegisteredPool {
     pub(crate) fn new(config: PoolConfig) -> Result<Self, BuildError> {
         Ok(Self {
-            name: config.name,
+            name: config.name.clone(),
             current: RwLock::new(Arc::new(ThreadPoolBulkhead::new(config)?)),
         })
     }
@@ -52,8 +54,8 @@ impl RegisteredPool {
     }
 
     /// The compartment's name.
-    pub fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> &Name {
+        &self.name
     }
 
     /// Submits `task` to the current pool; see

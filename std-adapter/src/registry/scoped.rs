@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use bulkhead_core::{Config, ConfigError};
+use bulkhead_core::{Config, ConfigError, Name};
 
 use super::{DomainConfig, Registered, Registry, RegistryError, names};
 use crate::Bulkhead;
@@ -19,7 +19,7 @@ type Sleep<'a> = &'a (dyn Fn(Duration) -> BoxFuture<'static, ()> + Send + Sync);
 
 /// A scoped compartment of any resource type, as the registry keeps it.
 pub(super) trait AnyScoped: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &Name;
     fn bulkhead(&self) -> &Arc<Bulkhead>;
     fn opened_order(&self) -> Option<u64>;
     fn resource_state(&self) -> ResourceState;
@@ -33,7 +33,7 @@ pub(super) trait AnyScoped: Send + Sync {
 }
 
 impl<R: Send + Sync + 'static> AnyScoped for Scoped<R> {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &Name {
         Scoped::name(self)
     }
 
@@ -76,7 +76,10 @@ impl Registry {
     /// file's `[domains.NAME]` and the `BULKHEAD_NAME_*` variables. `build`
     /// receives the resulting core [`Config`] and builds the compartment
     /// (initialiser, close hook); the wait budget is then set from the
-    /// settings' `max_wait`. The compartment is an ordinary registered
+    /// settings' `max_wait`. The registry names the compartment `name`
+    /// (a shared name, freed with the compartment): the `Config` that
+    /// `build` sees has an empty `name`, since a `Config` can only hold a
+    /// `&'static str`. The compartment is an ordinary registered
     /// compartment too: [`get`](Self::get), [`acquire`](Self::acquire),
     /// [`reconfigure`](Self::reconfigure), [`all_states`](Self::all_states)
     /// and the metrics see its seats. A bounded registry never evicts it:
@@ -100,9 +103,8 @@ impl Registry {
     /// ```
     ///
     /// # Errors
-    /// [`RegistryError::InvalidName`], [`RegistryError::TooManyNames`],
-    /// [`RegistryError::Settings`], [`RegistryError::Config`] (also what
-    /// `build` returns).
+    /// [`RegistryError::InvalidName`], [`RegistryError::Settings`],
+    /// [`RegistryError::Config`] (also what `build` returns).
     pub fn create_scoped<R: Send + Sync + 'static>(
         &self,
         name: &str,
@@ -112,8 +114,8 @@ impl Registry {
         if let Ok(existing) = self.get_scoped::<R>(name) {
             return Ok(self.insert_scoped(existing, true).0);
         }
-        let name = names::intern(name)?;
-        let settings = self.resolve(name, code)?;
+        let name = names::shared(name)?;
+        let settings = self.resolve(&name, code)?;
         if settings.limit.is_some() {
             return Err(RegistryError::Unsupported {
                 name,
@@ -121,9 +123,9 @@ impl Registry {
                        (code, file or BULKHEAD_<NAME>_LIMIT_* variables)",
             });
         }
-        let mut config = Config::new(name, settings.max_concurrent).admission(settings.admission);
+        let mut config = Config::new("", settings.max_concurrent).admission(settings.admission);
         config.max_waiting = settings.max_waiting;
-        let scoped = build(config)?.max_wait(settings.max_wait);
+        let scoped = build(config)?.rebuilt(name)?.max_wait(settings.max_wait);
         // Built outside any lock (`build` is the caller's code). A racing
         // call for the same name may have won meanwhile: then this one is
         // dropped unopened, which costs nothing, and the winner returned.
@@ -215,13 +217,13 @@ impl Registry {
             .iter()
             .find(|s| s.name() == name)
             .cloned();
-        let not_scoped = |name: &'static str| RegistryError::NotScoped {
+        let not_scoped = |name: Name| RegistryError::NotScoped {
             name,
             wanted: type_name::<R>(),
         };
         match found {
             Some(scoped) => {
-                let name = scoped.name();
+                let name = scoped.name().clone();
                 scoped.into_any().downcast().map_err(|_| not_scoped(name))
             }
             None => {
@@ -247,10 +249,10 @@ impl Registry {
     /// assert!(registry.resource_states()["reports"].open);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn resource_states(&self) -> BTreeMap<&'static str, ResourceState> {
+    pub fn resource_states(&self) -> BTreeMap<Name, ResourceState> {
         self.scoped_list()
             .iter()
-            .map(|s| (s.name(), s.resource_state()))
+            .map(|s| (s.name().clone(), s.resource_state()))
             .collect()
     }
 
@@ -316,7 +318,7 @@ impl Registry {
     /// }
     /// registry.get_scoped::<()>("first")?.execute(|_| ())?;
     /// registry.get_scoped::<()>("second")?.execute(|_| ())?;
-    /// let closed: Vec<_> = registry.shutdown(Duration::from_secs(1)).iter().map(|r| r.compartment).collect();
+    /// let closed: Vec<_> = registry.shutdown(Duration::from_secs(1)).iter().map(|r| r.compartment.clone()).collect();
     /// assert_eq!(closed, ["second", "first"]);
     /// assert!(registry.get("database")?.try_acquire().is_err()); // closed too
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -20,11 +20,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::slot::Shared;
+use bulkhead_core::Name;
 
 /// One compartment's resource, lent to the code inside its scope.
 struct Frame {
     kind: TypeId,
-    compartment: &'static str,
+    compartment: Name,
     resource: Arc<dyn Any + Send + Sync>,
     outer: Option<Arc<Frame>>,
 }
@@ -56,7 +57,7 @@ fn captured() -> Option<Arc<Frame>> {
 
 /// The current scope with `resource` lent on top of it.
 pub(crate) fn with_resource<R: Send + Sync + 'static>(
-    compartment: &'static str,
+    compartment: Name,
     resource: &Shared<R>,
 ) -> Scope {
     Scope {
@@ -254,11 +255,11 @@ impl Scope {
     /// # use bulkhead_std::scoped::Scope;
     /// assert!(Scope::capture().compartments().is_empty());
     /// ```
-    pub fn compartments(&self) -> Vec<&'static str> {
+    pub fn compartments(&self) -> Vec<Name> {
         let mut names = Vec::new();
         let mut frame = self.innermost.as_deref();
         while let Some(f) = frame {
-            names.push(f.compartment);
+            names.push(f.compartment.clone());
             frame = f.outer.as_deref();
         }
         names

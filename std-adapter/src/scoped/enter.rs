@@ -83,7 +83,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                         // to open instead.
                         drop(ticket);
                         return Err(ScopeError::NeedsAsyncEntry {
-                            compartment: self.config.name,
+                            compartment: self.name.clone(),
                             resource: self.slot.resource,
                         });
                     }
@@ -145,17 +145,20 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         &self,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<Entered<'_, R>, ScopeError> {
-        let name = self.config.name;
         let Some(budget) = self.max_wait.budget() else {
             if self.max_wait.is_unbounded() {
-                let seat = Timed::new(self.bulkhead.acquire(), name).await?;
+                let seat = Timed::new(self.bulkhead.acquire(), &self.bulkhead).await?;
                 return self.enter_async::<T>(seat, Limit::Forever).await;
             }
             let seat = self.bulkhead.try_acquire()?;
             return self.enter_async::<T>(seat, Limit::FailFast).await;
         };
         let mut timer = pin!(sleep(budget));
-        let seat = Timed::new(self.bulkhead.acquire_timeout(budget, timer.as_mut()), name).await?;
+        let seat = Timed::new(
+            self.bulkhead.acquire_timeout(budget, timer.as_mut()),
+            &self.bulkhead,
+        )
+        .await?;
         self.enter_async(seat, Limit::Timer(timer)).await
     }
 
@@ -193,13 +196,13 @@ impl<R: Send + Sync + 'static> Scoped<R> {
 
     fn admit(&self) -> Result<(Holder<'_, R>, Step<'_, R>), ScopeError> {
         self.slot.admit().ok_or(ScopeError::Rejected(Error::Closed {
-            name: self.config.name,
+            name: self.name.clone(),
         }))
     }
 
     fn open_timeout(&self) -> ScopeError {
         ScopeError::OpenTimeout {
-            compartment: self.config.name,
+            compartment: self.name.clone(),
             resource: self.slot.resource,
             budget: self.max_wait.budget().unwrap_or(Duration::ZERO),
         }
@@ -309,7 +312,7 @@ impl<'a, R> Entered<'a, R> {
     }
 
     /// The compartment's name (example at [`Entered`]).
-    pub fn compartment(&self) -> &'static str {
+    pub fn compartment(&self) -> &str {
         self.seat.bulkhead().name()
     }
 
@@ -335,7 +338,7 @@ impl<R: Send + Sync + 'static> Entered<'_, R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn scope(&self) -> Scope {
-        ambient::with_resource(self.compartment(), &self.resource)
+        ambient::with_resource(self.seat.bulkhead().name_handle(), &self.resource)
     }
 }
 

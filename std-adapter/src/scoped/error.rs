@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bulkhead_core::Error;
+use bulkhead_core::{Error, Name};
 
 /// The error an initialiser returns, boxed: any `std::error::Error` that is
 /// `Send + Sync` (strings convert too).
@@ -35,7 +35,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///     Opener::blocking(|| Err(std::io::Error::other("connection refused"))),
 /// )?;
 /// let Err(ScopeError::Open(err)) = reports.enter_blocking() else { panic!() };
-/// assert_eq!((err.compartment(), err.resource()), ("reports", "reports-db"));
+/// assert_eq!((err.compartment().as_str(), err.resource()), ("reports", "reports-db"));
 /// // The initialiser's error is the source, not repeated in the message.
 /// use std::error::Error as _;
 /// assert_eq!(err.source().unwrap().to_string(), "connection refused");
@@ -45,7 +45,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenError {
-    pub(crate) compartment: &'static str,
+    pub(crate) compartment: Name,
     pub(crate) resource: &'static str,
     pub(crate) source: Arc<dyn std::error::Error + Send + Sync + 'static>,
 }
@@ -53,8 +53,8 @@ pub struct OpenError {
 impl OpenError {
     /// The compartment whose resource failed to open (example at
     /// [`OpenError`]).
-    pub fn compartment(&self) -> &'static str {
-        self.compartment
+    pub fn compartment(&self) -> &Name {
+        &self.compartment
     }
 
     /// The resource's name, as given to [`Scoped::new`](super::Scoped::new)
@@ -109,7 +109,7 @@ pub enum ScopeError {
     /// see this at once during the first opening).
     OpenTimeout {
         /// The compartment.
-        compartment: &'static str,
+        compartment: Name,
         /// The resource being opened.
         resource: &'static str,
         /// The caller's whole wait budget (seat and opening together).
@@ -121,7 +121,7 @@ pub enum ScopeError {
     /// given back.
     NeedsAsyncEntry {
         /// The compartment.
-        compartment: &'static str,
+        compartment: Name,
         /// The resource.
         resource: &'static str,
     },
@@ -130,10 +130,10 @@ pub enum ScopeError {
 impl ScopeError {
     /// The compartment that turned the caller away (example at
     /// [`ScopeError`]).
-    pub fn compartment(&self) -> &'static str {
+    pub fn compartment(&self) -> &Name {
         match self {
             ScopeError::Rejected(e) => e.name(),
-            ScopeError::Open(e) => e.compartment,
+            ScopeError::Open(e) => &e.compartment,
             ScopeError::OpenTimeout { compartment, .. }
             | ScopeError::NeedsAsyncEntry { compartment, .. } => compartment,
         }

@@ -102,9 +102,9 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use bulkhead_core::{Config, ConfigError, MaxWait, State};
+use bulkhead_core::{Config, ConfigError, MaxWait, Name, State};
 
-use crate::Bulkhead;
+use crate::{Bulkhead, StdLock};
 
 pub use ambient::{InScope, Resolved, Scope, current, in_current_scope, resolve};
 pub use enter::Entered;
@@ -119,6 +119,9 @@ use slot::{Closer, Slot};
 /// closed at shutdown. See the [module docs](self) for the semantics.
 pub struct Scoped<R> {
     bulkhead: Arc<Bulkhead>,
+    /// The compartment's name (`config.name` for [`new`](Self::new), a
+    /// shared name for the registry's).
+    name: Name,
     config: Config,
     max_wait: MaxWait,
     opener: Opener<R>,
@@ -141,7 +144,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// let ok = Scoped::new(Config::new("reports", 2), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())));
     /// assert!(ok.is_ok());
     /// let zero = Scoped::new(Config::new("reports", 0), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())));
-    /// assert!(matches!(zero, Err(ConfigError::ZeroCapacity { name: "reports" })));
+    /// assert!(matches!(zero, Err(ConfigError::ZeroCapacity { name }) if name == "reports"));
     /// ```
     pub fn new(
         config: Config,
@@ -151,10 +154,11 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         let bulkhead = Arc::new(Bulkhead::from_config(config)?);
         Ok(Self {
             bulkhead,
+            name: Name::from_static(config.name),
             config,
             max_wait: MaxWait::FailFast,
             opener,
-            slot: Slot::new(config.name, resource, Closer::Drop),
+            slot: Slot::new(Name::from_static(config.name), resource, Closer::Drop),
         })
     }
 
@@ -238,20 +242,33 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn renewed(&self) -> Self {
-        let bulkhead = match Bulkhead::from_config(self.config) {
-            Ok(b) => Arc::new(b),
-            // The same config was validated by `new`.
+        match self.rebuilt(self.name.clone()) {
+            Ok(renewed) => renewed,
+            // The same settings were validated by `new`, for this name.
             Err(e) => unreachable!("a validated config was refused: {e}"),
-        };
-        let mut slot = Slot::new(self.config.name, self.slot.resource, Closer::Drop);
+        }
+    }
+
+    /// The same compartment built again, called `name`: fresh seats,
+    /// resource not yet opened. The registry names its scoped compartments
+    /// this way (their `build` closure sees a `Config`, whose name can only
+    /// be a `&'static str`).
+    pub(crate) fn rebuilt(&self, name: Name) -> Result<Self, ConfigError> {
+        let bulkhead = Arc::new(Bulkhead::with_name(
+            name.clone(),
+            self.config,
+            StdLock::new(),
+        )?);
+        let mut slot = Slot::new(name.clone(), self.slot.resource, Closer::Drop);
         slot.closer = Arc::clone(&self.slot.closer);
-        Self {
+        Ok(Self {
             bulkhead,
+            name,
             config: self.config,
             max_wait: self.max_wait,
             opener: self.opener.clone(),
             slot,
-        }
+        })
     }
 
     /// The compartment's name.
@@ -263,14 +280,14 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     ///
     /// let db = Scoped::new(Config::new("orders", 3), "orders-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
     ///     .max_wait(Duration::from_millis(20));
-    /// assert_eq!((db.name(), db.resource_name()), ("orders", "orders-db"));
+    /// assert_eq!((db.name().as_str(), db.resource_name()), ("orders", "orders-db"));
     /// assert_eq!(db.wait_budget(), MaxWait::UpTo(Duration::from_millis(20)));
     /// assert_eq!(db.bulkhead().name(), "orders");
     /// assert_eq!(db.state().max_concurrent, 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn name(&self) -> &'static str {
-        self.config.name
+    pub fn name(&self) -> &Name {
+        &self.name
     }
 
     /// The settings it was built with.

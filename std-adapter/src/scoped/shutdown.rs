@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::Scoped;
 use super::enter::{Either, race};
 use super::slot::Finished;
+use bulkhead_core::Name;
 
 impl<R: Send + Sync + 'static> Scoped<R> {
     /// Shuts the compartment down from a thread: closes it (new entries
@@ -43,7 +44,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         }
         let outcome = match self.finish_close() {
             Ok(resource) => {
-                self.slot.closer.close_blocking(self.config.name, resource);
+                self.slot.closer.close_blocking(&self.name, resource);
                 CloseOutcome::Closed
             }
             Err(outcome) => outcome,
@@ -122,7 +123,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
 
     fn report(&self, outcome: CloseOutcome, started: Instant) -> ShutdownReport {
         ShutdownReport {
-            compartment: self.config.name,
+            compartment: self.name.clone(),
             resource: self.slot.resource,
             outcome,
             took: started.elapsed(),
@@ -140,7 +141,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
 /// let db = Scoped::new(Config::new("db", 1), "db-pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
 /// db.execute(|_| ())?;
 /// let report = db.shutdown_blocking(Duration::from_secs(1));
-/// assert_eq!((report.compartment, report.resource, report.outcome), ("db", "db-pool", CloseOutcome::Closed));
+/// assert_eq!((report.compartment.as_str(), report.resource, report.outcome), ("db", "db-pool", CloseOutcome::Closed));
 /// assert!(report.took < Duration::from_secs(1));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -148,7 +149,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
 #[non_exhaustive]
 pub struct ShutdownReport {
     /// The compartment.
-    pub compartment: &'static str,
+    pub compartment: Name,
     /// Its resource.
     pub resource: &'static str,
     /// What happened to the resource.

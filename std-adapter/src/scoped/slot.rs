@@ -38,6 +38,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use super::error::{BoxError, OpenError, ScopeError};
+use bulkhead_core::Name;
 
 /// A boxed, `Send` future, as async initialisers and close hooks return.
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -52,7 +53,7 @@ pub(crate) enum Closer<R> {
 impl<R> Closer<R> {
     /// Closes `resource` on this thread, driving an async hook here
     /// unless this thread drives an event loop (it could need that loop).
-    pub(crate) fn close_blocking(&self, compartment: &'static str, resource: R) {
+    pub(crate) fn close_blocking(&self, compartment: &str, resource: R) {
         match self {
             Closer::Drop => drop(resource),
             Closer::Blocking(hook) => hook(resource),
@@ -83,7 +84,7 @@ impl<R> Closer<R> {
     /// Closes `resource` on this thread, from a `Drop`: an async hook
     /// cannot be awaited here, so the resource is dropped instead (and
     /// the skip logged).
-    fn close_in_drop(&self, compartment: &'static str, resource: R) {
+    fn close_in_drop(&self, compartment: &str, resource: R) {
         match self {
             Closer::Drop | Closer::Blocking(_) => self.close_blocking(compartment, resource),
             Closer::Async(_) => {
@@ -106,7 +107,7 @@ static OPEN_ORDER: AtomicU64 = AtomicU64::new(1);
 /// its last holder closes it with.
 struct Held<R> {
     value: Option<R>,
-    compartment: &'static str,
+    compartment: Name,
     /// Set when the shutdown bound expired with the resource still
     /// reachable: the last `Shared` to go closes it.
     deferred: Mutex<Option<Arc<Closer<R>>>>,
@@ -120,7 +121,7 @@ impl<R> Drop for Held<R> {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let (Some(closer), Some(value)) = (closer, self.value.take()) {
-            closer.close_in_drop(self.compartment, value);
+            closer.close_in_drop(&self.compartment, value);
         }
     }
 }
@@ -169,7 +170,7 @@ impl<R: fmt::Debug> fmt::Debug for Shared<R> {
 }
 
 impl<R> Shared<R> {
-    fn new(compartment: &'static str, value: R, deferred: Option<Arc<Closer<R>>>) -> Self {
+    fn new(compartment: Name, value: R, deferred: Option<Arc<Closer<R>>>) -> Self {
         Self(Arc::new(Held {
             value: Some(value),
             compartment,
@@ -238,7 +239,7 @@ pub(crate) enum Step<'a, R> {
 
 /// The slot: phase, holders and waiters, under one mutex.
 pub(crate) struct Slot<R> {
-    pub(crate) compartment: &'static str,
+    pub(crate) compartment: Name,
     pub(crate) resource: &'static str,
     pub(crate) closer: Arc<Closer<R>>,
     /// Entries holding a seat; see the module docs for why it is atomic.
@@ -268,11 +269,7 @@ pub struct ResourceState {
 }
 
 impl<R> Slot<R> {
-    pub(crate) fn new(
-        compartment: &'static str,
-        resource: &'static str,
-        closer: Closer<R>,
-    ) -> Self {
+    pub(crate) fn new(compartment: Name, resource: &'static str, closer: Closer<R>) -> Self {
         Self {
             compartment,
             resource,
@@ -470,7 +467,7 @@ impl<'a, R> Holder<'a, R> {
             Phase::Open(shared) => Step::Ready(shared.clone()),
             Phase::Opening => Step::Wait(state.version),
             Phase::Closed => Step::Fail(ScopeError::Rejected(bulkhead_core::Error::Closed {
-                name: slot.compartment,
+                name: slot.compartment.clone(),
             })),
             Phase::Unopened => match &state.last_failure {
                 Some(failure) if state.failures > self.seen_failures => {
@@ -519,12 +516,12 @@ impl<R> Ticket<'_, R> {
                     // The shutdown ended while this opened: the entry gets
                     // it, and its last holder closes it.
                     Ok(Shared::new(
-                        slot.compartment,
+                        slot.compartment.clone(),
                         value,
                         Some(Arc::clone(&slot.closer)),
                     ))
                 } else {
-                    let shared = Shared::new(slot.compartment, value, None);
+                    let shared = Shared::new(slot.compartment.clone(), value, None);
                     state.phase = Phase::Open(shared.clone());
                     state.opens += 1;
                     state.opened_order = Some(OPEN_ORDER.fetch_add(1, Ordering::Relaxed));
@@ -533,7 +530,7 @@ impl<R> Ticket<'_, R> {
             }
             Err(source) => {
                 let failure = OpenError {
-                    compartment: slot.compartment,
+                    compartment: slot.compartment.clone(),
                     resource: slot.resource,
                     source: Arc::from(source),
                 };

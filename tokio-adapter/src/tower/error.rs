@@ -39,7 +39,7 @@ use super::BoxError;
 /// ```
 /// use bulkhead_tokio::{BoxError, Error, ServiceError};
 ///
-/// let err: ServiceError<std::io::Error> = Error::Closed { name: "db" }.into();
+/// let err: ServiceError<std::io::Error> = Error::Closed { name: "db".into() }.into();
 /// assert!(matches!(err.rejection(), Some(Error::Closed { .. })));
 /// assert!(err.to_string().contains("`db`"));
 /// let boxed: BoxError = err.into(); // `?` works too

@@ -25,15 +25,15 @@ use super::{BoxError, ServiceError};
 /// use bulkhead_tokio::{BoxError, Error, HttpRejection};
 /// use http::StatusCode;
 ///
-/// let err: BoxError = Box::new(Error::Full { name: "db", max_concurrent: 8, active: 8 });
+/// let err: BoxError = Box::new(Error::Full { name: "db".into(), max_concurrent: 8, active: 8 });
 /// // In a tower/hyper/axum error handler: one call, `None` for other errors.
 /// let response = HttpRejection::find(&err).unwrap().response::<String>();
 /// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
 /// assert_eq!(response.headers()["retry-after"], "1");
 ///
-/// let closed = HttpRejection::from_error(&Error::Closed { name: "db" });
+/// let closed = HttpRejection::from_error(&Error::Closed { name: "db".into() });
 /// assert_eq!(closed.retry_after, None);
-/// let slow = HttpRejection::from_error(&Error::Timeout { name: "db", budget: Duration::from_millis(50) })
+/// let slow = HttpRejection::from_error(&Error::Timeout { name: "db".into(), budget: Duration::from_millis(50) })
 ///     .with_retry_after(Duration::from_secs(5));
 /// assert_eq!(slow.response::<()>().headers()["retry-after"], "5");
 /// ```
@@ -116,7 +116,7 @@ impl HttpRejection {
     /// use bulkhead_tokio::{Error, HttpRejection, ServiceError};
     /// use http::StatusCode;
     ///
-    /// let rejected = ServiceError::<std::io::Error>::Rejected(Error::Full { name: "db", max_concurrent: 8, active: 8 });
+    /// let rejected = ServiceError::<std::io::Error>::Rejected(Error::Full { name: "db".into(), max_concurrent: 8, active: 8 });
     /// let answer = HttpRejection::from_service_error(&rejected).unwrap();
     /// assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
     /// assert_eq!(answer.response::<()>().headers()["retry-after"], "1");
