@@ -541,13 +541,14 @@ impl<L: RawLock> Bulkhead<L> {
         // the look at the front that would end a hand-off (the `Full` arm
         // above) happens here: one more node, `BATCH + 1`, within rule 7.
         let w = self.word.load(Relaxed);
-        if w & BOUNDED != 0 && word::available(w) <= 0 && w & CLOSED == 0 {
-            if let Some(node) = list.front() {
-                // SAFETY: `node` is linked (the list's front).
-                if unsafe { list.lost_races(node) } < LOST_RACES {
-                    self.end_hand_off(w);
-                }
-            }
+        if w & BOUNDED != 0
+            && word::available(w) <= 0
+            && w & CLOSED == 0
+            && let Some(node) = list.front()
+            // SAFETY: `node` is linked (the list's front).
+            && unsafe { list.lost_races(node) } < LOST_RACES
+        {
+            self.end_hand_off(w);
         }
     }
 

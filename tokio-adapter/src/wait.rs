@@ -248,11 +248,9 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
                 if wait.has_queued() {
                     timer.queued();
                 }
-                if let Poll::Ready(result) = &poll {
-                    // Only a seat is recorded, under its compartment.
-                    if let Ok(seat) = result {
-                        timer.admitted(seat.bulkhead());
-                    }
+                // Only a seat is recorded, under its compartment.
+                if let Poll::Ready(Ok(seat)) = &poll {
+                    timer.admitted(seat.bulkhead());
                 }
                 poll
             }
