@@ -168,7 +168,8 @@ pub fn describe() {
 /// kept, so that recording a wait allocates nothing: a label built per call
 /// would allocate its list. Only static names are kept here (there are as
 /// many as the program has literals); a shared name made at run time gets
-/// its label per call ([`key`]), so nothing outlives its compartment.
+/// its key through a small per-thread cache instead ([`with_key`]), so
+/// nothing outlives its compartment for long.
 static LABELS: RwLock<BTreeMap<&'static str, &'static [Label]>> = RwLock::new(BTreeMap::new());
 
 fn static_labels(name: &'static str) -> &'static [Label] {
@@ -184,12 +185,49 @@ fn static_labels(name: &'static str) -> &'static [Label] {
         .or_insert_with(|| Box::leak(Box::new([Label::from_static_parts("name", name)])))
 }
 
-/// The key of series `metric` for compartment `name`.
-fn key(metric: &'static str, name: &Name) -> Key {
-    match name.as_static() {
-        Some(name) => Key::from_static_labels(metric, static_labels(name)),
-        None => Key::from_parts(metric, vec![Label::new("name", label_value(name))]),
+/// Calls `f` with the key of series `metric` for compartment `name`.
+///
+/// A static name's key borrows its label slice, made once ([`LABELS`]).
+/// A shared name's key owns its label list, which allocates, so the keys
+/// a thread used last are kept in a small cache of its own
+/// ([`RECENT_KEYS`]): a compartment whose waits or limit changes a thread
+/// records again and again allocates nothing after the first. The cache
+/// holds at most [`RECENT_KEYS_PER_THREAD`] keys per thread, each one more
+/// reference to its name, so memory stays bounded however many names come
+/// and go; a name it still holds is freed when a newer key replaces it or
+/// the thread ends.
+fn with_key<R>(metric: &'static str, name: &Name, f: impl FnOnce(&Key) -> R) -> R {
+    if let Some(name) = name.as_static() {
+        return f(&Key::from_static_labels(metric, static_labels(name)));
     }
+    RECENT_KEYS.with(|cell| {
+        let mut recent = cell.borrow_mut();
+        let found = recent.iter().position(|key| {
+            key.name() == metric && key.labels().any(|label| label.value() == name.as_str())
+        });
+        let at = match found {
+            Some(at) => at,
+            None => {
+                let key = Key::from_parts(metric, vec![Label::new("name", label_value(name))]);
+                if recent.len() == RECENT_KEYS_PER_THREAD {
+                    recent.remove(0);
+                }
+                recent.push(key);
+                recent.len() - 1
+            }
+        };
+        f(&recent[at])
+    })
+}
+
+/// How many shared-name keys each thread keeps ([`with_key`]): a few
+/// series per compartment (the wait histogram, the limit gauge, the change
+/// counter) for a couple of compartments at once.
+const RECENT_KEYS_PER_THREAD: usize = 8;
+
+thread_local! {
+    /// The shared-name keys this thread used last, oldest first.
+    static RECENT_KEYS: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The `name` label's value for `name`: a shared name's own string (one
@@ -210,11 +248,12 @@ static METADATA: Metadata<'static> =
 
 /// Records one queued wait that ended with a seat.
 pub(crate) fn record_wait(name: &Name, waited: Duration) {
-    let key = key(WAIT_SECONDS, name);
-    metrics::with_recorder(|recorder| {
-        recorder
-            .register_histogram(&key, &METADATA)
-            .record(waited.as_secs_f64());
+    with_key(WAIT_SECONDS, name, |key| {
+        metrics::with_recorder(|recorder| {
+            recorder
+                .register_histogram(key, &METADATA)
+                .record(waited.as_secs_f64());
+        });
     });
 }
 
@@ -223,17 +262,21 @@ pub(crate) fn record_wait(name: &Name, waited: Duration) {
 /// `bulkhead_limit_changes_total` counter at once, so that the gauge
 /// follows the limit without waiting for the next publication. Called by
 /// the registry's adaptive seats only when a sample changed the limit;
-/// for a static name the labels are made once ([`key`]), so it allocates
+/// the labels are made once per name ([`with_key`]), so it allocates
 /// nothing after the first change.
 pub(crate) fn limit_changed(name: &Name, limit: usize, changes: usize) {
     use crate::adaptive_metrics::LIMIT_CHANGES;
-    metrics::with_recorder(|recorder| {
-        recorder
-            .register_gauge(&key(MAX_CONCURRENT, name), &METADATA)
-            .set(limit as f64);
-        recorder
-            .register_counter(&key(LIMIT_CHANGES, name), &METADATA)
-            .absolute(changes as u64);
+    with_key(MAX_CONCURRENT, name, |key| {
+        metrics::with_recorder(|recorder| {
+            recorder.register_gauge(key, &METADATA).set(limit as f64)
+        });
+    });
+    with_key(LIMIT_CHANGES, name, |key| {
+        metrics::with_recorder(|recorder| {
+            recorder
+                .register_counter(key, &METADATA)
+                .absolute(changes as u64);
+        });
     });
 }
 
