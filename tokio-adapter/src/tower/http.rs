@@ -74,7 +74,7 @@ impl HttpRejection {
     /// use bulkhead_tokio::{BoxError, Error, HttpRejection};
     ///
     /// fn handler() -> std::io::Result<()> {
-    ///     Err(Error::Full { name: "db", max_concurrent: 8, active: 8 })?; // into io::Error
+    ///     Err(Error::Full { name: "db".into(), max_concurrent: 8, active: 8 })?; // into io::Error
     ///     Ok(())
     /// }
     /// let err: BoxError = handler().unwrap_err().into();
