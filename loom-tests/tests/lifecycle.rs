@@ -18,7 +18,12 @@ fn close_racing_acquire_and_release() {
             let b = b.clone();
             thread::spawn(move || match acquire_async(&b) {
                 Ok(seat) => drop(seat),
-                Err(e) => assert_eq!(e, Error::Closed { name: "loom" }),
+                Err(e) => assert_eq!(
+                    e,
+                    Error::Closed {
+                        name: "loom".into()
+                    }
+                ),
             })
         };
         let closer = {
@@ -164,7 +169,12 @@ fn barging_release_racing_close() {
             let b = b.clone();
             thread::spawn(move || match acquire_async(&b) {
                 Ok(seat) => drop(seat),
-                Err(e) => assert_eq!(e, Error::Closed { name: "loom" }),
+                Err(e) => assert_eq!(
+                    e,
+                    Error::Closed {
+                        name: "loom".into()
+                    }
+                ),
             })
         };
         let releaser = thread::spawn(move || drop(seat));
