@@ -86,7 +86,7 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// ```
 ///
 /// A compartment has a destructor (it gives back a shared name, see
-/// [`with_shared_name`](Self::with_shared_name); for a `&'static str`
+/// `with_shared_name` (feature `alloc`); for a `&'static str`
 /// name it does nothing), so a `static` cannot `match` on the `Result` of
 /// [`new`](Self::new): build it with [`new_static`](Self::new_static),
 /// [`from_config_static`](Self::from_config_static) or
@@ -282,7 +282,7 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// A compartment built from `config` and guarded by `lock`, called
     /// `name` (`config.name` is not used): [`with_lock`](Self::with_lock)
-    /// for a `&'static str` name, [`with_shared_name`](Self::with_shared_name)
+    /// for a `&'static str` name, `with_shared_name` (feature `alloc`)
     /// for a shared one. For code that keeps names as [`Name`]s.
     ///
     /// # Errors
@@ -362,7 +362,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// The compartment's name.
     ///
     /// It borrows the compartment: a shared name (see
-    /// [`with_shared_name`](Self::with_shared_name)) lives only as long as
+    /// `with_shared_name` (feature `alloc`)) lives only as long as
     /// its holders. To keep it, take a [`name_handle`](Self::name_handle).
     pub fn name(&self) -> &str {
         let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
