@@ -264,7 +264,7 @@ pub mod adaptive_metrics {
     /// Gauge: the compartment's current (adaptive) limit. The same series
     /// the registry publishes for every compartment, so a registered
     /// adaptive compartment shows one limit, not two.
-    pub const LIMIT: &str = crate::metrics::MAX_CONCURRENT;
+    pub const LIMIT: &str = crate::series::MAX_CONCURRENT;
     /// Counter: how many times a sample changed the limit.
     pub const LIMIT_CHANGES: &str = "bulkhead_limit_changes_total";
     /// Counter: samples that filled or found a full window while another
@@ -279,7 +279,7 @@ pub mod adaptive_metrics {
 #[cfg(feature = "metrics")]
 pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A, C>) {
     use adaptive_metrics::{LIMIT, LIMIT_CHANGES, SAMPLES_SKIPPED};
-    let name = crate::metrics::label_value(&adaptive.bulkhead().name_handle());
+    let name = crate::series::label_value(&adaptive.bulkhead().name_handle());
     metrics::describe_counter!(
         LIMIT_CHANGES,
         metrics::Unit::Count,

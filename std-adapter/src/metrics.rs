@@ -50,51 +50,36 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::{Arc, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use bulkhead_core::Name;
-use metrics::{Key, Label, Level, Metadata, SharedString, Unit};
+use metrics::Unit;
 
 use crate::registry::Registry;
+use crate::series::{self, METADATA, label_value, with_key};
 use crate::snapshot::Snapshot;
 
 /// Gauge: seats held.
 pub const ACTIVE: &str = "bulkhead_active";
 /// Gauge: callers waiting.
 pub const WAITING: &str = "bulkhead_waiting";
-/// Gauge: the current limit.
-pub const MAX_CONCURRENT: &str = "bulkhead_max_concurrent";
+pub use crate::series::MAX_CONCURRENT;
 /// Counter: admissions (absolute, from the compartment's lock).
 pub const ADMITTED: &str = "bulkhead_admitted_total";
 /// Counter: rejections (absolute, from the compartment's state).
 pub const REJECTED: &str = "bulkhead_rejected_total";
 /// Counter: expired wait budgets (absolute, from the compartment's state).
 pub const TIMED_OUT: &str = "bulkhead_timed_out_total";
-/// Histogram: how long admitted callers queued, in seconds.
-pub const WAIT_SECONDS: &str = "bulkhead_wait_seconds";
+pub use crate::series::WAIT_SECONDS;
 /// Gauge: 1 while a scoped compartment's resource is open, else 0.
 pub const RESOURCE_OPEN: &str = "bulkhead_resource_open";
 /// Counter: a scoped compartment's successful openings (absolute).
 pub const RESOURCE_OPENS: &str = "bulkhead_resource_opens_total";
 /// Counter: a scoped compartment's failed openings (absolute).
 pub const RESOURCE_OPEN_FAILURES: &str = "bulkhead_resource_open_failures_total";
-
-/// Whether waits are timed for the histogram: off until [`describe`] runs
-/// (directly, or through [`publish_registry`] or a [`MetricsUpdater`]), so
-/// a program built with the feature but exporting nothing pays no clock
-/// reads on its waits.
-static RECORDING: AtomicBool = AtomicBool::new(false);
-
-/// Whether [`describe`] has run, i.e. whether waits are timed.
-#[inline]
-pub(crate) fn recording() -> bool {
-    RECORDING.load(AtomicOrdering::Relaxed)
-}
 
 /// Describes every series (kind, unit, meaning) to the current recorder,
 /// and turns on the timing of waits for `bulkhead_wait_seconds`.
@@ -105,7 +90,7 @@ pub(crate) fn recording() -> bool {
 /// want the wait histogram: until it runs, waits are not timed (which
 /// keeps the clock off the wait path of programs that export nothing).
 pub fn describe() {
-    RECORDING.store(true, AtomicOrdering::Relaxed);
+    series::start_recording();
     metrics::describe_gauge!(ACTIVE, Unit::Count, "Seats held in the compartment.");
     metrics::describe_gauge!(
         WAITING,
@@ -162,99 +147,6 @@ pub fn describe() {
         Unit::Count,
         "Failed openings of a scoped compartment's resource."
     );
-}
-
-/// The `name` label of each `&'static str` compartment name, made once and
-/// kept, so that recording a wait allocates nothing: a label built per call
-/// would allocate its list. Only static names are kept here (there are as
-/// many as the program has literals); a shared name made at run time gets
-/// its key through a small per-thread cache instead ([`with_key`]), so
-/// nothing outlives its compartment for long.
-static LABELS: RwLock<BTreeMap<&'static str, &'static [Label]>> = RwLock::new(BTreeMap::new());
-
-fn static_labels(name: &'static str) -> &'static [Label] {
-    if let Some(labels) = LABELS
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(name)
-    {
-        return labels;
-    }
-    let mut map = LABELS.write().unwrap_or_else(PoisonError::into_inner);
-    map.entry(name)
-        .or_insert_with(|| Box::leak(Box::new([Label::from_static_parts("name", name)])))
-}
-
-/// Calls `f` with the key of series `metric` for compartment `name`.
-///
-/// A static name's key borrows its label slice, made once ([`LABELS`]).
-/// A shared name's key owns its label list, which allocates, so the keys
-/// a thread used last are kept in a small cache of its own
-/// ([`RECENT_KEYS`]): a compartment whose waits or limit changes a thread
-/// records again and again allocates nothing after the first. The cache
-/// holds at most [`RECENT_KEYS_PER_THREAD`] keys per thread, each one more
-/// reference to its name, so memory stays bounded however many names come
-/// and go; a name it still holds is freed when a newer key replaces it or
-/// the thread ends.
-fn with_key<R>(metric: &'static str, name: &Name, f: impl FnOnce(&Key) -> R) -> R {
-    if let Some(name) = name.as_static() {
-        return f(&Key::from_static_labels(metric, static_labels(name)));
-    }
-    RECENT_KEYS.with(|cell| {
-        let mut recent = cell.borrow_mut();
-        let found = recent.iter().position(|key| {
-            key.name() == metric && key.labels().any(|label| label.value() == name.as_str())
-        });
-        let at = match found {
-            Some(at) => at,
-            None => {
-                let key = Key::from_parts(metric, vec![Label::new("name", label_value(name))]);
-                if recent.len() == RECENT_KEYS_PER_THREAD {
-                    recent.remove(0);
-                }
-                recent.push(key);
-                recent.len() - 1
-            }
-        };
-        f(&recent[at])
-    })
-}
-
-/// How many shared-name keys each thread keeps ([`with_key`]): a few
-/// series per compartment (the wait histogram, the limit gauge, the change
-/// counter) for a couple of compartments at once.
-const RECENT_KEYS_PER_THREAD: usize = 8;
-
-thread_local! {
-    /// The shared-name keys this thread used last, oldest first.
-    static RECENT_KEYS: std::cell::RefCell<Vec<Key>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The `name` label's value for `name`: a shared name's own string (one
-/// more reference, no copy), which the recorder's series keep only as
-/// long as they keep the series.
-pub(crate) fn label_value(name: &Name) -> SharedString {
-    if let Some(name) = name.as_static() {
-        return SharedString::from(name);
-    }
-    match name.as_shared() {
-        Some(shared) => SharedString::from(Arc::clone(shared)),
-        None => SharedString::from(name.to_string()),
-    }
-}
-
-static METADATA: Metadata<'static> =
-    Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
-
-/// Records one queued wait that ended with a seat.
-pub(crate) fn record_wait(name: &Name, waited: Duration) {
-    with_key(WAIT_SECONDS, name, |key| {
-        metrics::with_recorder(|recorder| {
-            recorder
-                .register_histogram(key, &METADATA)
-                .record(waited.as_secs_f64());
-        });
-    });
 }
 
 /// An adaptive compartment's limit moved to `limit`, its `changes`-th

@@ -3,12 +3,9 @@
 
 use std::time::Duration;
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use bulkhead_core::{Bulkhead, Error, MaxWait, RawLock, Seat};
 
-use crate::wait_timer::WaitTimer;
+use crate::wait_timer::Timed;
 
 /// Async waits and runs for any [`Bulkhead<L>`](bulkhead_core::Bulkhead),
 /// on any runtime: the caller passes its runtime's timer.
@@ -341,61 +338,5 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
     {
         self.acquire_with_timer(max_wait, async_io::Timer::after)
             .await
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A wait for a seat, timed for the wait histogram (see [`WaitTimer`]).
-    pub(crate) struct Timed<'a, L: RawLock, F> {
-        #[pin]
-        wait: F,
-        timer: WaitTimer,
-        bulkhead: &'a Bulkhead<L>,
-    }
-}
-
-impl<'a, L: RawLock, F> Timed<'a, L, F> {
-    pub(crate) fn new(wait: F, bulkhead: &'a Bulkhead<L>) -> Self {
-        Self {
-            wait,
-            timer: WaitTimer::new(),
-            bulkhead,
-        }
-    }
-}
-
-/// Core's waits, which tell whether they queued.
-pub(crate) trait Queues {
-    /// As [`Acquire::has_queued`](bulkhead_core::Acquire::has_queued).
-    fn has_queued(&self) -> bool;
-}
-
-impl<L: RawLock> Queues for bulkhead_core::Acquire<'_, L> {
-    fn has_queued(&self) -> bool {
-        bulkhead_core::Acquire::has_queued(self)
-    }
-}
-
-impl<L: RawLock, S> Queues for bulkhead_core::AcquireTimeout<'_, L, S> {
-    fn has_queued(&self) -> bool {
-        bulkhead_core::AcquireTimeout::has_queued(self)
-    }
-}
-
-impl<L: RawLock, T, F: Future<Output = Result<T, Error>> + Queues> Future for Timed<'_, L, F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let mut this = self.project();
-        let poll = this.wait.as_mut().poll(cx);
-        // Not only on `Pending`: a wait can queue and be handed its seat
-        // within one poll, and is timed too.
-        if this.wait.has_queued() {
-            this.timer.queued();
-        }
-        match poll {
-            Poll::Ready(result) => Poll::Ready(this.timer.finish(this.bulkhead, result)),
-            Poll::Pending => Poll::Pending,
-        }
     }
 }

@@ -1,10 +1,13 @@
 //! [`WaitTimer`]: how long a caller queued for its seat, for the
 //! `bulkhead_wait_seconds` histogram (feature `metrics`).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 #[cfg(feature = "metrics")]
 use std::time::Instant;
 
-use bulkhead_core::{Bulkhead, RawLock};
+use bulkhead_core::{Bulkhead, Error, RawLock};
 
 /// Times one wait for a seat, for the registry metrics' wait histogram.
 ///
@@ -62,7 +65,7 @@ impl WaitTimer {
     #[inline]
     pub fn queued(&mut self) {
         #[cfg(feature = "metrics")]
-        if self.queued_at.is_none() && crate::metrics::recording() {
+        if self.queued_at.is_none() && crate::series::recording() {
             self.queued_at = Some(Instant::now());
         }
     }
@@ -76,7 +79,7 @@ impl WaitTimer {
     pub fn admitted<L: RawLock>(&mut self, bulkhead: &Bulkhead<L>) {
         #[cfg(feature = "metrics")]
         if let Some(at) = self.queued_at.take() {
-            crate::metrics::record_wait(&bulkhead.name_handle(), at.elapsed());
+            crate::series::record_wait(&bulkhead.name_handle(), at.elapsed());
         }
         #[cfg(not(feature = "metrics"))]
         let _ = bulkhead;
@@ -94,5 +97,61 @@ impl WaitTimer {
             self.admitted(bulkhead);
         }
         result
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A wait for a seat, timed for the wait histogram (see [`WaitTimer`]).
+    pub(crate) struct Timed<'a, L: RawLock, F> {
+        #[pin]
+        wait: F,
+        timer: WaitTimer,
+        bulkhead: &'a Bulkhead<L>,
+    }
+}
+
+impl<'a, L: RawLock, F> Timed<'a, L, F> {
+    pub(crate) fn new(wait: F, bulkhead: &'a Bulkhead<L>) -> Self {
+        Self {
+            wait,
+            timer: WaitTimer::new(),
+            bulkhead,
+        }
+    }
+}
+
+/// Core's waits, which tell whether they queued.
+pub(crate) trait Queues {
+    /// As [`Acquire::has_queued`](bulkhead_core::Acquire::has_queued).
+    fn has_queued(&self) -> bool;
+}
+
+impl<L: RawLock> Queues for bulkhead_core::Acquire<'_, L> {
+    fn has_queued(&self) -> bool {
+        bulkhead_core::Acquire::has_queued(self)
+    }
+}
+
+impl<L: RawLock, S> Queues for bulkhead_core::AcquireTimeout<'_, L, S> {
+    fn has_queued(&self) -> bool {
+        bulkhead_core::AcquireTimeout::has_queued(self)
+    }
+}
+
+impl<L: RawLock, T, F: Future<Output = Result<T, Error>> + Queues> Future for Timed<'_, L, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let mut this = self.project();
+        let poll = this.wait.as_mut().poll(cx);
+        // Not only on `Pending`: a wait can queue and be handed its seat
+        // within one poll, and is timed too.
+        if this.wait.has_queued() {
+            this.timer.queued();
+        }
+        match poll {
+            Poll::Ready(result) => Poll::Ready(this.timer.finish(this.bulkhead, result)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }

@@ -15,7 +15,7 @@ use super::{Scope, ScopeError, Scoped, ambient};
 use crate::Seat;
 use crate::blocking::BlockingAcquire;
 use crate::detect::event_loop;
-use crate::run::Timed;
+use crate::wait_timer::Timed;
 
 impl<R: Send + Sync + 'static> Scoped<R> {
     /// Enters from a thread: takes a seat within the compartment's wait
