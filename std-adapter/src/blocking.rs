@@ -1,15 +1,15 @@
 //! Bounded blocking waits for threads.
 
-use std::cell::OnceCell;
 use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
+use std::task::{Context, Poll};
+use std::thread;
 use std::time::Instant;
 
 use bulkhead_core::{Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat};
 
 use crate::detect::{EventLoop, event_loop};
+use crate::park::with_thread_waker;
 use crate::wait_timer::WaitTimer;
 
 /// Blocking acquisition for threads, and owned seats, for any
@@ -233,37 +233,4 @@ fn could_not_wait<L: RawLock>(
         max_concurrent,
         active,
     }
-}
-
-/// Unparks the thread it was made on.
-struct ThreadWaker(Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-thread_local! {
-    /// One waker per thread, made on its first wait, so that a wait
-    /// allocates nothing: polls borrow it, and a queued node holds a clone
-    /// (a reference-count increment). The waker owns the thread handle and
-    /// never points into the waiting stack frame, so a drainer may wake it
-    /// after the wait has ended.
-    static THREAD_WAKER: OnceCell<Waker> = const { OnceCell::new() };
-}
-
-/// This thread's waker, cloned (a reference-count increment).
-pub(crate) fn thread_waker() -> Waker {
-    with_thread_waker(Waker::clone)
-}
-
-/// Runs `f` with this thread's waker, lent.
-fn with_thread_waker<R>(f: impl FnOnce(&Waker) -> R) -> R {
-    THREAD_WAKER
-        .with(|cell| f(cell.get_or_init(|| Waker::from(Arc::new(ThreadWaker(thread::current()))))))
 }

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use super::error::BoxError;
 use super::slot::BoxFuture;
@@ -99,7 +98,7 @@ impl<R: 'static> Opener<R> {
     pub(super) fn open_blocking(&self) -> Result<R, BoxError> {
         match &*self.0 {
             OpenerKind::Blocking(open) => open(),
-            OpenerKind::Async(open) => block_on(open()),
+            OpenerKind::Async(open) => crate::park::block_on(open()),
         }
     }
 
@@ -117,18 +116,5 @@ impl<R> fmt::Debug for Opener<R> {
             OpenerKind::Blocking(_) => "Opener::blocking",
             OpenerKind::Async(_) => "Opener::future",
         })
-    }
-}
-
-/// Drives `future` on this thread, parking between polls.
-pub(super) fn block_on<T>(future: BoxFuture<T>) -> T {
-    let mut future = future;
-    let waker = crate::blocking::thread_waker();
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
-            return value;
-        }
-        std::thread::park();
     }
 }

@@ -58,7 +58,7 @@ impl<R> Closer<R> {
             Closer::Drop => drop(resource),
             Closer::Blocking(hook) => hook(resource),
             Closer::Async(hook) if crate::event_loop().is_none() => {
-                super::opener::block_on(hook(resource));
+                crate::park::block_on(hook(resource));
             }
             Closer::Async(_) => {
                 tracing::warn!(
