@@ -7,7 +7,6 @@ mod task;
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::ops::Deref;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -23,7 +22,7 @@ pub use config::{PoolConfig, Shutdown};
 use deadline::Deadlines;
 pub use error::{BuildError, PoolError};
 pub use task::TaskHandle;
-use task::{CancelOnDrop, Completer, Expire, Slot};
+use task::{CancelOnDrop, Completer, Expire, PoolSeat, Slot};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -36,8 +35,9 @@ struct Queue {
 struct Inner {
     /// Admission: `workers + queue` seats. A task holds one from
     /// submission until it returns, so queued and running tasks share one
-    /// count with the same semantics as a semaphore compartment.
-    compartment: Bulkhead,
+    /// count with the same semantics as a semaphore compartment. Shared
+    /// with every task's seat, which keeps it alive.
+    compartment: Arc<Bulkhead>,
     queue: Mutex<Queue>,
     work: Condvar,
     /// Tasks admitted that no worker has started: a copy of the queue's
@@ -54,21 +54,6 @@ struct Inner {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// Leads core to the pool's compartment, so a task's seat can keep the
-/// pool alive.
-pub(crate) struct PoolHandle(Arc<Inner>);
-
-/// A task's seat, which keeps the pool's compartment alive.
-pub(crate) type PoolSeat = bulkhead_core::OwnedSeat<PoolHandle>;
-
-impl Deref for PoolHandle {
-    type Target = Bulkhead;
-
-    fn deref(&self) -> &Bulkhead {
-        &self.0.compartment
     }
 }
 
@@ -163,7 +148,7 @@ impl ThreadPoolBulkhead {
         let deadlines = timeout.map(|t| Arc::new(Deadlines::new(t)));
         let pool = Self {
             inner: Arc::new(Inner {
-                compartment,
+                compartment: Arc::new(compartment),
                 queue: Mutex::default(),
                 work: Condvar::new(),
                 queued: AtomicUsize::new(0),
@@ -279,7 +264,7 @@ impl ThreadPoolBulkhead {
     {
         let inner = &self.inner;
         let seat = inner.compartment.try_acquire()?;
-        let seat = PoolSeat::from_seat(seat, PoolHandle(inner.clone()));
+        let seat = PoolSeat::from_seat(seat, Arc::clone(&inner.compartment));
         let slot = Arc::new(Slot::new(self.inner.compartment.name_handle(), seat));
         let completer = Completer::new(slot.clone());
         let job: Job = Box::new(move || {

@@ -11,8 +11,11 @@ use std::time::Duration;
 
 use bulkhead_core::Name;
 
-use super::PoolSeat;
 use super::error::{PoolError, panic_message};
+use crate::Bulkhead;
+
+/// A task's seat, which keeps the pool's compartment alive.
+pub(crate) type PoolSeat = bulkhead_core::OwnedSeat<Arc<Bulkhead>>;
 
 /// What a finished task left: its value, or why it has none.
 type Verdict<T> = Result<T, PoolError>;
