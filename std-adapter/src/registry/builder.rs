@@ -122,7 +122,7 @@ impl RegistryBuilder {
     /// assert_eq!(unknown.len(), 1);
     /// assert_eq!(unknown[0].suggestion(), Some("BULKHEAD_DATABASE_MAX_CONCURRENT"));
     /// ```
-    pub fn unknown_variables(&self) -> Vec<super::UnknownVariable> {
+    pub fn unknown_variables(&self) -> Vec<super::env::UnknownVariable> {
         self.env.unknown()
     }
 

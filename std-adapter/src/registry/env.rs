@@ -3,13 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use super::limit_config::{ENV_KEYS as LIMIT_ENV_KEYS, LimitConfig};
 use super::parse::{Field, SettingsError, SettingsErrorKind};
 use super::settings::Overlay;
-use crate::LimitConfig;
-use crate::limit_config::ENV_KEYS as LIMIT_ENV_KEYS;
-
-/// The prefix of every variable the registry reads.
-pub const ENV_PREFIX: &str = "BULKHEAD_";
+use super::spelling::{ENV_PREFIX, env_segment};
 
 /// The environment a registry reads its settings from: a snapshot taken
 /// once, so that tests can inject a map instead of touching the process
@@ -291,24 +288,4 @@ impl std::fmt::Display for UnknownVariable {
             ),
         }
     }
-}
-
-/// The segment a compartment name contributes to its variables: ASCII
-/// upper case, every other character `_`.
-///
-/// ```
-/// use bulkhead_std::registry::env_segment;
-/// assert_eq!(env_segment("database:replica"), "DATABASE_REPLICA");
-/// assert_eq!(env_segment("tenant-42.eu"), "TENANT_42_EU");
-/// ```
-pub fn env_segment(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

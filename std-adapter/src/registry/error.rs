@@ -6,6 +6,7 @@ use bulkhead_core::limit::LimitError;
 use bulkhead_core::{ConfigError, Error, Name};
 
 use super::parse::SettingsError;
+use super::spelling::{ENV_PREFIX, MAX_NAME_LEN, env_segment};
 use crate::pool::BuildError;
 
 /// Why a registry call failed. Every message names the compartment (or
@@ -182,7 +183,7 @@ impl fmt::Display for RegistryError {
                 f,
                 "{name:?} is not a valid compartment name: use 1 to {} bytes without control \
                  characters",
-                super::MAX_NAME_LEN
+                MAX_NAME_LEN
             ),
             RegistryError::AtCapacity { name, limit } => write!(
                 f,
@@ -196,9 +197,9 @@ impl fmt::Display for RegistryError {
                 // The registry's template is checked under the name
                 // `default`; its variables have no name segment.
                 let prefix = if *name == "default" {
-                    super::ENV_PREFIX.to_owned()
+                    ENV_PREFIX.to_owned()
                 } else {
-                    format!("{}{}_", super::ENV_PREFIX, super::env_segment(name))
+                    format!("{}{}_", ENV_PREFIX, env_segment(name))
                 };
                 write!(
                     f,

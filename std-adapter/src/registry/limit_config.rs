@@ -7,8 +7,8 @@ use bulkhead_core::limit::{
     VegasParams, Windowed,
 };
 
-use crate::registry::parse::{Field, whole_number};
-use crate::registry::{ENV_PREFIX, SettingsError, SettingsErrorKind, env_segment};
+use super::parse::{Field, SettingsError, SettingsErrorKind, whole_number};
+use super::spelling::{ENV_PREFIX, env_segment};
 
 /// Which algorithm a [`LimitConfig`] builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,11 +12,13 @@ mod evict;
 mod file;
 mod global;
 mod helpers;
+pub(crate) mod limit_config;
 mod names;
 pub(crate) mod parse;
 mod pool;
 mod scoped;
 mod settings;
+mod spelling;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,13 +34,13 @@ use crate::{Bulkhead, StdLock};
 
 pub use builder::RegistryBuilder;
 pub use domain::{Domain, DomainController, RegistrySeat};
-pub use env::{ENV_PREFIX, EnvSource, UnknownVariable, env_segment};
+pub use env::{EnvSource, UnknownVariable};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
-pub use names::MAX_NAME_LEN;
 pub use parse::{SettingsError, SettingsErrorKind};
 pub use pool::RegisteredPool;
 pub use settings::DomainConfig;
+pub use spelling::{ENV_PREFIX, MAX_NAME_LEN, env_segment};
 
 use file::FileSettings;
 

@@ -12,10 +12,8 @@ use std::sync::Arc;
 
 use bulkhead_core::Name;
 
-use super::RegistryError;
-
-/// The longest accepted compartment name, in bytes.
-pub const MAX_NAME_LEN: usize = 100;
+use super::error::RegistryError;
+use super::spelling::MAX_NAME_LEN;
 
 /// Checks `name` and returns it as a shared [`Name`].
 pub(crate) fn shared(name: &str) -> Result<Name, RegistryError> {
