@@ -1,21 +1,34 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod adaptive;
+// Layers, bottom-up (docs/architecture.md): a module uses only its own
+// layer and those below it.
+//
+// 1. Waiting: the lock, parking, event-loop detection, wait timing and
+//    the series it records.
 mod blocking;
 mod detect;
-mod execute;
-mod limit_config;
 mod lock;
+mod park;
+#[cfg(feature = "metrics")]
+mod series;
+mod wait_timer;
+// 2. Compartment operations.
+mod adaptive;
+mod execute;
+mod policy;
+mod run;
+mod snapshot;
+// 3. Pools and scoped compartments.
+#[cfg(feature = "pool")]
+mod pool;
+#[cfg(feature = "scoped")]
+pub mod scoped;
+// 4. The registry: configuration, environment, file, metrics publishing.
 #[cfg(feature = "metrics")]
 pub mod metrics;
-mod policy;
-mod pool;
+#[cfg(feature = "registry")]
 pub mod registry;
-mod run;
-pub mod scoped;
-mod snapshot;
-mod wait_timer;
 
 pub use adaptive::{AdaptiveBulkhead, Classify, ExecuteAdaptive, StdClock};
 #[cfg(feature = "metrics")]
@@ -28,10 +41,12 @@ pub use bulkhead_core::{
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
-pub use limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig};
 pub use lock::StdLock;
 pub use policy::{AdaptivePolicy, Outcome, Policy};
+#[cfg(feature = "pool")]
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
+#[cfg(feature = "registry")]
+pub use registry::limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig};
 pub use run::Run;
 pub use snapshot::{Inspect, Kind, Snapshot};
 pub use wait_timer::WaitTimer;

@@ -291,6 +291,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     }
 
     /// The settings it was built with.
+    #[cfg(feature = "registry")]
     pub(crate) fn core_config(&self) -> Config {
         self.config
     }
