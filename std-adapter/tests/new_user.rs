@@ -4,10 +4,9 @@
 
 use std::error::Error as StdError;
 use std::sync::Arc;
-use std::time::Duration;
 
-use bulkhead_std::registry::{DomainConfig, EnvSource, Registry, RegistryError, SettingsErrorKind};
-use bulkhead_std::{Bulkhead, Config, Error, MaxWait, PoolError};
+use bulkhead_std::registry::{DomainConfig, EnvSource, Registry, SettingsErrorKind};
+use bulkhead_std::{Bulkhead, Config, Error, PoolError};
 
 /// Every message of `err`'s source chain, outermost first.
 fn chain(err: &(dyn StdError + 'static)) -> Vec<String> {
@@ -78,7 +77,8 @@ fn capture_warnings(f: impl FnOnce()) -> Vec<String> {
 #[cfg(feature = "config-file")]
 mod declared {
     use super::*;
-    use bulkhead_std::Algorithm;
+    use bulkhead_std::registry::RegistryError;
+    use bulkhead_std::{Algorithm, MaxWait};
 
     const FILE: &str = r#"
 [default]
@@ -301,6 +301,7 @@ fn allowed_misspellings_are_all_warnings_the_same_way() {
 #[cfg(feature = "tokio")]
 #[test]
 fn a_blocking_acquire_on_a_runtime_thread_says_it_could_not_wait_and_warns_once() {
+    use std::time::Duration;
     let db = Bulkhead::new("db", 1).unwrap();
     let other = Bulkhead::new("other", 1).unwrap();
     let _held = (db.try_acquire().unwrap(), other.try_acquire().unwrap());
@@ -339,6 +340,7 @@ fn a_blocking_acquire_on_a_runtime_thread_says_it_could_not_wait_and_warns_once(
 #[cfg(feature = "tokio")]
 #[test]
 fn the_registry_acquire_on_a_runtime_thread_gives_the_distinct_variant() {
+    use bulkhead_std::MaxWait;
     let registry = Registry::local();
     registry
         .get_or_create(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bulkhead_std::prelude::*;
-use bulkhead_std::{Bulkhead, Error, MaxWait};
+use bulkhead_std::{Bulkhead, Error};
 
 const BUDGET: Duration = Duration::from_millis(30);
 
@@ -58,6 +58,7 @@ fn smol_timer_bounds_the_wait_and_a_release_in_time_is_served() {
 #[cfg(feature = "smol")]
 #[test]
 fn the_wait_budget_convention_is_the_same_for_threads_and_tasks() {
+    use bulkhead_std::MaxWait;
     let b = std::sync::Arc::new(bulkhead_std::Bulkhead::new("conv", 1).unwrap());
     let held = b.try_acquire().unwrap();
     // Fail fast: FailFast, a zero duration, and a hand-made zero UpTo.
