@@ -1,5 +1,12 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The README and some rustdoc link to the registry, pools and scoped
+// compartments, which a build without those features leaves out; the
+// full-feature doc build (docs.rs, CI) still checks every link.
+#![cfg_attr(
+    not(all(feature = "pool", feature = "scoped", feature = "registry")),
+    allow(rustdoc::broken_intra_doc_links)
+)]
 
 // Layers, bottom-up (docs/architecture.md): a module uses only its own
 // layer and those below it.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bulkhead_core::limit::{AnyLimit, CallOutcome, Clock, Controller, Recorded, Sample, Windowed};
 use bulkhead_core::{Bulkhead as CoreBulkhead, Error, OwnedSeat, RawLock};
 
-use super::DomainConfig;
+use super::settings::DomainConfig;
 use crate::adaptive::StdClock;
 use crate::{Bulkhead, StdLock};
 
