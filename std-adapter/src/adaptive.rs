@@ -266,7 +266,7 @@ pub mod adaptive_metrics {
     /// adaptive compartment shows one limit, not two.
     pub const LIMIT: &str = crate::series::MAX_CONCURRENT;
     /// Counter: how many times a sample changed the limit.
-    pub const LIMIT_CHANGES: &str = "bulkhead_limit_changes_total";
+    pub const LIMIT_CHANGES: &str = crate::series::LIMIT_CHANGES;
     /// Counter: samples that filled or found a full window while another
     /// sampler was updating the limit (they stay in the window for the
     /// next update; see `Controller::skipped`).

@@ -55,11 +55,10 @@ use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use bulkhead_core::Name;
 use metrics::Unit;
 
 use crate::registry::Registry;
-use crate::series::{self, METADATA, label_value, with_key};
+use crate::series::{self, label_value};
 use crate::snapshot::Snapshot;
 
 /// Gauge: seats held.
@@ -147,29 +146,6 @@ pub fn describe() {
         Unit::Count,
         "Failed openings of a scoped compartment's resource."
     );
-}
-
-/// An adaptive compartment's limit moved to `limit`, its `changes`-th
-/// change: sets the `bulkhead_max_concurrent` gauge and the
-/// `bulkhead_limit_changes_total` counter at once, so that the gauge
-/// follows the limit without waiting for the next publication. Called by
-/// the registry's adaptive seats only when a sample changed the limit;
-/// the labels are made once per name ([`with_key`]), so it allocates
-/// nothing after the first change.
-pub(crate) fn limit_changed(name: &Name, limit: usize, changes: usize) {
-    use crate::adaptive_metrics::LIMIT_CHANGES;
-    with_key(MAX_CONCURRENT, name, |key| {
-        metrics::with_recorder(|recorder| {
-            recorder.register_gauge(key, &METADATA).set(limit as f64)
-        });
-    });
-    with_key(LIMIT_CHANGES, name, |key| {
-        metrics::with_recorder(|recorder| {
-            recorder
-                .register_counter(key, &METADATA)
-                .absolute(changes as u64);
-        });
-    });
 }
 
 /// Publishes one compartment's gauges and counters.

@@ -1,6 +1,7 @@
 //! Series names and their `name` labels, for the code that records at
 //! the event (feature `metrics`): a wait that got its seat
-//! ([`WaitTimer`](crate::WaitTimer)), an adaptive limit that moved.
+//! ([`WaitTimer`](crate::WaitTimer)), an adaptive limit that moved
+//! ([`limit_changed`]).
 //!
 //! This is the waiting layer's side of metrics: it talks to the `metrics`
 //! facade directly, with the key made here, and knows nothing of the
@@ -20,6 +21,8 @@ use metrics::{Key, Label, Level, Metadata, SharedString};
 pub const MAX_CONCURRENT: &str = "bulkhead_max_concurrent";
 /// Histogram: how long admitted callers queued, in seconds.
 pub const WAIT_SECONDS: &str = "bulkhead_wait_seconds";
+/// Counter: how many times a sample changed an adaptive limit.
+pub const LIMIT_CHANGES: &str = "bulkhead_limit_changes_total";
 
 /// Whether waits are timed for the histogram: off until the registry's
 /// `metrics::describe` runs (directly, or through `publish_registry` or a
@@ -71,7 +74,7 @@ fn static_labels(name: &'static str) -> &'static [Label] {
 /// reference to its name, so memory stays bounded however many names come
 /// and go; a name it still holds is freed when a newer key replaces it or
 /// the thread ends.
-pub(crate) fn with_key<R>(metric: &'static str, name: &Name, f: impl FnOnce(&Key) -> R) -> R {
+fn with_key<R>(metric: &'static str, name: &Name, f: impl FnOnce(&Key) -> R) -> R {
     if let Some(name) = name.as_static() {
         return f(&Key::from_static_labels(metric, static_labels(name)));
     }
@@ -118,7 +121,7 @@ pub(crate) fn label_value(name: &Name) -> SharedString {
     }
 }
 
-pub(crate) static METADATA: Metadata<'static> =
+static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
 /// Records one queued wait that ended with a seat.
@@ -128,6 +131,28 @@ pub(crate) fn record_wait(name: &Name, waited: Duration) {
             recorder
                 .register_histogram(key, &METADATA)
                 .record(waited.as_secs_f64());
+        });
+    });
+}
+
+/// An adaptive compartment's limit moved to `limit`, its `changes`-th
+/// change: sets the `bulkhead_max_concurrent` gauge and the
+/// `bulkhead_limit_changes_total` counter at once, so that the gauge
+/// follows the limit without waiting for the next publication. Called by
+/// the registry's adaptive seats only when a sample changed the limit;
+/// the labels are made once per name ([`with_key`]), so it allocates
+/// nothing after the first change.
+pub(crate) fn limit_changed(name: &Name, limit: usize, changes: usize) {
+    with_key(MAX_CONCURRENT, name, |key| {
+        metrics::with_recorder(|recorder| {
+            recorder.register_gauge(key, &METADATA).set(limit as f64)
+        });
+    });
+    with_key(LIMIT_CHANGES, name, |key| {
+        metrics::with_recorder(|recorder| {
+            recorder
+                .register_counter(key, &METADATA)
+                .absolute(changes as u64);
         });
     });
 }

@@ -193,7 +193,7 @@ impl Timing {
             .record(bulkhead, &Sample::from_nanos(rtt, self.in_flight, outcome));
         #[cfg(feature = "metrics")]
         if let Recorded::Changed { new, .. } = recorded {
-            crate::metrics::limit_changed(&bulkhead.name_handle(), new, self.controller.changes());
+            crate::series::limit_changed(&bulkhead.name_handle(), new, self.controller.changes());
         }
         recorded
     }

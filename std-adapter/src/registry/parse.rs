@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MAX_WAITING_LIMIT, MaxWait};
+use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MAX_WAITING_LIMIT};
 
 /// What was wrong with a configuration value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,44 +203,7 @@ impl Field {
         }
     }
 
-    /// Checks a written value and stores it in `overlay`.
-    pub(crate) fn set(
-        self,
-        overlay: &mut super::settings::Overlay,
-        key: &str,
-        raw: &str,
-    ) -> Result<(), SettingsError> {
-        if self == Field::Admission {
-            overlay.admission = Some(parse_admission(key, raw)?);
-            return Ok(());
-        }
-        if matches!(self, Field::MaxWait | Field::MaxWaitMs) && overlay.max_wait.is_some() {
-            return Err(SettingsError::new(
-                SettingsErrorKind::Conflict,
-                key,
-                raw,
-                "one of `max_wait` (with a unit) or `max_wait_ms`, not both",
-            ));
-        }
-        if self == Field::MaxWait {
-            overlay.max_wait = Some(raw.parse::<MaxWait>().map_err(|_| {
-                SettingsError::new(SettingsErrorKind::BadDuration, key, raw, self.expected())
-            })?);
-            return Ok(());
-        }
-        let n = self.number(key, raw)?;
-        let as_usize = usize::try_from(n).unwrap_or(usize::MAX);
-        match self {
-            Field::MaxConcurrent => overlay.max_concurrent = Some(as_usize),
-            Field::MaxWorkers => overlay.max_workers = Some(as_usize),
-            Field::MaxWaiting => overlay.max_waiting = Some(as_usize),
-            Field::MaxWaitMs => overlay.max_wait = Some(MaxWait::from_millis(n)),
-            Field::Admission | Field::MaxWait => {}
-        }
-        Ok(())
-    }
-
-    fn number(self, key: &str, raw: &str) -> Result<u64, SettingsError> {
+    pub(super) fn number(self, key: &str, raw: &str) -> Result<u64, SettingsError> {
         let (min, max, _) = self.bounds();
         whole_number(key, raw, min, max, &self.expected())
     }

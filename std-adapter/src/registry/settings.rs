@@ -2,7 +2,8 @@
 
 use bulkhead_core::{Admission, MaxWait};
 
-use crate::LimitConfig;
+use super::limit_config::LimitConfig;
+use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission};
 
 /// The settings of one registered compartment, built in code.
 ///
@@ -189,4 +190,45 @@ pub(crate) struct Overlay {
     /// environment's `LIMIT_*` variables override single fields; see
     /// [`LimitConfig::from_env`]).
     pub(crate) limit: Option<LimitConfig>,
+}
+
+// Here rather than in `parse`, so that reading a value depends on the
+// settings it fills, not the settings on the reader.
+impl Field {
+    /// Checks a written value and stores it in `overlay`.
+    pub(crate) fn set(
+        self,
+        overlay: &mut Overlay,
+        key: &str,
+        raw: &str,
+    ) -> Result<(), SettingsError> {
+        if self == Field::Admission {
+            overlay.admission = Some(parse_admission(key, raw)?);
+            return Ok(());
+        }
+        if matches!(self, Field::MaxWait | Field::MaxWaitMs) && overlay.max_wait.is_some() {
+            return Err(SettingsError::new(
+                SettingsErrorKind::Conflict,
+                key,
+                raw,
+                "one of `max_wait` (with a unit) or `max_wait_ms`, not both",
+            ));
+        }
+        if self == Field::MaxWait {
+            overlay.max_wait = Some(raw.parse::<MaxWait>().map_err(|_| {
+                SettingsError::new(SettingsErrorKind::BadDuration, key, raw, self.expected())
+            })?);
+            return Ok(());
+        }
+        let n = self.number(key, raw)?;
+        let as_usize = usize::try_from(n).unwrap_or(usize::MAX);
+        match self {
+            Field::MaxConcurrent => overlay.max_concurrent = Some(as_usize),
+            Field::MaxWorkers => overlay.max_workers = Some(as_usize),
+            Field::MaxWaiting => overlay.max_waiting = Some(as_usize),
+            Field::MaxWaitMs => overlay.max_wait = Some(MaxWait::from_millis(n)),
+            Field::Admission | Field::MaxWait => {}
+        }
+        Ok(())
+    }
 }
