@@ -17,7 +17,7 @@ pub mod scoped;
 mod snapshot;
 mod wait_timer;
 
-pub use adaptive::{AdaptiveBulkhead, Classify, ExecuteAdaptive, StdClock};
+pub use adaptive::{Adaptive, Classify, ExecuteAdaptive, StdClock};
 #[cfg(feature = "metrics")]
 pub use adaptive::{adaptive_metrics, publish_adaptive};
 pub use blocking::BlockingAcquire;
@@ -30,7 +30,7 @@ pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
 pub use limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig};
 pub use lock::StdLock;
-pub use policy::{AdaptivePolicy, Outcome, Policy};
+pub use policy::{Outcome, Policy, PolicyCompartment};
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 pub use run::Run;
 pub use snapshot::{Inspect, Kind, Snapshot};
@@ -92,7 +92,7 @@ pub type Seat<'a> = bulkhead_core::Seat<'a, StdLock>;
 /// No method name here is shared with bulkhead-tokio's `BulkheadExt`, so
 /// both crates' preludes can be imported together.
 pub mod prelude {
-    pub use crate::{BlockingAcquire, Execute, Inspect, Run};
+    pub use crate::{BlockingAcquire, Execute, ExecuteAdaptive, Inspect, Run};
 }
 
 mod sealed {
