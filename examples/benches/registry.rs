@@ -16,7 +16,8 @@ use std::task::{Context, Poll, Waker};
 
 use bulkhead_std::registry::{DomainConfig, Registry};
 use bulkhead_std::{Algorithm, LimitConfig, StdClock};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 
 fn registry_paths(c: &mut Criterion) {
     let registry = Registry::local();
@@ -51,30 +52,37 @@ fn registry_paths(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("registry tower request");
-    let echo = tower::service_fn(|n: u32| std::future::ready(Ok::<_, std::convert::Infallible>(n)));
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut bench = |label: &str, layer: bulkhead_tokio::BulkheadLayer| {
-        let mut svc = tower::Layer::layer(&layer, echo);
-        group.bench_function(label, |b| {
-            b.iter(|| {
-                let response = pin!(tower::Service::call(&mut svc, black_box(1)));
-                match response.poll(&mut cx) {
-                    Poll::Ready(r) => black_box(r.unwrap()),
-                    Poll::Pending => unreachable!("a ready inner service"),
-                }
-            })
-        });
-    };
-    bench(
+    bench_layer(
+        &mut group,
         "BulkheadLayer::new (bare compartment)",
         bulkhead_tokio::BulkheadLayer::new(registry.get("fixed").unwrap()),
     );
     for name in ["fixed", "adaptive"] {
         let layer = bulkhead_tokio::BulkheadLayer::from_registry(&registry, name).unwrap();
         assert_eq!(layer.is_adaptive(), name == "adaptive");
-        bench(&format!("from_registry, {name}"), layer);
+        bench_layer(&mut group, &format!("from_registry, {name}"), layer);
     }
     group.finish();
+}
+
+/// One request through `layer` over a ready inner service, polled by hand.
+fn bench_layer<H: bulkhead_tokio::LayerHandle>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    label: &str,
+    layer: bulkhead_tokio::BulkheadLayer<H>,
+) {
+    let echo = tower::service_fn(|n: u32| std::future::ready(Ok::<_, std::convert::Infallible>(n)));
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut svc = tower::Layer::layer(&layer, echo);
+    group.bench_function(label, |b| {
+        b.iter(|| {
+            let response = pin!(tower::Service::call(&mut svc, black_box(1)));
+            match response.poll(&mut cx) {
+                Poll::Ready(r) => black_box(r.unwrap()),
+                Poll::Pending => unreachable!("a ready inner service"),
+            }
+        })
+    });
 }
 
 criterion_group!(benches, registry_paths);

@@ -5,8 +5,9 @@
 //! layer in both modes (failing fast, and waiting with a budget), admitted
 //! and rejected requests alike, with its default boxed errors (one
 //! allocation per rejection, asserted exactly) and with `typed_errors`
-//! (none), the same layer built from an adaptive registry domain (each
-//! admitted request timed and recording a sample, in both modes), and the
+//! (none), the same layer over an adaptive compartment and over an
+//! adaptive registry domain (each admitted request timed and recording a
+//! sample, in both modes), and the
 //! registry's adaptive sample path (a seat by name that records a sample
 //! and moves the limit when given back). Each wait is
 //! real: the waiter is queued (`state().waiting == 1`) before the holder
@@ -38,6 +39,7 @@ use std::time::Duration;
 
 use bulkhead_core::{Admission, Bulkhead, Config, OwnedSeat};
 use bulkhead_std::{BlockingAcquire, MaxWait, StdLock};
+use bulkhead_tokio::{BoxErrors, BulkheadLayer, LayerHandle};
 
 /// Counts every allocation (and reallocation) made on a thread that joined
 /// a [`Meter`], into that meter.
@@ -301,10 +303,26 @@ struct TowerCase {
     reject: bool,
     /// The layer's errors are `ServiceError`s (`typed_errors`), not boxed.
     typed: bool,
-    /// The layer is built from an adaptive registry domain
-    /// (`from_registry`), so each admitted request is timed and records a
-    /// sample, classified by a closure, when its response completes.
-    adaptive: bool,
+    /// What the layer is built over.
+    over: Over,
+}
+
+/// What a [`TowerCase`]'s layer admits requests through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Over {
+    /// A compartment (`Arc<Bulkhead>`): nothing is recorded.
+    Compartment,
+    /// An adaptive compartment (`Arc<Adaptive>`): each admitted request is
+    /// timed and records a sample, classified by a closure, when its
+    /// response completes.
+    Adaptive,
+    /// An adaptive registry domain (`from_registry`): as `Adaptive`,
+    /// through the registry's controller.
+    Domain,
+}
+
+impl Over {
+    const ALL: [Over; 3] = [Over::Compartment, Over::Adaptive, Over::Domain];
 }
 
 /// The budget of a waiting request that is to be admitted: it never runs out.
@@ -326,60 +344,77 @@ fn tower_path(case: TowerCase, inject: bool) -> usize {
         (true, false) => MaxWait::UpTo(LONG_WAIT),
         (true, true) => MaxWait::UpTo(SHORT_WAIT),
     };
-    if case.adaptive {
-        return adaptive_tower_path(case, max_wait, inject);
-    }
-    let b = Arc::new(ours(Admission::Fifo));
-    let svc = bulkhead_tokio::BulkheadService::new(Echo, b.clone()).max_wait(max_wait);
-    if case.typed {
-        tower_rounds(svc.typed_errors(), &b, case, inject)
-    } else {
-        tower_rounds(svc, &b, case, inject)
+    match case.over {
+        Over::Compartment => {
+            let b = Arc::new(ours(Admission::Fifo));
+            let layer = BulkheadLayer::new(Arc::clone(&b)).max_wait(max_wait);
+            assert!(!layer.is_adaptive());
+            layer_rounds(layer, &b, case, inject)
+        }
+        Over::Adaptive => {
+            use bulkhead_std::core::limit::{Aimd, AimdParams};
+            // Pinned to 1 (`min = max = 1`) so that the scenarios' "only
+            // seat" holds; each sample still goes through the controller.
+            let pinned = Aimd::new(AimdParams {
+                initial: 1,
+                min: 1,
+                max: 1,
+                ..AimdParams::DEFAULT
+            })
+            .unwrap();
+            let adaptive: Arc<bulkhead_std::Adaptive<Aimd>> = Arc::new(
+                bulkhead_std::Adaptive::new(ours(Admission::Fifo), pinned, bulkhead_std::StdClock),
+            );
+            let layer = BulkheadLayer::new(Arc::clone(&adaptive)).max_wait(max_wait);
+            counted_samples(layer, adaptive.bulkhead(), case, inject)
+        }
+        Over::Domain => {
+            use bulkhead_std::registry::{DomainConfig, Registry};
+            use bulkhead_std::{Algorithm, LimitConfig};
+
+            let registry = Registry::local();
+            // Pinned to 1, as above.
+            let pinned = LimitConfig {
+                min: Some(1),
+                max: Some(1),
+                ..LimitConfig::new(Algorithm::Aimd)
+            };
+            let name = "alloc-tower-adaptive";
+            registry
+                .get_or_create(name, DomainConfig::new(1).limit(pinned))
+                .unwrap();
+            let b = registry.get(name).unwrap();
+            let layer = BulkheadLayer::from_registry(&registry, name)
+                .unwrap()
+                .max_wait(max_wait);
+            counted_samples(layer, &b, case, inject)
+        }
     }
 }
 
-/// [`tower_path`] through a layer from an adaptive registry domain. Its
-/// limit is pinned to 1 (`min = max = 1`) so that the scenarios' "only
-/// seat" holds; each sample still goes through the controller. The
-/// classifier counts its calls, which proves that every admitted request
-/// of the counted rounds recorded a sample (it is called only for a timed
-/// seat) and that no rejection did.
-fn adaptive_tower_path(case: TowerCase, max_wait: MaxWait, inject: bool) -> usize {
+/// [`tower_path`] through an adaptive layer, whose classifier counts its
+/// calls: that proves that every admitted request of the counted rounds
+/// recorded a sample (it is called only for a timed seat) and that no
+/// rejection did.
+fn counted_samples<H: LayerHandle>(
+    layer: BulkheadLayer<H>,
+    b: &Ours,
+    case: TowerCase,
+    inject: bool,
+) -> usize {
     use bulkhead_std::core::limit::CallOutcome;
-    use bulkhead_std::registry::{DomainConfig, Registry};
-    use bulkhead_std::{Algorithm, LimitConfig};
-    use bulkhead_tokio::BulkheadLayer;
-    use tower::Layer;
 
-    let registry = Registry::local();
-    let pinned = LimitConfig {
-        min: Some(1),
-        max: Some(1),
-        ..LimitConfig::new(Algorithm::Aimd)
-    };
-    let name = "alloc-tower-adaptive";
-    registry
-        .get_or_create(name, DomainConfig::new(1).limit(pinned))
-        .unwrap();
-    let b = registry.get(name).unwrap();
     let classified = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&classified);
-    let layer = BulkheadLayer::from_registry(&registry, name)
-        .unwrap()
-        .max_wait(max_wait)
-        .classify(move |r: &Result<usize, std::convert::Infallible>| {
-            counter.fetch_add(1, Ordering::Relaxed);
-            match r {
-                Ok(n) if n.is_multiple_of(2) => CallOutcome::Dropped,
-                _ => CallOutcome::Success,
-            }
-        });
+    let layer = layer.classify(move |r: &Result<usize, std::convert::Infallible>| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        match r {
+            Ok(n) if n.is_multiple_of(2) => CallOutcome::Dropped,
+            _ => CallOutcome::Success,
+        }
+    });
     assert!(layer.is_adaptive());
-    let total = if case.typed {
-        tower_rounds(layer.typed_errors().layer(Echo), &b, case, inject)
-    } else {
-        tower_rounds(layer.layer(Echo), &b, case, inject)
-    };
+    let total = layer_rounds(layer, b, case, inject);
     let expected = if case.reject { 0 } else { ROUNDS + 1 };
     assert_eq!(
         classified.load(Ordering::Relaxed),
@@ -389,7 +424,28 @@ fn adaptive_tower_path(case: TowerCase, max_wait: MaxWait, inject: bool) -> usiz
     total
 }
 
-fn tower_rounds<S>(mut svc: S, b: &Arc<Ours>, case: TowerCase, inject: bool) -> usize
+/// [`tower_rounds`] through `layer`'s service, with boxed or typed errors
+/// as `case` says.
+fn layer_rounds<H, K>(
+    layer: BulkheadLayer<H, BoxErrors, K>,
+    b: &Ours,
+    case: TowerCase,
+    inject: bool,
+) -> usize
+where
+    H: LayerHandle,
+    K: bulkhead_tokio::ClassifyResponse<usize, std::convert::Infallible> + Clone,
+{
+    use tower::Layer;
+
+    if case.typed {
+        tower_rounds(layer.typed_errors().layer(Echo), b, case, inject)
+    } else {
+        tower_rounds(layer.layer(Echo), b, case, inject)
+    }
+}
+
+fn tower_rounds<S>(mut svc: S, b: &Ours, case: TowerCase, inject: bool) -> usize
 where
     S: tower_service::Service<usize, Response = usize>,
     S::Error: std::fmt::Debug,
@@ -624,20 +680,23 @@ fn zero_allocations_per_acquire_wait_release() {
         assert_eq!(b, 0, "the blocking path allocated ({admission:?})");
         assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
     }
-    for (typed, adaptive) in [(false, false), (true, false), (false, true), (true, true)] {
-        let errors = match (typed, adaptive) {
-            (false, false) => "boxed errors",
-            (true, false) => "typed errors",
-            (false, true) => "boxed errors, adaptive registry domain",
-            (true, true) => "typed errors, adaptive registry domain",
-        };
+    for (typed, over) in Over::ALL.into_iter().flat_map(|o| [(false, o), (true, o)]) {
+        let errors = format!(
+            "{} errors, over {}",
+            if typed { "typed" } else { "boxed" },
+            match over {
+                Over::Compartment => "a compartment",
+                Over::Adaptive => "an adaptive compartment",
+                Over::Domain => "an adaptive registry domain",
+            }
+        );
         let per_request = |wait, reject| {
             tower_path(
                 TowerCase {
                     wait,
                     reject,
                     typed,
-                    adaptive,
+                    over,
                 },
                 false,
             )
@@ -689,12 +748,12 @@ fn an_injected_allocation_is_counted() {
     assert_eq!(b, ROUNDS, "blocking, on the waiter thread");
     assert_eq!(t, ROUNDS, "tokio, in the releasing task");
     for (wait, reject) in [(false, false), (false, true), (true, false), (true, true)] {
-        for adaptive in [false, true] {
+        for over in Over::ALL {
             let case = TowerCase {
                 wait,
                 reject,
                 typed: true,
-                adaptive,
+                over,
             };
             assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
         }

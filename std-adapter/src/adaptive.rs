@@ -1,11 +1,13 @@
 //! Adaptive compartments for std programs: a clock from
-//! `std::time::Instant`, and `execute`/`run` that time and classify each
-//! call themselves.
+//! `std::time::Instant`, and `execute`/`run_timeout` that time and
+//! classify each call themselves.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::limit::{Adaptive, AdaptiveSeat, AnyLimit, CallOutcome, Clock, Limit, Windowed};
+use bulkhead_core::limit::{
+    Adaptive as CoreAdaptive, AdaptiveSeat, AnyLimit, CallOutcome, Clock, Limit, Windowed,
+};
 use bulkhead_core::{Error, MaxWait, RawLock};
 
 use crate::blocking::BlockingAcquire;
@@ -26,24 +28,30 @@ impl Clock for StdClock {
     }
 }
 
-/// A std compartment whose limit adapts: core's [`Adaptive`] with the std
-/// lock and [`StdClock`]. The default algorithm is any of the three,
-/// chosen at run time, fed one aggregate sample per round of calls.
+/// std's adaptive compartment, as [`Bulkhead`](crate::Bulkhead) is std's
+/// compartment: core's [`limit::Adaptive`](bulkhead_core::limit::Adaptive)
+/// with the std lock and [`StdClock`]. The default algorithm is any of the
+/// three, chosen at run time, fed one aggregate sample per round of calls.
+///
+/// Run work in it with [`ExecuteAdaptive`] (threads, or any runtime's
+/// timer), through a [`Policy`](crate::Policy) over a handle to it
+/// (outcomes as values), or, on tokio, with bulkhead-tokio's
+/// `acquire_within` and its tower layer.
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, StdClock};
+/// use bulkhead_std::{Adaptive, Bulkhead, ExecuteAdaptive, StdClock};
 /// use bulkhead_std::core::limit::{Gradient2, Gradient2Params, Windowed};
 ///
 /// let limit = Gradient2::new(Gradient2Params { initial: 8, min: 2, max: 64, ..Gradient2Params::DEFAULT })?;
-/// let db: AdaptiveBulkhead =
-///     AdaptiveBulkhead::new(Bulkhead::new("database", 8)?, Windowed::new(limit.into(), 10), StdClock);
+/// let db: Adaptive =
+///     Adaptive::new(Bulkhead::new("database", 8)?, Windowed::new(limit.into(), 10), StdClock);
 /// let rows = db.execute(Duration::from_millis(50), || Ok::<_, std::io::Error>(3))?;
 /// assert_eq!(rows.unwrap(), 3);
 /// assert!(db.limit() >= 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub type AdaptiveBulkhead<A = Windowed<AnyLimit>> = Adaptive<StdLock, A, StdClock>;
+pub type Adaptive<A = Windowed<AnyLimit>> = CoreAdaptive<StdLock, A, StdClock>;
 
 /// How a call's own result tells the adaptive limit how the call went.
 ///
@@ -98,12 +106,12 @@ pub trait ExecuteAdaptive {
     ///
     /// ```
     /// use std::{io, time::Duration};
-    /// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, MaxWait, StdClock};
+    /// use bulkhead_std::{Adaptive, Bulkhead, ExecuteAdaptive, MaxWait, StdClock};
     /// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
     ///
     /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
     /// // Not windowed, so that one call moves the limit.
-    /// let api: AdaptiveBulkhead<Aimd> = AdaptiveBulkhead::new(Bulkhead::new("api", 4)?, aimd, StdClock);
+    /// let api: Adaptive<Aimd> = Adaptive::new(Bulkhead::new("api", 4)?, aimd, StdClock);
     /// let classify = |r: &io::Result<()>| match r {
     ///     Err(e) if e.kind() == io::ErrorKind::TimedOut => CallOutcome::Timeout,
     ///     Err(_) => CallOutcome::Dropped,
@@ -133,7 +141,7 @@ pub trait ExecuteAdaptive {
     ///
     /// # Errors
     /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
-    fn run<F, T>(
+    fn run_timeout<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
@@ -144,16 +152,16 @@ pub trait ExecuteAdaptive {
         F::Output: Classify,
         T: Future;
 
-    /// As [`run`](Self::run), with the outcome decided by `classify` (for
-    /// instance a tokio `Elapsed` from a timeout around the work as a
-    /// [`CallOutcome::Timeout`]).
+    /// As [`run_timeout`](Self::run_timeout), with the outcome decided by
+    /// `classify` (for instance a tokio `Elapsed` from a timeout around the
+    /// work as a [`CallOutcome::Timeout`]).
     ///
     /// # Cancel safety
     /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
     ///
     /// # Errors
     /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
-    fn run_classified<F, T>(
+    fn run_timeout_classified<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
@@ -165,7 +173,7 @@ pub trait ExecuteAdaptive {
         T: Future;
 }
 
-impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
+impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for CoreAdaptive<L, A, C> {
     fn execute<T: Classify>(
         &self,
         max_wait: impl Into<MaxWait>,
@@ -187,7 +195,7 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
         Ok(value)
     }
 
-    async fn run<F, T>(
+    async fn run_timeout<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
@@ -198,11 +206,11 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
         F::Output: Classify,
         T: Future,
     {
-        self.run_classified(max_wait, sleep, work, F::Output::outcome)
+        self.run_timeout_classified(max_wait, sleep, work, F::Output::outcome)
             .await
     }
 
-    async fn run_classified<F, T>(
+    async fn run_timeout_classified<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
         sleep: impl FnOnce(Duration) -> T,
@@ -222,7 +230,7 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
 }
 
 fn track<'a, L: RawLock, A: Limit, C: Clock>(
-    adaptive: &'a Adaptive<L, A, C>,
+    adaptive: &'a CoreAdaptive<L, A, C>,
     seat: bulkhead_core::Seat<'a, L>,
 ) -> AdaptiveSeat<'a, L, A, C> {
     match adaptive.track(seat) {
@@ -277,7 +285,7 @@ pub mod adaptive_metrics {
 /// samples (counters, absolute), labelled with the compartment's name.
 /// Call it from the same place that publishes the registry, or on a timer.
 #[cfg(feature = "metrics")]
-pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &Adaptive<L, A, C>) {
+pub fn publish_adaptive<L: RawLock, A: Limit, C: Clock>(adaptive: &CoreAdaptive<L, A, C>) {
     use adaptive_metrics::{LIMIT, LIMIT_CHANGES, SAMPLES_SKIPPED};
     let name = crate::series::label_value(&adaptive.bulkhead().name_handle());
     metrics::describe_counter!(
@@ -303,7 +311,7 @@ mod tests {
     use crate::Bulkhead;
     use bulkhead_core::limit::{Aimd, AimdParams};
 
-    fn aimd_db(limit: usize) -> AdaptiveBulkhead<Aimd> {
+    fn aimd_db(limit: usize) -> Adaptive<Aimd> {
         let aimd = Aimd::new(AimdParams {
             initial: limit,
             min: 1,
@@ -312,7 +320,7 @@ mod tests {
         })
         .unwrap();
         // Not windowed, so that every call moves the limit.
-        AdaptiveBulkhead::new(Bulkhead::new("db", limit).unwrap(), aimd, StdClock)
+        Adaptive::new(Bulkhead::new("db", limit).unwrap(), aimd, StdClock)
     }
 
     #[test]
@@ -362,21 +370,25 @@ mod tests {
     }
 
     #[test]
-    fn run_times_async_work() {
+    fn run_timeout_times_async_work() {
         let db = aimd_db(1);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap();
-        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-            Err::<(), _>("dependency said 503")
-        }));
+        let r = rt.block_on(
+            db.run_timeout(MaxWait::FailFast, tokio::time::sleep, async {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Err::<(), _>("dependency said 503")
+            }),
+        );
         assert!(r.unwrap().is_err());
         assert_eq!(db.limit(), 1, "min 1");
-        let r = rt.block_on(db.run(MaxWait::FailFast, tokio::time::sleep, async {
-            Ok::<_, ()>(5)
-        }));
+        let r = rt.block_on(
+            db.run_timeout(MaxWait::FailFast, tokio::time::sleep, async {
+                Ok::<_, ()>(5)
+            }),
+        );
         assert_eq!(r.unwrap(), Ok(5));
         assert_eq!(db.limit(), 2, "success with 1 of 1 in use: + 1");
     }

@@ -37,7 +37,7 @@ pub mod metrics;
 #[cfg(feature = "registry")]
 pub mod registry;
 
-pub use adaptive::{AdaptiveBulkhead, Classify, ExecuteAdaptive, StdClock};
+pub use adaptive::{Adaptive, Classify, ExecuteAdaptive, StdClock};
 #[cfg(feature = "metrics")]
 pub use adaptive::{adaptive_metrics, publish_adaptive};
 pub use blocking::BlockingAcquire;
@@ -49,7 +49,7 @@ pub use bulkhead_core::{
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;
 pub use lock::StdLock;
-pub use policy::{AdaptivePolicy, Outcome, Policy};
+pub use policy::{Outcome, Policy, PolicyCompartment};
 #[cfg(feature = "pool")]
 pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead};
 #[cfg(feature = "registry")]
@@ -114,7 +114,7 @@ pub type Seat<'a> = bulkhead_core::Seat<'a, StdLock>;
 /// No method name here is shared with bulkhead-tokio's `BulkheadExt`, so
 /// both crates' preludes can be imported together.
 pub mod prelude {
-    pub use crate::{BlockingAcquire, Execute, Inspect, Run};
+    pub use crate::{BlockingAcquire, Execute, ExecuteAdaptive, Inspect, Run};
 }
 
 mod sealed {

@@ -1,9 +1,8 @@
 //! [`Policy`] and [`Outcome`]: a bulkhead that reports rejections as
 //! values, for composing with retry, circuit-breaker and timeout layers.
 
-use std::time::Duration;
-
 use std::ops::Deref;
+use std::time::Duration;
 
 use bulkhead_core::limit::{Adaptive, CallOutcome, Clock, Limit};
 use bulkhead_core::{Bulkhead, Error, Handle, MaxWait, RawLock};
@@ -57,9 +56,12 @@ impl<T> Outcome<T> {
 }
 
 /// A compartment plus a wait budget, applied to work as a composable
-/// policy. `P` is any [`Handle`] to a compartment: `&Bulkhead`,
+/// policy. `P` is any [`Handle`] to a compartment (`&Bulkhead`,
 /// `Arc<Bulkhead>`, `&'static Bulkhead`, for the std
-/// [`Bulkhead`](crate::Bulkhead) or core's `Bulkhead<L>` with any lock.
+/// [`Bulkhead`](crate::Bulkhead) or core's `Bulkhead<L>` with any lock),
+/// or to an adaptive compartment (`&Adaptive`, `Arc<Adaptive>`, for std's
+/// [`Adaptive`](crate::Adaptive) or core's `limit::Adaptive` with any lock
+/// and clock): see [`PolicyCompartment`].
 ///
 /// Recommended order, outside in: fallback → retry → circuit breaker →
 /// rate limiter → **bulkhead** → timeout → call. The bulkhead sits outside
@@ -67,8 +69,39 @@ impl<T> Outcome<T> {
 /// timeout window, and inside retry so that each attempt takes its own
 /// seat.
 ///
-/// For an adaptive compartment, [`AdaptivePolicy`] also times and
-/// classifies each call for the limit.
+/// # Over an adaptive compartment
+///
+/// The same [`Outcome`]s, and every admitted call is timed and classified
+/// for the limit, as [`ExecuteAdaptive`] does:
+///
+/// - `Err` (through [`Classify`], which the work's result must implement)
+///   or a panic counts as dropped;
+/// - the work's own timeout counts as a timeout when the classifier of
+///   [`execute_classified`](Self::execute_classified) or
+///   [`run_timeout_classified`](Self::run_timeout_classified) says so (a
+///   timeout around the work, inside the policy, returns an `Err` that
+///   [`Classify`] alone would count as dropped);
+/// - a rejection or an expired wait budget records nothing (the call never
+///   reached the dependency).
+///
+/// ```
+/// use bulkhead_std::{Adaptive, Bulkhead, MaxWait, Outcome, Policy, StdClock};
+/// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+///
+/// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
+/// let api: Adaptive<Aimd> = Adaptive::new(Bulkhead::new("api", 4)?, aimd, StdClock);
+/// let policy = Policy::new(&api, MaxWait::from_millis(20));
+/// let outcome = policy.execute(|| Err::<(), _>("503"));
+/// assert_eq!(outcome, Outcome::Success(Err("503"))); // the work ran; its error is untouched
+/// assert_eq!(api.limit(), 3); // and counted as dropped: floor(0.9 × 4)
+/// let slow = policy.execute_classified(|| "late", |_| CallOutcome::Timeout);
+/// assert_eq!(slow, Outcome::Success("late"));
+/// assert_eq!(api.limit(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Over a plain compartment the work's result may be anything, and nothing
+/// is recorded.
 ///
 /// # Examples
 ///
@@ -122,7 +155,7 @@ impl<T> Outcome<T> {
 /// let policy = Policy::new(&api, MaxWait::from_millis(50));
 /// let slow_call = tokio::time::sleep(Duration::from_secs(60));
 /// let outcome = policy
-///     .run(tokio::time::sleep, tokio::time::timeout(Duration::from_millis(5), slow_call))
+///     .run_timeout(tokio::time::sleep, tokio::time::timeout(Duration::from_millis(5), slow_call))
 ///     .await;
 /// // Admitted; the work itself timed out, which is the work's own result.
 /// assert!(matches!(outcome, Outcome::Success(Err(_elapsed))));
@@ -136,132 +169,98 @@ pub struct Policy<P> {
 }
 
 impl<P: Handle> Policy<P> {
-    /// A policy that waits at most `max_wait` for a seat in `bulkhead`
-    /// (see [`MaxWait`]; `MaxWait::up_to(d)` makes one from a duration in
-    /// a `const`).
+    /// A policy that waits at most `max_wait` for a seat in the
+    /// compartment `bulkhead` leads to (see [`MaxWait`]; `MaxWait::up_to(d)`
+    /// makes one from a duration in a `const`).
     pub const fn new(bulkhead: P, max_wait: MaxWait) -> Self {
         Self { bulkhead, max_wait }
     }
 
-    /// The compartment.
+    /// The compartment whose seats the policy takes (for an adaptive
+    /// compartment, the one inside it).
     pub fn bulkhead(&self) -> &Bulkhead<P::Lock> {
         self.bulkhead.bulkhead()
     }
 
+    /// The wait budget.
+    pub const fn max_wait(&self) -> MaxWait {
+        self.max_wait
+    }
+}
+
+impl<P: Deref> Policy<P> {
+    /// What the handle leads to: the compartment, or the adaptive
+    /// compartment (for its `limit()` and `controller()`).
+    pub fn compartment(&self) -> &P::Target {
+        &self.bulkhead
+    }
+
     /// Runs `work` on this thread inside the compartment, as
     /// [`Execute::execute`]. A panic in `work` gives the seat back and
-    /// continues unchanged.
-    pub fn execute<T>(&self, work: impl FnOnce() -> T) -> Outcome<T> {
-        Outcome::from_admission(self.bulkhead().execute(self.max_wait, work))
+    /// continues unchanged. Over an adaptive compartment, also records the
+    /// call's round trip and outcome ([`Classify`]), as
+    /// [`ExecuteAdaptive::execute`].
+    pub fn execute<T>(&self, work: impl FnOnce() -> T) -> Outcome<T>
+    where
+        P::Target: PolicyCompartment<T>,
+    {
+        Outcome::from_admission(admit::Admit::admit_execute(
+            &*self.bulkhead,
+            self.max_wait,
+            work,
+        ))
     }
 
     /// Runs `work` inside the compartment, waiting for a seat with the
-    /// runtime timer `sleep`, as [`Run::run_with_timer`].
-    pub async fn run<F: Future, T: Future>(
+    /// runtime timer `sleep`, as [`Run::run_with_timer`]. Over an adaptive
+    /// compartment, also records the call's round trip and outcome
+    /// ([`Classify`]), as [`ExecuteAdaptive::run_timeout`].
+    ///
+    /// # Cancel safety
+    /// As [`Run::run_with_timer`]: dropping the future loses no seat (and,
+    /// over an adaptive compartment, a future dropped while it holds the
+    /// seat records a success).
+    pub async fn run_timeout<F: Future, T: Future>(
         &self,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
-    ) -> Outcome<F::Output> {
+    ) -> Outcome<F::Output>
+    where
+        P::Target: PolicyCompartment<F::Output>,
+    {
         Outcome::from_admission(
-            self.bulkhead()
-                .run_with_timer(self.max_wait, sleep, work)
-                .await,
+            admit::Admit::admit_run(&*self.bulkhead, self.max_wait, sleep, work).await,
         )
     }
 }
 
-/// A [`Policy`] over an adaptive compartment ([`Adaptive`], such as an
-/// [`AdaptiveBulkhead`](crate::AdaptiveBulkhead)): the same
-/// [`Outcome`]s, and every admitted call is timed and classified for the
-/// limit, as [`ExecuteAdaptive`] does:
-///
-/// - `Err` (through [`Classify`]) or a panic counts as dropped;
-/// - the work's own timeout counts as a timeout when the classifier of
-///   [`execute_classified`](Self::execute_classified) or
-///   [`run_classified`](Self::run_classified) says so (a timeout around
-///   the work, inside the policy, returns an `Err` that [`Classify`] alone
-///   would count as dropped);
-/// - a rejection or an expired wait budget records nothing (the call never
-///   reached the dependency).
-///
-/// `P` is any pointer to the compartment: `&Adaptive`, `Arc<Adaptive>`.
-///
-/// ```
-/// use std::time::Duration;
-/// use bulkhead_std::{AdaptivePolicy, AdaptiveBulkhead, Bulkhead, MaxWait, Outcome, StdClock};
-/// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
-///
-/// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
-/// let api: AdaptiveBulkhead<Aimd> = AdaptiveBulkhead::new(Bulkhead::new("api", 4)?, aimd, StdClock);
-/// let policy = AdaptivePolicy::new(&api, MaxWait::from_millis(20));
-/// let outcome = policy.execute(|| Err::<(), _>("503"));
-/// assert_eq!(outcome, Outcome::Success(Err("503"))); // the work ran; its error is untouched
-/// assert_eq!(api.limit(), 3); // and counted as dropped: floor(0.9 × 4)
-/// let slow = policy.execute_classified(|| "late", |_| CallOutcome::Timeout);
-/// assert_eq!(slow, Outcome::Success("late"));
-/// assert_eq!(api.limit(), 2);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct AdaptivePolicy<P> {
-    adaptive: P,
-    max_wait: MaxWait,
-}
-
-impl<P, L, A, C> AdaptivePolicy<P>
+impl<P, L, A, C> Policy<P>
 where
     P: Deref<Target = Adaptive<L, A, C>>,
     L: RawLock,
     A: Limit,
     C: Clock,
 {
-    /// A policy that waits at most `max_wait` for a seat in `adaptive`.
-    pub const fn new(adaptive: P, max_wait: MaxWait) -> Self {
-        Self { adaptive, max_wait }
-    }
-
-    /// The adaptive compartment.
-    pub fn adaptive(&self) -> &Adaptive<L, A, C> {
-        &self.adaptive
-    }
-
-    /// Runs `work` on this thread inside the compartment and records its
-    /// round trip and outcome ([`Classify`]), as
-    /// [`ExecuteAdaptive::execute`].
-    pub fn execute<T: Classify>(&self, work: impl FnOnce() -> T) -> Outcome<T> {
-        Outcome::from_admission(self.adaptive.execute(self.max_wait, work))
-    }
-
-    /// As [`execute`](Self::execute), with the outcome decided by
-    /// `classify`.
+    /// As [`execute`](Self::execute) over an adaptive compartment, with the
+    /// outcome recorded for the limit decided by `classify`.
     pub fn execute_classified<T>(
         &self,
         work: impl FnOnce() -> T,
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Outcome<T> {
         Outcome::from_admission(
-            self.adaptive
+            self.bulkhead
                 .execute_classified(self.max_wait, work, classify),
         )
     }
 
-    /// Runs `work` inside the compartment, waiting for a seat with the
-    /// runtime timer `sleep`, and records its round trip and outcome
-    /// ([`Classify`]), as [`ExecuteAdaptive::run`].
-    pub async fn run<F, T>(&self, sleep: impl FnOnce(Duration) -> T, work: F) -> Outcome<F::Output>
-    where
-        F: Future,
-        F::Output: Classify,
-        T: Future,
-    {
-        Outcome::from_admission(
-            ExecuteAdaptive::run(&*self.adaptive, self.max_wait, sleep, work).await,
-        )
-    }
-
-    /// As [`run`](Self::run), with the outcome decided by `classify`
-    /// (for instance a tokio `Elapsed` as [`CallOutcome::Timeout`]).
-    pub async fn run_classified<F, T>(
+    /// As [`run_timeout`](Self::run_timeout) over an adaptive compartment,
+    /// with the outcome recorded for the limit decided by `classify` (for
+    /// instance a tokio `Elapsed` as [`CallOutcome::Timeout`]).
+    ///
+    /// # Cancel safety
+    /// As [`run_timeout`](Self::run_timeout).
+    pub async fn run_timeout_classified<F, T>(
         &self,
         sleep: impl FnOnce(Duration) -> T,
         work: F,
@@ -272,9 +271,78 @@ where
         T: Future,
     {
         Outcome::from_admission(
-            self.adaptive
-                .run_classified(self.max_wait, sleep, work, classify)
+            self.bulkhead
+                .run_timeout_classified(self.max_wait, sleep, work, classify)
                 .await,
         )
     }
 }
+
+/// What a [`Policy`] runs work whose result is `T` in: the compartment its
+/// handle leads to.
+///
+/// - A compartment (std's [`Bulkhead`](crate::Bulkhead), core's
+///   `Bulkhead<L>` with any lock) takes work of any result, and records
+///   nothing.
+/// - An adaptive compartment (std's [`Adaptive`](crate::Adaptive), core's
+///   `limit::Adaptive<L, A, C>` with any lock and clock) takes work whose
+///   result says how the call went ([`Classify`]: a `Result`, or `()`),
+///   and records each admitted call's round trip and outcome; a result
+///   that is no `Classify` goes through
+///   [`Policy::execute_classified`] or [`Policy::run_timeout_classified`].
+///
+/// Sealed: these two are the only ones.
+pub trait PolicyCompartment<T>: admit::Admit<T> {}
+
+mod admit {
+    use super::{Duration, Error, MaxWait};
+
+    /// How a [`PolicyCompartment`](super::PolicyCompartment) runs work.
+    /// Not nameable outside the crate, so nothing else implements it.
+    pub trait Admit<T> {
+        /// As `Execute::execute` (and `ExecuteAdaptive::execute`).
+        fn admit_execute(&self, max_wait: MaxWait, work: impl FnOnce() -> T) -> Result<T, Error>;
+
+        /// As `Run::run_with_timer` (and `ExecuteAdaptive::run_timeout`).
+        fn admit_run<F: Future<Output = T>, S: Future>(
+            &self,
+            max_wait: MaxWait,
+            sleep: impl FnOnce(Duration) -> S,
+            work: F,
+        ) -> impl Future<Output = Result<T, Error>>;
+    }
+}
+
+impl<L: RawLock, T> admit::Admit<T> for Bulkhead<L> {
+    fn admit_execute(&self, max_wait: MaxWait, work: impl FnOnce() -> T) -> Result<T, Error> {
+        Execute::execute(self, max_wait, work)
+    }
+
+    fn admit_run<F: Future<Output = T>, S: Future>(
+        &self,
+        max_wait: MaxWait,
+        sleep: impl FnOnce(Duration) -> S,
+        work: F,
+    ) -> impl Future<Output = Result<T, Error>> {
+        Run::run_with_timer(self, max_wait, sleep, work)
+    }
+}
+
+impl<L: RawLock, T> PolicyCompartment<T> for Bulkhead<L> {}
+
+impl<L: RawLock, A: Limit, C: Clock, T: Classify> admit::Admit<T> for Adaptive<L, A, C> {
+    fn admit_execute(&self, max_wait: MaxWait, work: impl FnOnce() -> T) -> Result<T, Error> {
+        ExecuteAdaptive::execute(self, max_wait, work)
+    }
+
+    fn admit_run<F: Future<Output = T>, S: Future>(
+        &self,
+        max_wait: MaxWait,
+        sleep: impl FnOnce(Duration) -> S,
+        work: F,
+    ) -> impl Future<Output = Result<T, Error>> {
+        ExecuteAdaptive::run_timeout(self, max_wait, sleep, work)
+    }
+}
+
+impl<L: RawLock, A: Limit, C: Clock, T: Classify> PolicyCompartment<T> for Adaptive<L, A, C> {}

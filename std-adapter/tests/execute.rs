@@ -142,10 +142,10 @@ fn policy_outcomes() {
         Outcome::TimedOut(Error::Timeout { .. })
     ));
     let rt = current_thread_rt();
-    let async_outcome = rt.block_on(patient.run(tokio::time::sleep, async { 7 }));
+    let async_outcome = rt.block_on(patient.run_timeout(tokio::time::sleep, async { 7 }));
     assert!(matches!(async_outcome, Outcome::TimedOut(_)));
     drop(held);
-    let ok = rt.block_on(patient.run(tokio::time::sleep, async { 7 }));
+    let ok = rt.block_on(patient.run_timeout(tokio::time::sleep, async { 7 }));
     assert_eq!(ok.into_result(), Ok(7));
     b.close();
     assert!(matches!(

@@ -452,7 +452,7 @@ fn domain_config_takes_struct_update_syntax_like_limit_config() {
 #[test]
 fn an_owned_seat_over_an_adaptive_compartment_needs_no_wrapper() {
     use bulkhead_std::core::limit::{Aimd, AimdParams};
-    use bulkhead_std::{AdaptiveBulkhead, OwnedSeat, StdClock};
+    use bulkhead_std::{Adaptive, OwnedSeat, StdClock};
 
     let aimd = Aimd::new(AimdParams {
         initial: 2,
@@ -460,7 +460,7 @@ fn an_owned_seat_over_an_adaptive_compartment_needs_no_wrapper() {
         ..AimdParams::DEFAULT
     })
     .unwrap();
-    let api: Arc<AdaptiveBulkhead<Aimd>> = Arc::new(AdaptiveBulkhead::new(
+    let api: Arc<Adaptive<Aimd>> = Arc::new(Adaptive::new(
         Bulkhead::new("api", 2).unwrap(),
         aimd,
         StdClock,

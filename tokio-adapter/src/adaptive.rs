@@ -1,5 +1,5 @@
-//! [`AdaptiveExt`]: tokio waits on an adaptive compartment that hand out
-//! seats which time themselves.
+//! [`TokioAcquireAdaptive`]: tokio waits on an adaptive compartment that
+//! hand out seats which time themselves.
 
 use std::future::Future;
 
@@ -14,11 +14,15 @@ use crate::BulkheadExt;
 /// dropped). The wait itself is [`BulkheadExt::acquire_within`] on the
 /// compartment, so its fairness, cancel safety and metrics are the same.
 ///
-/// Sealed: implemented for core's [`Adaptive`] only.
+/// The adaptive member of this crate's tokio waits: the same method name,
+/// `acquire_within`, as on a plain compartment, on a receiver of its own
+/// (its own trait because the seat is another type, an
+/// [`AdaptiveSeat`]). Sealed: implemented for core's [`Adaptive`] only
+/// (std's `Adaptive<A>` among them).
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_tokio::{AdaptiveExt, Bulkhead, TokioClock};
+/// use bulkhead_tokio::{TokioAcquireAdaptive, Bulkhead, TokioClock};
 /// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, Aimd, AimdParams, CallOutcome};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
@@ -30,7 +34,7 @@ use crate::BulkheadExt;
 /// assert_eq!(api.limit(), 1);
 /// # });
 /// ```
-pub trait AdaptiveExt<L: RawLock, A: Limit, C: Clock>: sealed::Sealed {
+pub trait TokioAcquireAdaptive<L: RawLock, A: Limit, C: Clock>: sealed::Sealed {
     /// Takes a seat, waiting at most `max_wait` on tokio's clock, as
     /// [`BulkheadExt::acquire_within`], and starts timing it.
     ///
@@ -56,7 +60,7 @@ mod sealed {
     impl<L: bulkhead_core::RawLock, A, C> Sealed for bulkhead_core::limit::Adaptive<L, A, C> {}
 }
 
-impl<L: RawLock, A: Limit, C: Clock> AdaptiveExt<L, A, C> for Adaptive<L, A, C> {
+impl<L: RawLock, A: Limit, C: Clock> TokioAcquireAdaptive<L, A, C> for Adaptive<L, A, C> {
     fn acquire_within<'a>(
         &'a self,
         max_wait: impl Into<MaxWait>,

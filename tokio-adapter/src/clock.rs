@@ -32,7 +32,7 @@ use tokio::time::Instant;
 /// from a thread-local's destructor, once tokio's own thread-locals are
 /// gone, panics, as entering a runtime there does.
 ///
-/// [`AdaptiveExt::acquire_within`](crate::AdaptiveExt::acquire_within)
+/// [`TokioAcquireAdaptive::acquire_within`](crate::TokioAcquireAdaptive::acquire_within)
 /// waits on tokio's clock and hands out a seat that times itself; a seat
 /// taken by any other wait is timed with
 /// [`Adaptive::track`](bulkhead_core::limit::Adaptive::track):

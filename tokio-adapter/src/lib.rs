@@ -24,7 +24,7 @@ pub use bulkhead_std;
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
-pub use adaptive::AdaptiveExt;
+pub use adaptive::TokioAcquireAdaptive;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment
 /// with its own worker threads, for blocking work that must not share
 /// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
@@ -39,9 +39,8 @@ pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
-    AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BoxErrors, BulkheadLayer,
-    BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr, HttpRejection, ResponseFuture,
-    ServiceError, TypedErrors,
+    BoxError, BoxErrors, BulkheadLayer, BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr,
+    HttpRejection, LayerHandle, ResponseFuture, ServiceError, TypedErrors,
 };
 pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
 
@@ -55,6 +54,6 @@ pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{AdaptiveExt, BulkheadExt, RegistryExt, ScopedExt};
+    pub use crate::{BulkheadExt, RegistryExt, ScopedExt, TokioAcquireAdaptive};
     pub use bulkhead_std::prelude::*;
 }

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bulkhead_core::{
-    AcquireOwned, AcquireTimeout, Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat,
+    AcquireOwned, AcquireTimeout, Bulkhead, Error, Handle, MaxWait, OwnedSeat, RawLock, Seat,
 };
 use bulkhead_std::{BlockingAcquire, WaitTimer};
 use pin_project_lite::pin_project;
@@ -118,7 +118,10 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// assert_eq!(api.state().active, 0);
     /// # }
     /// ```
-    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
+    fn acquire_owned(
+        self: Arc<Self>,
+        max_wait: impl Into<MaxWait>,
+    ) -> AcquireOwnedWithin<Arc<Bulkhead<L>>>
     where
         Self: Sized,
         L: 'static;
@@ -163,7 +166,10 @@ impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
         AcquireWithin { state }
     }
 
-    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
+    fn acquire_owned(
+        self: Arc<Self>,
+        max_wait: impl Into<MaxWait>,
+    ) -> AcquireOwnedWithin<Arc<Bulkhead<L>>>
     where
         L: 'static,
     {
@@ -278,14 +284,15 @@ impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
 }
 
 pin_project! {
-    /// Waits for a seat at most a budget on tokio's clock, holding the
-    /// compartment's `Arc`; resolves to an [`OwnedSeat`]. Returned by
+    /// Waits for a seat at most a budget on tokio's clock, holding a
+    /// [`Handle`] to the compartment (its `Arc`, or an adaptive
+    /// compartment's); resolves to an [`OwnedSeat`]. Returned by
     /// [`BulkheadExt::acquire_owned`].
     ///
     /// A named, `'static` future built on core's
     /// [`AcquireOwned`](bulkhead_core::AcquireOwned): it allocates nothing,
     /// so a tower response future can hold it without boxing. `Send` when
-    /// the lock is `Send + Sync`.
+    /// the handle is.
     ///
     /// # Cancel safety
     /// As [`AcquireWithin`]: dropping it at any point loses nothing.
@@ -293,28 +300,28 @@ pin_project! {
     /// # Memory ordering
     /// As [`AcquireWithin`], also when the seat then moves to another task.
     #[must_use = "futures do nothing unless polled"]
-    pub struct AcquireOwnedWithin<L>
+    pub struct AcquireOwnedWithin<H>
     where
-        L: RawLock,
-        L: 'static,
+        H: Handle,
+        H::Lock: 'static,
     {
         #[pin]
-        state: OwnedState<L>,
+        state: OwnedState<H>,
     }
 }
 
 pin_project! {
     #[project = OwnedStateProj]
-    enum OwnedState<L>
+    enum OwnedState<H>
     where
-        L: RawLock,
-        L: 'static,
+        H: Handle,
+        H::Lock: 'static,
     {
         // Fail fast: `OwnedSeat::try_acquire` at the first poll.
-        FailFast { handle: Option<Arc<Bulkhead<L>>> },
+        FailFast { handle: Option<H> },
         Waiting {
             #[pin]
-            wait: AcquireOwned<Arc<Bulkhead<L>>>,
+            wait: AcquireOwned<H>,
             #[pin]
             sleep: LazySleep,
             budget: Duration,
@@ -323,8 +330,12 @@ pin_project! {
     }
 }
 
-impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
-    fn new(handle: Arc<Bulkhead<L>>, max_wait: MaxWait) -> Self {
+impl<H: Handle> AcquireOwnedWithin<H>
+where
+    H::Lock: 'static,
+{
+    /// The wait of [`BulkheadExt::acquire_owned`], on any handle.
+    pub(crate) fn new(handle: H, max_wait: MaxWait) -> Self {
         let state = if max_wait.is_fail_fast() {
             OwnedState::FailFast {
                 handle: Some(handle),
@@ -343,8 +354,11 @@ impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
     }
 }
 
-impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
-    type Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
+impl<H: Handle> Future for AcquireOwnedWithin<H>
+where
+    H::Lock: 'static,
+{
+    type Output = Result<OwnedSeat<H>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // The coop budget, as in `AcquireWithin`.
@@ -377,7 +391,7 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
                 if let Some(result) = result {
                     // Only a seat is recorded, under its compartment.
                     if let Ok(seat) = &result {
-                        timer.admitted(&**seat.handle());
+                        timer.admitted(seat.handle().bulkhead());
                     }
                     Poll::Ready(result)
                 } else {
@@ -392,12 +406,15 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
     }
 }
 
-impl<L: RawLock + 'static> std::fmt::Debug for AcquireOwnedWithin<L> {
+impl<H: Handle> std::fmt::Debug for AcquireOwnedWithin<H>
+where
+    H::Lock: 'static,
+{
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
             OwnedState::FailFast { handle } => f
                 .debug_struct("AcquireOwnedWithin")
-                .field("fail_fast", &handle.as_ref().map(|h| h.name()))
+                .field("fail_fast", &handle.as_ref().map(|h| h.bulkhead().name()))
                 .finish(),
             OwnedState::Waiting { wait, budget, .. } => f
                 .debug_struct("AcquireOwnedWithin")

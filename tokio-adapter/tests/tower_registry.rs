@@ -225,3 +225,37 @@ async fn a_static_domains_layer_records_nothing() {
     assert!(registry.domain("fixed").unwrap().controller().is_none());
     assert_eq!(registry.get("fixed").unwrap().state().active, 0);
 }
+
+/// `from_registry` is `new` over the registry's `Domain`: the same budget,
+/// the same feedback.
+#[tokio::test(flavor = "current_thread")]
+async fn a_layer_over_a_domain_is_the_layer_from_the_registry() {
+    let registry = Registry::local();
+    registry
+        .get_or_create(
+            "api",
+            DomainConfig::new(4)
+                .max_wait(MaxWait::from_millis(30))
+                .limit(AIMD),
+        )
+        .unwrap();
+    let from_registry = BulkheadLayer::from_registry(&registry, "api").unwrap();
+    let over_domain = BulkheadLayer::new(registry.domain("api").unwrap());
+    assert_eq!(from_registry.wait_budget(), MaxWait::from_millis(30));
+    assert_eq!(over_domain.wait_budget(), from_registry.wait_budget());
+    assert!(over_domain.is_adaptive() && from_registry.is_adaptive());
+    let mut svc = over_domain.layer(Echo);
+    for _ in 0..limit(&registry, "api") {
+        assert!(svc.call(Err("reset")).await.is_err());
+    }
+    assert_eq!(limit(&registry, "api"), 3, "a window of `Err`s backs off");
+    // An `Arc` of the same compartment is a plain compartment: no samples.
+    let plain = BulkheadLayer::new(registry.get("api").unwrap());
+    assert!(!plain.is_adaptive());
+    assert_eq!(plain.wait_budget(), MaxWait::FailFast);
+    let mut plain = plain.layer(Echo);
+    for _ in 0..10 {
+        assert!(plain.call(Err("reset")).await.is_err());
+    }
+    assert_eq!(changes(&registry, "api"), 1);
+}

@@ -1,5 +1,5 @@
 //! [`ResponseFuture`], which holds the seat while the inner call runs
-//! and, for an adaptive registry domain, feeds its limit when it ends.
+//! and, for an adaptive compartment, feeds its limit when it ends.
 
 use std::fmt;
 use std::future::Future;
@@ -8,16 +8,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use bulkhead_core::{Bulkhead, Error, OwnedSeat, RawLock};
-use bulkhead_std::StdLock;
-use bulkhead_std::registry::{Domain, RegistrySeat};
+use bulkhead_core::Error;
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use super::{BoxErrors, ClassifyResponse, ErrIsDropped, ErrorRepr};
-use crate::AcquireOwnedWithin;
-
-type ArcSeat<L> = OwnedSeat<Arc<Bulkhead<L>>>;
+use super::{BoxErrors, ClassifyResponse, ErrIsDropped, ErrorRepr, LayerHandle};
+use crate::{AcquireOwnedWithin, Bulkhead};
 
 pin_project! {
     /// The response future of a [`BulkheadService`](super::BulkheadService).
@@ -30,14 +26,13 @@ pin_project! {
     /// [`ServiceError`](super::ServiceError), which allocates nothing.
     ///
     /// # Feeding an adaptive limit
-    /// Built from an adaptive registry domain
-    /// ([`BulkheadLayer::from_registry`](super::BulkheadLayer::from_registry)),
-    /// its seat is a timed [`RegistrySeat`]: when the inner future
-    /// completes it records one sample (the round trip from admission, the
-    /// in-flight count at admission, and the outcome `K` gives the
-    /// response) before the seat is freed. Dropped before that (the client
-    /// hung up), the seat records a success, the default of every adaptive
-    /// seat. A rejected request records nothing.
+    /// Over an adaptive compartment, or an adaptive registry domain (see
+    /// [`LayerHandle`]), its seat is timed: when the inner future completes
+    /// it records one sample (the round trip from admission, the in-flight
+    /// count at admission, and the outcome `K` gives the response) before
+    /// the seat is freed. Dropped before that (the client hung up), the
+    /// seat records a success, the default of every adaptive seat. A
+    /// rejected request records nothing.
     ///
     /// # Cancel safety
     /// Dropping it gives its seat back, or leaves the line if it still
@@ -50,49 +45,47 @@ pin_project! {
     /// inner call. The precise orderings are in
     /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResponseFuture<S, Req, L = StdLock, R = BoxErrors, K = ErrIsDropped>
+    pub struct ResponseFuture<S, Req, H = Arc<Bulkhead>, R = BoxErrors, K = ErrIsDropped>
     where
         S: Service<Req>,
-        L: RawLock,
-        L: 'static,
+        H: LayerHandle,
     {
         #[pin]
-        phase: Phase<S, Req, L, K>,
+        phase: Phase<S, Req, H, K>,
         errors: PhantomData<fn() -> R>,
     }
 }
 
 pin_project! {
     #[project = PhaseProj]
-    enum Phase<S, Req, L, K>
+    enum Phase<S, Req, H, K>
     where
         S: Service<Req>,
-        L: RawLock,
-        L: 'static,
+        H: LayerHandle,
     {
         Waiting {
             #[pin]
-            admit: AcquireOwnedWithin<L>,
+            admit: AcquireOwnedWithin<H::Owner>,
             // The ready service and the request, called once admitted,
             // and the classifier of its response.
             call: Option<(S, Req, K)>,
-            // The adaptive registry domain whose limit the seat feeds.
-            feedback: Option<Domain>,
+            // What starts the seat's timing, if it is timed.
+            feedback: H::Feedback,
         },
         Running {
             #[pin]
             future: S::Future,
             // Taken (given back, after its sample if timed) as soon as
             // `future` completes.
-            seat: Option<RegistrySeat<L>>,
+            seat: Option<H::Seat>,
             classify: K,
         },
         Rejected { error: Option<Error> },
     }
 }
 
-impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L, R, K> {
-    pub(super) fn running(future: S::Future, seat: RegistrySeat<L>, classify: K) -> Self {
+impl<S: Service<Req>, Req, H: LayerHandle, R, K> ResponseFuture<S, Req, H, R, K> {
+    pub(super) fn running(future: S::Future, seat: H::Seat, classify: K) -> Self {
         Self::from_phase(Phase::Running {
             future,
             seat: Some(seat),
@@ -101,10 +94,10 @@ impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L,
     }
 
     pub(super) fn waiting(
-        admit: AcquireOwnedWithin<L>,
+        admit: AcquireOwnedWithin<H::Owner>,
         service: S,
         request: Req,
-        feedback: Option<Domain>,
+        feedback: H::Feedback,
         classify: K,
     ) -> Self {
         Self::from_phase(Phase::Waiting {
@@ -118,7 +111,7 @@ impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L,
         Self::from_phase(Phase::Rejected { error: Some(error) })
     }
 
-    fn from_phase(phase: Phase<S, Req, L, K>) -> Self {
+    fn from_phase(phase: Phase<S, Req, H, K>) -> Self {
         Self {
             phase,
             errors: PhantomData,
@@ -126,21 +119,11 @@ impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L,
     }
 }
 
-/// The seat of an admitted request: timed if `feedback` is the adaptive
-/// domain it was taken from, plain otherwise (a static domain's layer, or
-/// one built from a bare compartment, pays nothing for the feedback).
-pub(super) fn admitted<L: RawLock>(seat: ArcSeat<L>, feedback: Option<&Domain>) -> RegistrySeat<L> {
-    match feedback {
-        Some(domain) => domain.track(seat).unwrap_or_else(RegistrySeat::from),
-        None => RegistrySeat::from(seat),
-    }
-}
-
-impl<S, Req, T, E, L, R, K> Future for ResponseFuture<S, Req, L, R, K>
+impl<S, Req, T, E, H, R, K> Future for ResponseFuture<S, Req, H, R, K>
 where
     S: Service<Req, Response = T, Error = E>,
     R: ErrorRepr<E>,
-    L: RawLock + 'static,
+    H: LayerHandle,
     K: ClassifyResponse<T, E>,
 {
     type Output = Result<T, R::Error>;
@@ -159,7 +142,7 @@ where
                             .expect("`ResponseFuture` polled after it completed");
                         // Timed from admission, not from the first poll:
                         // the wait is not part of the dependency's round trip.
-                        let seat = admitted(seat, feedback.as_ref());
+                        let seat = H::start_later(feedback, seat);
                         let future = service.call(request);
                         self.as_mut().project().phase.set(Phase::Running {
                             future,
@@ -180,9 +163,7 @@ where
                     let output = ready!(future.poll(cx));
                     if let Some(seat) = seat.take() {
                         // The classifier runs only for a timed seat.
-                        if seat.is_timed() {
-                            let _ = seat.record(classify.classify(&output));
-                        }
+                        H::finish(seat, || classify.classify(&output));
                     }
                     return Poll::Ready(output.map_err(R::inner));
                 }
@@ -197,15 +178,13 @@ where
     }
 }
 
-impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> fmt::Debug
-    for ResponseFuture<S, Req, L, R, K>
-{
+impl<S: Service<Req>, Req, H: LayerHandle, R, K> fmt::Debug for ResponseFuture<S, Req, H, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let phase = match &self.phase {
             Phase::Waiting { .. } => "waiting for a seat",
             Phase::Running {
                 seat: Some(seat), ..
-            } if seat.is_timed() => "running with a timed seat",
+            } if H::is_timed(seat) => "running with a timed seat",
             Phase::Running { seat: Some(_), .. } => "running with a seat",
             Phase::Running { seat: None, .. } => "done",
             Phase::Rejected { .. } => "rejected",

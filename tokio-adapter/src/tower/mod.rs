@@ -1,10 +1,10 @@
 //! A tower [`Layer`] and [`Service`] that admit each request through a
 //! compartment.
 
-mod adaptive;
 mod classify;
 mod error;
 mod future;
+mod handle;
 mod http;
 
 use std::fmt;
@@ -12,17 +12,16 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bulkhead_core::{Bulkhead, MaxWait, OwnedSeat, RawLock};
-use bulkhead_std::StdLock;
+use bulkhead_core::MaxWait;
 use bulkhead_std::registry::Domain;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::BulkheadExt;
-pub use adaptive::{AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService};
+use crate::{AcquireOwnedWithin, Bulkhead};
 pub use classify::{ClassifyResponse, ErrIsDropped};
 pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
+pub use handle::LayerHandle;
 pub use http::HttpRejection;
 
 /// The error of a [`BulkheadService`] by default: tower's usual boxed
@@ -40,10 +39,17 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// Wraps a service in a [`BulkheadService`] that admits at most
 /// `max_concurrent` requests at once through one compartment.
 ///
-/// The layer holds an `Arc` of the compartment, so one compartment can
-/// guard one route, several routes, or a whole server: every service made
-/// from the layer (or from a clone of it, or from another layer built from
-/// the same `Arc`) shares the same seats.
+/// The one tower layer of the workspace, over any of the three kinds of
+/// compartment ([`LayerHandle`]): a compartment (`Arc<Bulkhead>`), an
+/// adaptive compartment (`Arc<Adaptive<..>>`), or a registry [`Domain`]
+/// (adaptive when its configuration says so). Failing fast or waiting,
+/// boxed or [typed](Self::typed_errors) errors, and
+/// [`HttpRejection`] work the same over all three.
+///
+/// The layer holds a handle (an `Arc`) to the compartment, so one
+/// compartment can guard one route, several routes, or a whole server:
+/// every service made from the layer (or from a clone of it, or from
+/// another layer built from the same handle) shares the same seats.
 ///
 /// # Fairness and readiness
 ///
@@ -77,29 +83,53 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///
 /// # Feeding an adaptive limit
 ///
-/// A layer built by [`from_registry`](Self::from_registry) from an adaptive
-/// registry domain feeds its limit: each admitted request records one
-/// sample when its response completes, classified by `K` (parameter
-/// [`ErrIsDropped`] by default; [`classify`](Self::classify) replaces it).
-pub struct BulkheadLayer<L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
-    gate: Gate<L, K>,
+/// A layer over an adaptive compartment, or over an adaptive registry
+/// domain, feeds its limit: each admitted request records one sample when
+/// its response completes, classified by `K` (parameter [`ErrIsDropped`]
+/// by default; [`classify`](Self::classify) replaces it). A rejected
+/// request records nothing.
+///
+/// ```
+/// use std::sync::Arc;
+/// use bulkhead_tokio::{Bulkhead, BulkheadLayer, TokioClock};
+/// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, CallOutcome, Gradient2, Gradient2Params, Windowed};
+///
+/// let limit = Gradient2::new(Gradient2Params { min: 4, ..Gradient2Params::DEFAULT })?;
+/// let upstream = Arc::new(Adaptive::new(Bulkhead::new("upstream", 20)?, Windowed::new(limit, 10), TokioClock::new()));
+/// // 5xx counts as dropped; transport errors too.
+/// let layer = BulkheadLayer::new(upstream).classify(|r: &Result<u16, std::io::Error>| match r {
+///     Ok(status) if *status >= 500 => CallOutcome::Dropped,
+///     Ok(_) => CallOutcome::Success,
+///     Err(_) => CallOutcome::Dropped,
+/// });
+/// assert!(layer.is_adaptive());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BulkheadLayer<H: LayerHandle = Arc<Bulkhead>, R = BoxErrors, K = ErrIsDropped> {
+    gate: Gate<H, K>,
     errors: PhantomData<fn() -> R>,
 }
 
-impl<L: RawLock> BulkheadLayer<L> {
-    /// A fail-fast layer over `bulkhead`: a request that finds every seat
-    /// taken is rejected at once with [`Error::Full`](crate::Error::Full).
+impl<H: LayerHandle> BulkheadLayer<H> {
+    /// A layer over `compartment`, any [`LayerHandle`]: an
+    /// `Arc<Bulkhead>`, an `Arc` of an adaptive compartment, or a registry
+    /// [`Domain`].
     ///
-    /// Takes any `Arc` of a compartment, so the layer can equally be built
-    /// from a compartment kept in a registry; to feed an adaptive registry
-    /// domain's limit, build it with [`from_registry`](BulkheadLayer::from_registry)
-    /// instead (a layer from a bare `Arc` records no samples).
-    pub fn new(bulkhead: Arc<Bulkhead<L>>) -> Self {
+    /// It fails fast, rejecting a request that finds every seat taken at
+    /// once with [`Error::Full`](crate::Error::Full); over a registry
+    /// domain it starts with the domain's configured `max_wait` instead.
+    /// [`max_wait`](Self::max_wait) sets another budget.
+    ///
+    /// An `Arc` of a compartment kept in a registry
+    /// ([`Registry::get`](bulkhead_std::registry::Registry::get)) records
+    /// no samples even if its domain is adaptive: build the layer from the
+    /// [`Domain`] ([`from_registry`](BulkheadLayer::from_registry)) to feed
+    /// its limit.
+    pub fn new(compartment: H) -> Self {
         Self {
             gate: Gate {
-                bulkhead,
-                max_wait: MaxWait::FailFast,
-                feedback: None,
+                max_wait: compartment.default_max_wait(),
+                handle: compartment,
                 classify: ErrIsDropped,
             },
             errors: PhantomData,
@@ -107,7 +137,7 @@ impl<L: RawLock> BulkheadLayer<L> {
     }
 }
 
-impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
+impl<H: LayerHandle, R, K> BulkheadLayer<H, R, K> {
     /// The same layer, whose services return a [`ServiceError`] of the
     /// inner service's error instead of a [`BoxError`]: nothing is
     /// allocated per request, rejected ones included.
@@ -144,7 +174,7 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     /// # }
     /// ```
     #[must_use]
-    pub fn typed_errors(self) -> BulkheadLayer<L, TypedErrors, K> {
+    pub fn typed_errors(self) -> BulkheadLayer<H, TypedErrors, K> {
         BulkheadLayer {
             gate: self.gate,
             errors: PhantomData,
@@ -152,11 +182,11 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     }
 
     /// The same layer, whose responses `classify` turns into the outcome
-    /// fed to an adaptive registry domain's limit, instead of
-    /// [`ErrIsDropped`]: any `Fn(&Result<Response, Error>) -> CallOutcome`
-    /// (or a [`ClassifyResponse`]). It is called once per admitted request
-    /// of an adaptive domain, and never for a layer with a fixed limit,
-    /// which records nothing.
+    /// fed to an adaptive limit, instead of [`ErrIsDropped`]: any
+    /// `Fn(&Result<Response, Error>) -> CallOutcome` (or a
+    /// [`ClassifyResponse`]). It is called once per admitted request over
+    /// an adaptive compartment or registry domain, and never for a layer
+    /// with a fixed limit, which records nothing.
     ///
     /// ```
     /// use bulkhead_std::registry::{DomainConfig, Registry};
@@ -178,22 +208,21 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn classify<K2>(self, classify: K2) -> BulkheadLayer<L, R, K2> {
+    pub fn classify<K2>(self, classify: K2) -> BulkheadLayer<H, R, K2> {
         BulkheadLayer {
             gate: Gate {
-                bulkhead: self.gate.bulkhead,
+                handle: self.gate.handle,
                 max_wait: self.gate.max_wait,
-                feedback: self.gate.feedback,
                 classify,
             },
             errors: PhantomData,
         }
     }
 
-    /// Whether its requests feed an adaptive limit (a layer built from an
-    /// adaptive registry domain).
+    /// Whether its requests feed an adaptive limit (a layer over an
+    /// adaptive compartment, or over an adaptive registry domain).
     pub fn is_adaptive(&self) -> bool {
-        self.gate.feedback.is_some()
+        self.gate.handle.is_adaptive()
     }
 
     /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
@@ -204,9 +233,9 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
         self
     }
 
-    /// The compartment.
-    pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
-        &self.gate.bulkhead
+    /// The handle the layer was built from.
+    pub fn handle(&self) -> &H {
+        &self.gate.handle
     }
 
     /// How long a request may wait for a seat.
@@ -215,11 +244,12 @@ impl<L: RawLock, R, K> BulkheadLayer<L, R, K> {
     }
 }
 
-impl BulkheadLayer {
-    /// A layer over the registry's compartment `name`, with the wait
-    /// budget configured for it (its `max_wait`: code < file <
-    /// environment), so a service built only from the registry gets the
-    /// configured budgets. The budget is read now: a later
+impl BulkheadLayer<Domain> {
+    /// A layer over the registry's compartment `name`
+    /// ([`Registry::domain`](bulkhead_std::registry::Registry::domain),
+    /// then [`new`](BulkheadLayer::new)), with the wait budget configured
+    /// for it (its `max_wait`: code < file < environment), so a service
+    /// built only from the registry gets the configured budgets. The budget is read now: a later
     /// [`reconfigure`](bulkhead_std::registry::Registry::reconfigure) of
     /// `max_wait` applies to layers built after it (a change of
     /// `max_concurrent` applies at once, since the compartment is shared).
@@ -242,8 +272,8 @@ impl BulkheadLayer {
     ///
     /// [`classify`](Self::classify) replaces the default, for example to
     /// count a `5xx` as dropped. A domain with a fixed limit records
-    /// nothing, and its requests take the same path as a layer built with
-    /// [`new`](Self::new).
+    /// nothing, and its requests take the same path as a layer over an
+    /// `Arc<Bulkhead>`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -265,16 +295,11 @@ impl BulkheadLayer {
         registry: &bulkhead_std::registry::Registry,
         name: &str,
     ) -> Result<Self, bulkhead_std::registry::RegistryError> {
-        let domain = registry.domain(name)?;
-        let mut layer = Self::new(Arc::clone(domain.bulkhead())).max_wait(domain.config().max_wait);
-        if domain.controller().is_some() {
-            layer.gate.feedback = Some(domain);
-        }
-        Ok(layer)
+        Ok(Self::new(registry.domain(name)?))
     }
 }
 
-impl<L: RawLock, R, K: Clone> Clone for BulkheadLayer<L, R, K> {
+impl<H: LayerHandle, R, K: Clone> Clone for BulkheadLayer<H, R, K> {
     fn clone(&self) -> Self {
         Self {
             gate: self.gate.clone(),
@@ -283,19 +308,19 @@ impl<L: RawLock, R, K: Clone> Clone for BulkheadLayer<L, R, K> {
     }
 }
 
-impl<L: RawLock, R, K> fmt::Debug for BulkheadLayer<L, R, K> {
+impl<H: LayerHandle, R, K> fmt::Debug for BulkheadLayer<H, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadLayer")
-            .field("bulkhead", &self.gate.bulkhead.name())
+            .field("bulkhead", &self.gate.handle.bulkhead().name())
             .field("max_wait", &self.gate.max_wait)
-            .field("adaptive", &self.gate.feedback.is_some())
+            .field("adaptive", &self.gate.handle.is_adaptive())
             .field("errors", &std::any::type_name::<R>())
             .finish()
     }
 }
 
-impl<S, L: RawLock, R, K: Clone> Layer<S> for BulkheadLayer<L, R, K> {
-    type Service = BulkheadService<S, L, R, K>;
+impl<S, H: LayerHandle, R, K: Clone> Layer<S> for BulkheadLayer<H, R, K> {
+    type Service = BulkheadService<S, H, R, K>;
 
     fn layer(&self, inner: S) -> Self::Service {
         BulkheadService {
@@ -307,21 +332,19 @@ impl<S, L: RawLock, R, K: Clone> Layer<S> for BulkheadLayer<L, R, K> {
 }
 
 /// What a [`BulkheadLayer`] and each of its services admit requests with.
-struct Gate<L: RawLock, K> {
-    bulkhead: Arc<Bulkhead<L>>,
+struct Gate<H, K> {
+    // Over an adaptive compartment (or registry domain), its requests'
+    // seats are timed and record a sample classified by `classify`.
+    handle: H,
     max_wait: MaxWait,
-    // `Some` only for an adaptive registry domain (of `bulkhead`): its
-    // requests' seats are timed and record a sample classified by `classify`.
-    feedback: Option<Domain>,
     classify: K,
 }
 
-impl<L: RawLock, K: Clone> Clone for Gate<L, K> {
+impl<H: Clone, K: Clone> Clone for Gate<H, K> {
     fn clone(&self) -> Self {
         Self {
-            bulkhead: Arc::clone(&self.bulkhead),
+            handle: self.handle.clone(),
             max_wait: self.max_wait,
-            feedback: self.feedback.clone(),
             classify: self.classify.clone(),
         }
     }
@@ -357,14 +380,14 @@ impl<L: RawLock, K: Clone> Clone for Gate<L, K> {
 /// # Allocation
 ///
 /// Neither mode allocates per admitted request: the response future holds
-/// a named owned wait ([`AcquireOwnedWithin`](crate::AcquireOwnedWithin),
-/// built on core's `AcquireOwned`) and the ready service with its request,
-/// with no boxing. A rejected request allocates once by default (its
-/// [`BoxError`]), and nothing with [`typed_errors`](Self::typed_errors)
-/// (tested by `examples/tests/zero_alloc.rs`). A layer from an adaptive
-/// registry domain allocates nothing more: its timed seat clones two
-/// `Arc`s (the compartment's and the controller's), and recording a
-/// sample allocates nothing.
+/// a named owned wait ([`AcquireOwnedWithin`], built on core's
+/// `AcquireOwned`) and the ready service with its request, with no boxing.
+/// A rejected request allocates once by default (its [`BoxError`]), and
+/// nothing with [`typed_errors`](Self::typed_errors) (tested by
+/// `examples/tests/zero_alloc.rs`). A layer over an adaptive compartment
+/// or registry domain allocates nothing more: its timed seat holds `Arc`
+/// clones (of the compartment, and of a domain's controller), and
+/// recording a sample allocates nothing.
 ///
 /// # Waiting and readiness
 ///
@@ -408,28 +431,28 @@ impl<L: RawLock, K: Clone> Clone for Gate<L, K> {
 /// ```
 ///
 /// # Feeding an adaptive limit
-/// Made from a layer built from an adaptive registry domain, it records
-/// one sample per admitted request; see
-/// [`BulkheadLayer::from_registry`] ("Adaptive domains").
-pub struct BulkheadService<S, L: RawLock = StdLock, R = BoxErrors, K = ErrIsDropped> {
+/// Over an adaptive compartment or registry domain, it records one sample
+/// per admitted request; see [`BulkheadLayer::from_registry`] ("Adaptive
+/// domains").
+pub struct BulkheadService<S, H: LayerHandle = Arc<Bulkhead>, R = BoxErrors, K = ErrIsDropped> {
     inner: S,
-    gate: Gate<L, K>,
+    gate: Gate<H, K>,
     errors: PhantomData<fn() -> R>,
 }
 
-impl<S, L: RawLock> BulkheadService<S, L> {
-    /// Wraps `inner`, failing fast; see [`BulkheadLayer::new`].
-    pub fn new(inner: S, bulkhead: Arc<Bulkhead<L>>) -> Self {
-        BulkheadLayer::new(bulkhead).layer(inner)
+impl<S, H: LayerHandle> BulkheadService<S, H> {
+    /// Wraps `inner`; see [`BulkheadLayer::new`].
+    pub fn new(inner: S, compartment: H) -> Self {
+        BulkheadLayer::new(compartment).layer(inner)
     }
 }
 
-impl<S, L: RawLock, R, K> BulkheadService<S, L, R, K> {
+impl<S, H: LayerHandle, R, K> BulkheadService<S, H, R, K> {
     /// The same service, returning a [`ServiceError`] of the inner
     /// service's error instead of a [`BoxError`]; see
     /// [`BulkheadLayer::typed_errors`].
     #[must_use]
-    pub fn typed_errors(self) -> BulkheadService<S, L, TypedErrors, K> {
+    pub fn typed_errors(self) -> BulkheadService<S, H, TypedErrors, K> {
         BulkheadService {
             inner: self.inner,
             gate: self.gate,
@@ -445,9 +468,9 @@ impl<S, L: RawLock, R, K> BulkheadService<S, L, R, K> {
         self
     }
 
-    /// The compartment.
-    pub fn bulkhead(&self) -> &Arc<Bulkhead<L>> {
-        &self.gate.bulkhead
+    /// The handle the service was built from.
+    pub fn handle(&self) -> &H {
+        &self.gate.handle
     }
 
     /// The inner service.
@@ -466,7 +489,7 @@ impl<S, L: RawLock, R, K> BulkheadService<S, L, R, K> {
     }
 }
 
-impl<S: Clone, L: RawLock, R, K: Clone> Clone for BulkheadService<S, L, R, K> {
+impl<S: Clone, H: LayerHandle, R, K: Clone> Clone for BulkheadService<S, H, R, K> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -476,28 +499,28 @@ impl<S: Clone, L: RawLock, R, K: Clone> Clone for BulkheadService<S, L, R, K> {
     }
 }
 
-impl<S, L: RawLock, R, K> fmt::Debug for BulkheadService<S, L, R, K> {
+impl<S, H: LayerHandle, R, K> fmt::Debug for BulkheadService<S, H, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadService")
-            .field("bulkhead", &self.gate.bulkhead.name())
+            .field("bulkhead", &self.gate.handle.bulkhead().name())
             .field("max_wait", &self.gate.max_wait)
-            .field("adaptive", &self.gate.feedback.is_some())
+            .field("adaptive", &self.gate.handle.is_adaptive())
             .finish_non_exhaustive()
     }
 }
 
-impl<S, Req, L, R, K> Service<Req> for BulkheadService<S, L, R, K>
+impl<S, Req, H, R, K> Service<Req> for BulkheadService<S, H, R, K>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
     R: ErrorRepr<S::Error>,
     K: ClassifyResponse<S::Response, S::Error> + Clone,
     Req: Send + 'static,
-    L: RawLock + Send + Sync + 'static,
+    H: LayerHandle,
 {
     type Response = S::Response;
     type Error = R::Error;
-    type Future = ResponseFuture<S, Req, L, R, K>;
+    type Future = ResponseFuture<S, Req, H, R, K>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), R::Error>> {
         // Readiness only: no seat is taken here (bug class 12 in docs/bug-classes.md).
@@ -506,12 +529,11 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         if self.gate.max_wait.is_fail_fast() {
-            // The `Arc` is cloned only for an admitted request: a rejection
-            // touches no reference count (two locked RMWs fewer).
-            return match self.gate.bulkhead.try_acquire() {
+            // The handle is cloned only for an admitted request: a
+            // rejection touches no reference count (two locked RMWs fewer).
+            return match self.gate.handle.bulkhead().try_acquire() {
                 Ok(seat) => {
-                    let seat = OwnedSeat::from_seat(seat, Arc::clone(&self.gate.bulkhead));
-                    let seat = future::admitted(seat, self.gate.feedback.as_ref());
+                    let seat = self.gate.handle.start(seat);
                     ResponseFuture::running(
                         self.inner.call(request),
                         seat,
@@ -524,14 +546,14 @@ where
         // The ready instance goes with the request; a clone stays.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = Arc::clone(&self.gate.bulkhead).acquire_owned(self.gate.max_wait);
+        let admit = AcquireOwnedWithin::new(self.gate.handle.owner(), self.gate.max_wait);
         // The wait starts at the response future's first poll (a queued
         // wait is pinned in it and cannot move), so nothing is allocated.
         ResponseFuture::waiting(
             admit,
             ready,
             request,
-            self.gate.feedback.clone(),
+            self.gate.handle.feedback(),
             self.gate.classify.clone(),
         )
     }
