@@ -23,8 +23,6 @@ pub use bulkhead_std;
 /// module, through the `metrics` facade.
 #[cfg(feature = "metrics")]
 pub use bulkhead_std::metrics;
-/// What a snapshot of a compartment says, and the trait that takes it.
-pub use bulkhead_std::{Inspect, Kind, Snapshot};
 /// Adaptive limits: the algorithm and its settings (a registry domain's
 /// `limit`), and how a call's result reports the way it went.
 pub use bulkhead_std::{Algorithm, Classify, LimitConfig};
@@ -32,6 +30,8 @@ pub use bulkhead_std::{Algorithm, Classify, LimitConfig};
 /// every crate shares), its lock and seat, its blocking acquire and its
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
+/// What a snapshot of a compartment says, and the trait that takes it.
+pub use bulkhead_std::{Inspect, Kind, Snapshot};
 
 pub use adaptive::AdaptiveExt;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment

@@ -15,7 +15,7 @@ use bulkhead_std::scoped::ShutdownReport;
 
 /// Takes seats by compartment name from tokio tasks, honouring each
 /// compartment's configured `max_wait` (code < file < environment, see
-/// [`RegistryBuilder`](bulkhead_std::registry::RegistryBuilder)).
+/// [`RegistryBuilder`]).
 ///
 /// bulkhead-std's [`Registry::acquire`] is a *blocking* call: on a tokio
 /// worker it gives the immediate verdict, whatever the budget, because

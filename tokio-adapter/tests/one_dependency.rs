@@ -56,7 +56,10 @@ fn a_mistyped_key_in_the_file_is_a_clear_error() {
         .toml_str("[domains.database]\nmax_concurent = 1\n")
         .build()
         .unwrap_err();
-    assert_eq!(err.settings().unwrap().kind(), SettingsErrorKind::UnknownKey);
+    assert_eq!(
+        err.settings().unwrap().kind(),
+        SettingsErrorKind::UnknownKey
+    );
     assert!(err.to_string().contains("max_concurent"), "{err}");
 }
 
