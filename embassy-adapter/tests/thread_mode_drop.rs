@@ -5,7 +5,7 @@
 //! closure. Dropping a queued `acquire()` future must unlink its node under
 //! that lock. Core retries while the panic unwinds, and the second refusal
 //! aborts the process: the future's memory is never freed while its node is
-//! still linked. (Before issue 12 the unwind freed the future with its node
+//! still linked. (Before that fix the unwind freed the future with its node
 //! linked, and the next release walked freed memory: a use-after-free from
 //! safe code.) The abort needs a child process to observe.
 

@@ -65,7 +65,7 @@ fn vegas_beats_tower_acc_on_the_knee() {
 /// them.
 ///
 /// It runs the whole table, 200 static limits included: about 10 s
-/// optimised, minutes without. CI runs it with `--release` (step 5d).
+/// optimised, minutes without. CI runs it with `--release`.
 #[test]
 #[cfg_attr(
     debug_assertions,

@@ -93,8 +93,9 @@ fn racing_samplers_share_the_algorithm_and_keep_the_drop() {
             s.join().unwrap();
         }
         // With a swap-based flag (losers write TAKEN over TAKEN) loom 0.7
-        // reports the flag stuck here: its RMW atomicity bug
-        // (tokio-rs/loom#254) lets the holder's release slip between a
+        // reports the flag stuck here: its RMW atomicity bug (reported
+        // upstream: https://github.com/tokio-rs/loom/issues/254) lets the
+        // holder's release slip between a
         // loser's read and write. The compare-exchange flag has no such
         // write, and is what the real hardware semantics require anyway.
         let r = c.record(&b, &sample(2, CallOutcome::Success));

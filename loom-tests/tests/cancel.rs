@@ -50,7 +50,8 @@ fn timeout_racing_a_hand_off_with_a_waiter_behind() {
 }
 
 /// Barging: a woken waiter that times out passes its wake-up on
-/// (bug class 1 in docs/bug-classes.md, embassy #6964).
+/// (bug class 1 in docs/bug-classes.md; embassy-sync had it:
+/// <https://github.com/embassy-rs/embassy/pull/6964>).
 #[test]
 fn barging_timeout_passes_the_wake_up_on() {
     loom::model(|| leaver_and_waiter(barging(1), time_out_early, acquire_async));

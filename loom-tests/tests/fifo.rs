@@ -44,7 +44,8 @@ fn blocking_and_async_waiters_share_one_seat() {
 }
 
 /// Two releases in quick succession with two waiters: both must wake
-/// (bug class 4 in docs/bug-classes.md, async-lock #18).
+/// (bug class 4 in docs/bug-classes.md; async-lock had it:
+/// <https://github.com/smol-rs/async-lock/issues/18>).
 #[test]
 fn two_quick_releases_wake_two_waiters() {
     loom::model(|| two_quick_releases(fifo(2)));

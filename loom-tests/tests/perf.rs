@@ -1,4 +1,4 @@
-//! Models of the performance work (issue 14): the admission mode kept as
+//! Models of the performance work: the admission mode kept as
 //! the `BARGING` bit of the seat word.
 //!
 //! Every transition of the word must leave the bit alone: releases

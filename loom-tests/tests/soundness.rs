@@ -1,4 +1,4 @@
-//! Models of issue 12's soundness fixes: a waiting future whose lock
+//! Models of the soundness fixes: a waiting future whose lock
 //! refuses (panics before running the closure) while a release races it,
 //! and a poll cut short by a panic on `enqueue`'s rejection path, re-polled
 //! while a release races it.

@@ -1,5 +1,5 @@
 //! The size of a compartment with the std lock, and of its acquire future,
-//! pinned for the target the benchmarks run on (issue 14's budget: 64
+//! pinned for the target the benchmarks run on (the budget: 64
 //! bytes each; examples/BENCHMARKS.md, "Size", has the way there).
 //!
 //! Core's own layout test (`core/src/tests/layout.rs`) counts fields; it

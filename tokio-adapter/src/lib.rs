@@ -4,8 +4,8 @@
 mod adaptive;
 mod clock;
 mod pool;
-mod registry;
-mod scoped;
+pub mod registry;
+pub mod scoped;
 #[cfg(feature = "tower")]
 mod tower;
 mod wait;
@@ -17,12 +17,21 @@ pub use bulkhead_core::{
     MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
 };
 /// The std crate, for everything this one does not re-export by name
-/// (`Snapshot`, `Policy`, `ThreadPoolBulkhead`, …).
+/// (`Policy`, `AdaptiveBulkhead`, …).
 pub use bulkhead_std;
+/// Metrics for registered compartments (feature `metrics`): bulkhead-std's
+/// module, through the `metrics` facade.
+#[cfg(feature = "metrics")]
+pub use bulkhead_std::metrics;
+/// Adaptive limits: the algorithm and its settings (a registry domain's
+/// `limit`), and how a call's result reports the way it went.
+pub use bulkhead_std::{Algorithm, Classify, LimitConfig};
 /// bulkhead-std's compartment (core's `Bulkhead<StdLock>`, the one type
 /// every crate shares), its lock and seat, its blocking acquire and its
 /// event-loop detection.
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
+/// What a snapshot of a compartment says, and the trait that takes it.
+pub use bulkhead_std::{Inspect, Kind, Snapshot};
 
 pub use adaptive::TokioAcquireAdaptive;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment

@@ -1,16 +1,21 @@
-//! [`RegistryExt`]: the registry's lookups for tokio tasks, with each
-//! compartment's configured wait budget measured on tokio's clock.
+//! The per-domain registry: bulkhead-std's
+//! [`registry`](bulkhead_std::registry) module, re-exported whole, and
+//! [`RegistryExt`], its lookups for tokio tasks, with each compartment's
+//! configured wait budget measured on tokio's clock.
 
 use std::future::Future;
 use std::time::Duration;
 
 use bulkhead_std::Classify;
-use bulkhead_std::registry::{Registry, RegistryError, RegistrySeat};
+// Everything of bulkhead-std's registry, so that `bulkhead_tokio::registry`
+// is the one path a tokio user needs (a private import of one of these
+// names would hide its public re-export).
+pub use bulkhead_std::registry::*;
 use bulkhead_std::scoped::ShutdownReport;
 
 /// Takes seats by compartment name from tokio tasks, honouring each
 /// compartment's configured `max_wait` (code < file < environment, see
-/// [`RegistryBuilder`](bulkhead_std::registry::RegistryBuilder)).
+/// [`RegistryBuilder`]).
 ///
 /// bulkhead-std's [`Registry::acquire`] is a *blocking* call: on a tokio
 /// worker it gives the immediate verdict, whatever the budget, because
@@ -36,7 +41,7 @@ use bulkhead_std::scoped::ShutdownReport;
 /// ```
 /// use bulkhead_tokio::MaxWait;
 /// use std::time::Duration;
-/// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+/// use bulkhead_tokio::registry::{DomainConfig, Registry, RegistryError};
 /// use bulkhead_tokio::{Error, RegistryExt};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -113,8 +118,8 @@ pub trait RegistryExt: sealed::Sealed {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_std::registry::{DomainConfig, Registry};
-    /// use bulkhead_tokio::bulkhead_std::scoped::{Opener, Scoped};
+    /// use bulkhead_tokio::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::scoped::{Opener, Scoped};
     /// use bulkhead_tokio::prelude::*;
     ///
     /// # #[tokio::main(flavor = "current_thread")]

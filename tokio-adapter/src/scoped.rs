@@ -1,6 +1,8 @@
 //! Resource-scoped compartments on tokio: bulkhead-std's
-//! [`Scoped`](bulkhead_std::scoped::Scoped), entered and shut down with
-//! tokio's clock, and a spawn that carries the ambient scope.
+//! [`scoped`](bulkhead_std::scoped) module, re-exported whole
+//! ([`Scoped`], [`Opener`], [`resolve`], …), [`ScopedExt`] to enter and
+//! shut a [`Scoped`] down with tokio's clock, and a spawn that carries the
+//! ambient scope.
 //!
 //! The compartment, its resource slot and the ambient scope live in
 //! bulkhead-std (see [`bulkhead_std::scoped`]); this module only adds
@@ -12,7 +14,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use bulkhead_std::scoped::{Entered, ScopeError, Scoped, ShutdownReport, in_current_scope};
+// Everything of bulkhead-std's scoped module, so that
+// `bulkhead_tokio::scoped` is the one path a tokio user needs (a private
+// import of one of these names would hide its public re-export).
+pub use bulkhead_std::scoped::*;
 use tokio::task::JoinHandle;
 
 /// tokio-clock entries and shutdown for a [`Scoped`] compartment.
@@ -48,7 +53,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// use std::time::Duration;
     /// use bulkhead_tokio::prelude::*;
     /// use bulkhead_tokio::Config;
-    /// use bulkhead_tokio::bulkhead_std::scoped::{Opener, Scoped};
+    /// use bulkhead_tokio::scoped::{Opener, Scoped};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -79,7 +84,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// ```
     /// use bulkhead_tokio::prelude::*;
     /// use bulkhead_tokio::Config;
-    /// use bulkhead_tokio::bulkhead_std::scoped::{self, Opener, Scoped};
+    /// use bulkhead_tokio::scoped::{self, Opener, Scoped};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -110,7 +115,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// use std::time::Duration;
     /// use bulkhead_tokio::prelude::*;
     /// use bulkhead_tokio::Config;
-    /// use bulkhead_tokio::bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
+    /// use bulkhead_tokio::scoped::{CloseOutcome, Opener, Scoped};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -159,7 +164,7 @@ impl<R: Send + Sync + 'static> ScopedExt<R> for Scoped<R> {
 /// ```
 /// use bulkhead_tokio::prelude::*;
 /// use bulkhead_tokio::{Config, spawn_in_scope};
-/// use bulkhead_tokio::bulkhead_std::scoped::{self, Opener, Scoped};
+/// use bulkhead_tokio::scoped::{self, Opener, Scoped};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {

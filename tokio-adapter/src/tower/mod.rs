@@ -189,8 +189,8 @@ impl<H: LayerHandle, R, K> BulkheadLayer<H, R, K> {
     /// with a fixed limit, which records nothing.
     ///
     /// ```
-    /// use bulkhead_std::registry::{DomainConfig, Registry};
-    /// use bulkhead_std::{Algorithm, LimitConfig};
+    /// use bulkhead_tokio::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::{Algorithm, LimitConfig};
     /// use bulkhead_tokio::BulkheadLayer;
     /// use bulkhead_tokio::bulkhead_core::limit::CallOutcome;
     ///
@@ -277,14 +277,14 @@ impl BulkheadLayer<Domain> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::registry::{DomainConfig, Registry};
     /// use bulkhead_tokio::{BulkheadLayer, MaxWait};
     ///
     /// let registry = Registry::local();
     /// registry.get_or_create("checkout", DomainConfig::new(8).max_wait(MaxWait::from_millis(50)))?;
     /// let layer = BulkheadLayer::from_registry(&registry, "checkout")?;
     /// assert_eq!(layer.wait_budget(), MaxWait::UpTo(Duration::from_millis(50)));
-    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// # Ok::<(), bulkhead_tokio::registry::RegistryError>(())
     /// ```
     ///
     /// # Errors
