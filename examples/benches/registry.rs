@@ -33,7 +33,7 @@ fn registry_paths(c: &mut Criterion) {
     let mut group = c.benchmark_group("registry call");
     // An adaptive seat reads the clock twice (taken, given back).
     group.bench_function("StdClock::now_nanos", |b| {
-        b.iter(|| black_box(bulkhead_std::core::limit::Clock::now_nanos(&StdClock)))
+        b.iter(|| black_box(bulkhead_std::bulkhead_core::limit::Clock::now_nanos(&StdClock)))
     });
     let bare = registry.get("fixed").unwrap();
     group.bench_function("bare try_acquire + release", |b| {

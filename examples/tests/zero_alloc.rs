@@ -345,7 +345,7 @@ fn tower_path(case: TowerCase, inject: bool) -> usize {
 /// of the counted rounds recorded a sample (it is called only for a timed
 /// seat) and that no rejection did.
 fn adaptive_tower_path(case: TowerCase, max_wait: MaxWait, inject: bool) -> usize {
-    use bulkhead_std::core::limit::CallOutcome;
+    use bulkhead_std::bulkhead_core::limit::CallOutcome;
     use bulkhead_std::registry::{DomainConfig, Registry};
     use bulkhead_std::{Algorithm, LimitConfig};
     use bulkhead_tokio::BulkheadLayer;
@@ -545,7 +545,7 @@ fn async_lock_per_blocking_wait() -> usize {
 /// is not counted), then the same through `execute` with an `Err`.
 /// Returns the allocations and the limit changes in the counted rounds.
 fn registry_adaptive(inject: bool) -> (usize, usize) {
-    use bulkhead_std::core::limit::CallOutcome;
+    use bulkhead_std::bulkhead_core::limit::CallOutcome;
     use bulkhead_std::registry::{DomainConfig, Registry};
     use bulkhead_std::{Algorithm, LimitConfig};
 

@@ -33,7 +33,7 @@ impl Clock for StdClock {
 /// ```
 /// use std::time::Duration;
 /// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, StdClock};
-/// use bulkhead_std::core::limit::{Gradient2, Gradient2Params, Windowed};
+/// use bulkhead_std::bulkhead_core::limit::{Gradient2, Gradient2Params, Windowed};
 ///
 /// let limit = Gradient2::new(Gradient2Params { initial: 8, min: 2, max: 64, ..Gradient2Params::DEFAULT })?;
 /// let db: AdaptiveBulkhead =
@@ -99,7 +99,7 @@ pub trait ExecuteAdaptive {
     /// ```
     /// use std::{io, time::Duration};
     /// use bulkhead_std::{AdaptiveBulkhead, Bulkhead, ExecuteAdaptive, MaxWait, StdClock};
-    /// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+    /// use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams, CallOutcome};
     ///
     /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
     /// // Not windowed, so that one call moves the limit.

@@ -189,7 +189,7 @@ impl<P: Handle> Policy<P> {
 /// ```
 /// use std::time::Duration;
 /// use bulkhead_std::{AdaptivePolicy, AdaptiveBulkhead, Bulkhead, MaxWait, Outcome, StdClock};
-/// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+/// use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams, CallOutcome};
 ///
 /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
 /// let api: AdaptiveBulkhead<Aimd> = AdaptiveBulkhead::new(Bulkhead::new("api", 4)?, aimd, StdClock);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams, CallOutcome};
 use bulkhead_std::{AdaptiveBulkhead, AdaptivePolicy, Bulkhead, MaxWait, Outcome, StdClock};
 
 /// AIMD without a window, so that every call moves the limit.

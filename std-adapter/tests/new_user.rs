@@ -449,7 +449,7 @@ fn domain_config_takes_struct_update_syntax_like_limit_config() {
 
 #[test]
 fn an_owned_seat_over_an_adaptive_compartment_needs_no_wrapper() {
-    use bulkhead_std::core::limit::{Aimd, AimdParams};
+    use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams};
     use bulkhead_std::{AdaptiveBulkhead, OwnedSeat, StdClock};
 
     let aimd = Aimd::new(AimdParams {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bulkhead_std::core::limit::{CallOutcome, Recorded};
+use bulkhead_std::bulkhead_core::limit::{CallOutcome, Recorded};
 use bulkhead_std::registry::{
     DomainConfig, EnvSource, Registry, RegistryError, SettingsErrorKind as K,
 };

@@ -2,7 +2,7 @@
 //! whatever the algorithm: the guide's own example limit
 //! (`gradient2`, `min = 4`) included.
 
-use bulkhead_std::core::limit::CallOutcome;
+use bulkhead_std::bulkhead_core::limit::CallOutcome;
 use bulkhead_std::registry::{DomainConfig, Registry};
 use bulkhead_std::{Algorithm, LimitConfig};
 

@@ -122,7 +122,7 @@ impl Registry {
     ///
     /// ```
     /// use bulkhead_std::registry::Registry;
-    /// use bulkhead_std::core::limit::CallOutcome;
+    /// use bulkhead_std::bulkhead_core::limit::CallOutcome;
     ///
     /// let registry = Registry::local();
     /// let n = registry.execute_classified("cache", || 6 * 7, |_| CallOutcome::Success)?;

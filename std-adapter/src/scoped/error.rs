@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use bulkhead_core::{Error, Name};
 
-/// The error an initialiser returns, boxed: any `std::error::Error` that is
-/// `Send + Sync` (strings convert too).
+/// A boxed error: any `std::error::Error` that is `Send + Sync` (strings
+/// convert too). What an initialiser returns, and the error of
+/// bulkhead-tokio's tower services (tower's usual boxed error); the one
+/// such type of the workspace, also at `bulkhead_std::BoxError`.
 ///
 /// ```
-/// use bulkhead_std::scoped::BoxError;
+/// use bulkhead_std::BoxError;
 ///
 /// let from_io: BoxError = std::io::Error::other("refused").into();
 /// let from_str: BoxError = "refused".into();

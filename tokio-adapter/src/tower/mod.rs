@@ -26,7 +26,8 @@ pub use future::ResponseFuture;
 pub use http::HttpRejection;
 
 /// The error of a [`BulkheadService`] by default: tower's usual boxed
-/// error.
+/// error, bulkhead-std's [`BoxError`](bulkhead_std::BoxError) (one type
+/// for the workspace).
 ///
 /// A rejection by the compartment is a boxed [`Error`](crate::Error);
 /// [`HttpRejection::find`] turns it into a `503` response with
@@ -35,7 +36,7 @@ pub use http::HttpRejection;
 /// unchanged (boxed). Boxing a rejection allocates; a layer built with
 /// [`typed_errors`](BulkheadLayer::typed_errors) returns a
 /// [`ServiceError`] instead, which does not.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use bulkhead_std::BoxError;
 
 /// Wraps a service in a [`BulkheadService`] that admits at most
 /// `max_concurrent` requests at once through one compartment.
