@@ -10,7 +10,6 @@ use bulkhead_core::{Error, MaxWait, RawLock};
 
 use crate::blocking::BlockingAcquire;
 use crate::lock::StdLock;
-use crate::run::Run;
 
 /// Core's [`Clock`] from `std::time::Instant`: nanoseconds since the first
 /// use in this process.
@@ -124,15 +123,15 @@ pub trait ExecuteAdaptive {
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, Error>;
 
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer), and records
+    /// As [`Run::run_timeout`](crate::Run::run_timeout), and records
     /// the call's round trip and outcome ([`Classify`]). A task dropped
     /// while it holds the seat records a success.
     ///
     /// # Cancel safety
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     ///
     /// # Errors
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     fn run<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
@@ -149,10 +148,10 @@ pub trait ExecuteAdaptive {
     /// [`CallOutcome::Timeout`]).
     ///
     /// # Cancel safety
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     ///
     /// # Errors
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     fn run_classified<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
@@ -213,7 +212,7 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for Adaptive<L, A, C> {
         F: Future,
         T: Future,
     {
-        let seat = self.bulkhead().acquire_with_timer(max_wait, sleep).await?;
+        let seat = crate::run::acquire_timeout(self.bulkhead(), max_wait.into(), sleep).await?;
         let seat = OnPanic(Some(track(self, seat)));
         let value = work.await;
         seat.finish(classify(&value));

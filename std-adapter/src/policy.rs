@@ -156,7 +156,7 @@ impl<P: Handle> Policy<P> {
     }
 
     /// Runs `work` inside the compartment, waiting for a seat with the
-    /// runtime timer `sleep`, as [`Run::run_with_timer`].
+    /// runtime timer `sleep`, as [`Run::run_timeout`].
     pub async fn run<F: Future, T: Future>(
         &self,
         sleep: impl FnOnce(Duration) -> T,
@@ -164,7 +164,7 @@ impl<P: Handle> Policy<P> {
     ) -> Outcome<F::Output> {
         Outcome::from_admission(
             self.bulkhead()
-                .run_with_timer(self.max_wait, sleep, work)
+                .run_timeout(self.max_wait, work, sleep)
                 .await,
         )
     }

@@ -1,5 +1,5 @@
 //! Scoped compartments in the registry: registered by name like any
-//! other, closed in reverse order of opening by [`Registry::shutdown`].
+//! other, closed in reverse order of opening by [`Registry::shutdown_blocking`].
 
 use std::any::{Any, type_name};
 use std::collections::BTreeMap;
@@ -58,7 +58,7 @@ impl<R: Send + Sync + 'static> AnyScoped for Scoped<R> {
         bound: Duration,
         sleep: Sleep<'a>,
     ) -> BoxFuture<'a, ShutdownReport> {
-        Box::pin(self.shutdown_with_timer(bound, sleep))
+        Box::pin(self.shutdown_timeout(bound, sleep))
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
@@ -80,7 +80,7 @@ impl Registry {
     /// (a shared name, freed with the compartment): the `Config` that
     /// `build` sees has an empty `name`, since a `Config` can only hold a
     /// `&'static str`. The compartment is an ordinary registered
-    /// compartment too: [`get`](Self::get), [`acquire`](Self::acquire),
+    /// compartment too: [`get`](Self::get), [`acquire_blocking`](Self::acquire_blocking),
     /// [`reconfigure`](Self::reconfigure), [`all_states`](Self::all_states)
     /// and the metrics see its seats. A bounded registry never evicts it:
     /// the compartment keeps a handle to its seats, so it never counts as
@@ -175,7 +175,7 @@ impl Registry {
     /// Registers a scoped compartment built in code under its name,
     /// replacing any compartment of that name (as
     /// [`register`](Self::register), whose rules apply), and returns the
-    /// replaced one. The registry's [`shutdown`](Self::shutdown) closes it,
+    /// replaced one. The registry's [`shutdown_blocking`](Self::shutdown_blocking) closes it,
     /// also after [`unregister`](Self::unregister) removed its name from
     /// the lookups.
     ///
@@ -318,12 +318,12 @@ impl Registry {
     /// }
     /// registry.get_scoped::<()>("first")?.execute(|_| ())?;
     /// registry.get_scoped::<()>("second")?.execute(|_| ())?;
-    /// let closed: Vec<_> = registry.shutdown(Duration::from_secs(1)).iter().map(|r| r.compartment.clone()).collect();
+    /// let closed: Vec<_> = registry.shutdown_blocking(Duration::from_secs(1)).iter().map(|r| r.compartment.clone()).collect();
     /// assert_eq!(closed, ["second", "first"]);
     /// assert!(registry.get("database")?.try_acquire().is_err()); // closed too
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(&self, bound: Duration) -> Vec<ShutdownReport> {
+    pub fn shutdown_blocking(&self, bound: Duration) -> Vec<ShutdownReport> {
         let started = Instant::now();
         self.begin_shutdown()
             .iter()
@@ -331,7 +331,7 @@ impl Registry {
             .collect()
     }
 
-    /// As [`shutdown`](Self::shutdown), from async code: waits with the
+    /// As [`shutdown_blocking`](Self::shutdown_blocking), from async code: waits with the
     /// runtime timer `sleep` (`tokio::time::sleep`, …) and awaits async
     /// close hooks.
     ///
@@ -351,13 +351,13 @@ impl Registry {
     ///     Ok(Scoped::new(c, "api-client", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
     ///         .on_close_async(|()| async { tokio::task::yield_now().await }))
     /// })?;
-    /// api.run_with_timer(tokio::time::sleep, async {}).await?;
-    /// let reports = registry.shutdown_with_timer(Duration::from_secs(1), tokio::time::sleep).await;
+    /// api.run_timeout(async {}, tokio::time::sleep).await?;
+    /// let reports = registry.shutdown_timeout(Duration::from_secs(1), tokio::time::sleep).await;
     /// assert_eq!(reports[0].outcome, CloseOutcome::Closed);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn shutdown_with_timer<T>(
+    pub async fn shutdown_timeout<T>(
         &self,
         bound: Duration,
         sleep: impl Fn(Duration) -> T + Send + Sync,

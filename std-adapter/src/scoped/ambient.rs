@@ -4,8 +4,8 @@
 //! One thread-local holds the current scope, a chain of frames (innermost
 //! first), each lending one compartment's resource of one type. Entering
 //! a compartment through [`Scoped::execute`](super::Scoped::execute) sets
-//! it for the closure; the async entries ([`Scoped::run_with_timer`](super::Scoped::run_with_timer),
-//! bulkhead-tokio's `ScopedExt::run`) set it during every poll of the
+//! it for the closure; the async entries ([`Scoped::run_timeout`](super::Scoped::run_timeout),
+//! bulkhead-tokio's `ScopedExt::run_within`) set it during every poll of the
 //! entered future, and restore the previous one when the poll returns,
 //! exactly as tokio's `task_local!` does. So the scope is task-local for
 //! async code on any runtime, and thread-local for threads, with one
@@ -74,8 +74,8 @@ pub(crate) fn with_resource<R: Send + Sync + 'static>(
 /// if it runs inside a compartment that lends one.
 ///
 /// Inside [`Scoped::execute`](super::Scoped::execute) (threads) or a future
-/// entered with [`Scoped::run_with_timer`](super::Scoped::run_with_timer)
-/// or bulkhead-tokio's `ScopedExt::run` (tasks), this is that
+/// entered with [`Scoped::run_timeout`](super::Scoped::run_timeout)
+/// or bulkhead-tokio's `ScopedExt::run_within` (tasks), this is that
 /// compartment's resource; nested compartments lending the same type
 /// shadow outer ones. Outside any scope it is `None`. Code that has an
 /// application default should call [`resolve`] instead.
@@ -314,13 +314,16 @@ impl fmt::Debug for Scope {
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(7_u8)))?;
 /// let seen = reports
-///     .run_with_timer(tokio::time::sleep, async {
-///         let plain = tokio::spawn(async { scoped::current::<u8>().is_some() });
-///         let carried = tokio::spawn(scoped::in_current_scope(async {
-///             scoped::current::<u8>().map(|r| *r)
-///         }));
-///         (plain.await.unwrap(), carried.await.unwrap())
-///     })
+///     .run_timeout(
+///         async {
+///             let plain = tokio::spawn(async { scoped::current::<u8>().is_some() });
+///             let carried = tokio::spawn(scoped::in_current_scope(async {
+///                 scoped::current::<u8>().map(|r| *r)
+///             }));
+///             (plain.await.unwrap(), carried.await.unwrap())
+///         },
+///         tokio::time::sleep,
+///     )
 ///     .await?;
 /// assert_eq!(seen, (false, Some(7)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -136,12 +136,12 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|| async { Ok::<_, std::io::Error>("client") }))?
     ///     .max_wait(Duration::from_millis(100));
-    /// let inside = api.enter_with_timer(tokio::time::sleep).await?;
+    /// let inside = api.enter_timeout(tokio::time::sleep).await?;
     /// assert_eq!(*inside, "client");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn enter_with_timer<T: Future>(
+    pub async fn enter_timeout<T: Future>(
         &self,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<Entered<'_, R>, ScopeError> {
@@ -235,14 +235,14 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     }
 
     /// Runs the future `work` inside the compartment: enters as
-    /// [`enter_with_timer`](Self::enter_with_timer), then polls `work`
+    /// [`enter_timeout`](Self::enter_timeout), then polls `work`
     /// with the ambient scope set for each poll (task-local: tasks that
     /// `work` spawns do not inherit it; see [`Scope`]). The seat is held
     /// until `work` completes.
     ///
     /// # Cancel safety
     /// Dropping the future loses nothing: before admission as
-    /// [`enter_with_timer`](Self::enter_with_timer); after it, `work` is
+    /// [`enter_timeout`](Self::enter_timeout); after it, `work` is
     /// dropped unfinished and the seat given back.
     ///
     /// # Errors
@@ -258,21 +258,24 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|| Ok::<_, std::io::Error>(5_u32)))?;
     /// let out = checkout
-    ///     .run_with_timer(tokio::time::sleep, async {
-    ///         tokio::task::yield_now().await; // still in scope after a suspension
-    ///         *scoped::current::<u32>().unwrap() * 2
-    ///     })
+    ///     .run_timeout(
+    ///         async {
+    ///             tokio::task::yield_now().await; // still in scope after a suspension
+    ///             *scoped::current::<u32>().unwrap() * 2
+    ///         },
+    ///         tokio::time::sleep,
+    ///     )
     ///     .await?;
     /// assert_eq!(out, 10);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn run_with_timer<F: Future, T: Future>(
+    pub async fn run_timeout<F: Future, T: Future>(
         &self,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, ScopeError> {
-        let entered = self.enter_with_timer(sleep).await?;
+        let entered = self.enter_timeout(sleep).await?;
         let output = entered.scope().wrap(work).await;
         drop(entered);
         Ok(output)

@@ -190,7 +190,7 @@ impl fmt::Display for ScopeError {
                 f,
                 "bulkhead `{compartment}`: its resource `{resource}` has an async initialiser, \
                  which a blocking entry cannot drive on a thread that runs an event loop; \
-                 enter from async code (enter_with_timer, or bulkhead-tokio's ScopedExt::enter) \
+                 enter from async code (enter_timeout, or bulkhead-tokio's ScopedExt::enter_within) \
                  or from a spawn_blocking thread"
             ),
         }

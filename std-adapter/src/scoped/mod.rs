@@ -16,17 +16,17 @@
 //!   the next entry tries again.
 //! - **Entering** takes a seat and gives `&R` for as long as the seat is
 //!   held ([`Entered`]). [`execute`](Scoped::execute) and
-//!   [`run_with_timer`](Scoped::run_with_timer) also set the **ambient
+//!   [`run_timeout`](Scoped::run_timeout) also set the **ambient
 //!   scope**: inside them, [`resolve`] and [`current`] find this
 //!   compartment's resource instead of the application's default, while an
 //!   explicitly passed resource always wins.
 //! - **Shutdown** ([`shutdown_blocking`](Scoped::shutdown_blocking),
-//!   [`shutdown_with_timer`](Scoped::shutdown_with_timer)) closes the
+//!   [`shutdown_timeout`](Scoped::shutdown_timeout)) closes the
 //!   compartment (new entries get [`Error::Closed`](crate::Error::Closed)), waits at most a
 //!   bound for the holders to finish, then closes the resource: by `Drop`,
 //!   or with a close hook ([`on_close`](Scoped::on_close),
 //!   [`on_close_async`](Scoped::on_close_async)). The registry's
-//!   [`shutdown`](crate::registry::Registry::shutdown) closes every scoped
+//!   [`shutdown`](crate::registry::Registry::shutdown_blocking) closes every scoped
 //!   compartment in reverse order of opening.
 //!
 //! # Nothing is closed while it can be reached
@@ -210,8 +210,8 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let pool = Scoped::new(Config::new("pool", 1), "pool", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?
     ///     .on_close_async(|n| async move { tokio::time::sleep(Duration::from_millis(n.into())).await });
-    /// pool.enter_with_timer(tokio::time::sleep).await?;
-    /// let report = pool.shutdown_with_timer(Duration::from_secs(1), tokio::time::sleep).await;
+    /// pool.enter_timeout(tokio::time::sleep).await?;
+    /// let report = pool.shutdown_timeout(Duration::from_secs(1), tokio::time::sleep).await;
     /// assert_eq!(report.outcome, CloseOutcome::Closed);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();

@@ -76,7 +76,7 @@ impl<R: 'static> Opener<R> {
     ///     tokio::task::yield_now().await; // an async client would connect here
     ///     std::net::TcpStream::connect(addr)
     /// }))?;
-    /// let connected = api.run_with_timer(tokio::time::sleep, async { true }).await?;
+    /// let connected = api.run_timeout(async { true }, tokio::time::sleep).await?;
     /// assert!(connected);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();

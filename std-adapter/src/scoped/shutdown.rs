@@ -70,11 +70,11 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
-    /// assert_eq!(db.shutdown_with_timer(Duration::from_secs(1), tokio::time::sleep).await.outcome, CloseOutcome::NeverOpened);
+    /// assert_eq!(db.shutdown_timeout(Duration::from_secs(1), tokio::time::sleep).await.outcome, CloseOutcome::NeverOpened);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn shutdown_with_timer<T: Future>(
+    pub async fn shutdown_timeout<T: Future>(
         &self,
         bound: Duration,
         sleep: impl FnOnce(Duration) -> T,
@@ -160,7 +160,7 @@ pub struct ShutdownReport {
 
 /// What a shutdown did with the resource. Examples of each are at
 /// [`Scoped::shutdown_blocking`] (`Deferred`, `AlreadyClosed`),
-/// [`Scoped::shutdown_with_timer`] (`NeverOpened`) and [`ShutdownReport`]
+/// [`Scoped::shutdown_timeout`] (`NeverOpened`) and [`ShutdownReport`]
 /// (`Closed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
