@@ -379,7 +379,7 @@ fn rejection_chains_repeat_no_text() {
     let scoped = bulkhead_std::scoped::Scoped::new(
         Config::new("scoped", 1),
         "conn",
-        bulkhead_std::scoped::Opener::blocking(|| Ok::<_, std::io::Error>(())),
+        bulkhead_std::scoped::Opener::blocking(|_| Ok::<_, std::io::Error>(())),
     )
     .unwrap();
     let _inside = scoped.enter_blocking().unwrap();
@@ -389,7 +389,7 @@ fn rejection_chains_repeat_no_text() {
     let failing = bulkhead_std::scoped::Scoped::<()>::new(
         Config::new("failing", 1),
         "conn",
-        bulkhead_std::scoped::Opener::blocking(|| Err(std::io::Error::other("refused"))),
+        bulkhead_std::scoped::Opener::blocking(|_| Err(std::io::Error::other("refused"))),
     )
     .unwrap();
     let err = failing.enter_blocking().unwrap_err();

@@ -20,7 +20,7 @@ fn logged(registry: &Registry, name: &'static str, log: &Log) -> Arc<Scoped<&'st
             Ok(Scoped::new(
                 config,
                 "pool",
-                Opener::blocking(move || Ok::<_, std::io::Error>(name)),
+                Opener::blocking(move |_| Ok::<_, std::io::Error>(name)),
             )?
             .on_close(move |name| log.lock().unwrap().push(format!("closed {name}"))))
         })
@@ -69,7 +69,7 @@ fn a_resource_opened_inside_another_opening_closes_after_it() {
             Ok(Scoped::new(
                 config,
                 "cart-store",
-                Opener::blocking(move || redis.execute(|r| format!("cart on {r}"))),
+                Opener::blocking(move |_| redis.execute(|r| format!("cart on {r}"))),
             )?
             .on_close(move |s| l.lock().unwrap().push(format!("closed {s}"))))
         })
@@ -132,7 +132,7 @@ fn a_scoped_compartment_is_registered_like_any_other() {
                 Scoped::new(
                     config,
                     "reports-db",
-                    Opener::blocking(move || {
+                    Opener::blocking(move |_| {
                         o.fetch_add(1, Ordering::SeqCst);
                         Ok::<_, std::io::Error>(())
                     }),
@@ -184,7 +184,7 @@ fn the_environment_configures_a_scoped_compartment() {
             Scoped::new(
                 config,
                 "pool",
-                Opener::blocking(|| Ok::<_, std::io::Error>(())),
+                Opener::blocking(|_| Ok::<_, std::io::Error>(())),
             )
         })
         .unwrap();
@@ -221,7 +221,7 @@ fn register_scoped_takes_a_compartment_built_in_code() {
     let scoped = Scoped::new(
         Config::new("billing", 3).max_waiting(4),
         "billing-db",
-        Opener::blocking(|| Ok::<_, std::io::Error>(1_u8)),
+        Opener::blocking(|_| Ok::<_, std::io::Error>(1_u8)),
     )
     .unwrap()
     .max_wait(Duration::from_millis(9));
@@ -270,7 +270,7 @@ fn metrics_publish_the_resource_state() {
                 Scoped::new(
                     config,
                     "metered-db",
-                    Opener::blocking(move || match a.fetch_add(1, Ordering::SeqCst) {
+                    Opener::blocking(move |_| match a.fetch_add(1, Ordering::SeqCst) {
                         0 => Err("down"),
                         _ => Ok(()),
                     }),
@@ -318,7 +318,7 @@ fn racing_creations_of_one_name_register_one_compartment() {
                         Scoped::new(
                             config,
                             "pool",
-                            Opener::blocking(|| Ok::<_, std::io::Error>(())),
+                            Opener::blocking(|_| Ok::<_, std::io::Error>(())),
                         )
                     })
                     .unwrap()

@@ -122,7 +122,7 @@ pub trait RegistryExt: sealed::Sealed {
     /// let registry = Registry::local();
     /// for name in ["first", "second"] {
     ///     registry.create_scoped(name, DomainConfig::new(1), |c| {
-    ///         Scoped::new(c, "pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))
+    ///         Scoped::new(c, "pool", Opener::blocking(|_| Ok::<_, std::io::Error>(())))
     ///     })?;
     /// }
     /// registry.get_scoped::<()>("first")?.run(async {}).await?;

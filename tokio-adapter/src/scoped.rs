@@ -52,7 +52,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|| async {
+    /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|_| async {
     ///     Ok::<_, std::io::Error>(String::from("connected"))
     /// }))?
     /// .max_wait(Duration::from_millis(100));
@@ -86,7 +86,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// struct Pool(&'static str);
     /// let app_pool = Pool("app");
     /// let checkout = Scoped::new(Config::new("checkout", 4), "checkout-pool",
-    ///     Opener::blocking(|| Ok::<_, std::io::Error>(Pool("checkout"))))?;
+    ///     Opener::blocking(|_| Ok::<_, std::io::Error>(Pool("checkout"))))?;
     /// let used = checkout.run(async {
     ///     tokio::task::yield_now().await;
     ///     scoped::resolve(None, &app_pool).0 // the default, replaced by the scope
@@ -114,7 +114,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?
     ///     .on_close_async(|()| async { tokio::task::yield_now().await });
     /// db.run(async {}).await?;
     /// assert_eq!(db.shutdown(Duration::from_secs(1)).await.outcome, CloseOutcome::Closed);
@@ -164,7 +164,7 @@ impl<R: Send + Sync + 'static> ScopedExt<R> for Scoped<R> {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let reports = Scoped::new(Config::new("reports", 1), "reports-pool",
-///     Opener::blocking(|| Ok::<_, std::io::Error>(9_u16)))?;
+///     Opener::blocking(|_| Ok::<_, std::io::Error>(9_u16)))?;
 /// let (plain, carried) = reports.run(async {
 ///     let plain = tokio::spawn(async { scoped::current::<u16>().is_some() });
 ///     let carried = spawn_in_scope(async { scoped::current::<u16>().map(|r| *r) });

@@ -24,7 +24,7 @@ fn async_counted(
     let scoped = Scoped::new(
         Config::new(name, seats),
         "client",
-        Opener::future(move || {
+        Opener::future(move |_| {
             let counter = counter.clone();
             async move {
                 counter.fetch_add(1, Ordering::SeqCst);
@@ -89,7 +89,7 @@ async fn a_waiter_gives_up_on_the_opening_within_its_budget() {
         Scoped::new(
             Config::new("slow", 2),
             "slow-client",
-            Opener::future(move || {
+            Opener::future(move |_| {
                 counter.fetch_add(1, Ordering::SeqCst);
                 async {
                     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -126,7 +126,7 @@ async fn a_failed_async_open_names_both_and_the_next_entry_opens() {
     let api = Scoped::new(
         Config::new("payments", 1),
         "payments-client",
-        Opener::future(move || {
+        Opener::future(move |_| {
             let n = counter.fetch_add(1, Ordering::SeqCst);
             async move {
                 if n == 0 {
@@ -241,7 +241,7 @@ async fn async_shutdown_waits_for_holders_then_awaits_the_close_hook() {
         Scoped::new(
             Config::new("drain", 1),
             "drain-client",
-            Opener::blocking(|| Ok::<_, std::io::Error>(Client("drain"))),
+            Opener::blocking(|_| Ok::<_, std::io::Error>(Client("drain"))),
         )
         .unwrap()
         .on_close_async(move |_| {
@@ -283,7 +283,7 @@ async fn async_shutdown_keeps_its_bound_and_defers_to_the_last_holder() {
     let api = Scoped::new(
         Config::new("stuck", 1),
         "stuck-client",
-        Opener::blocking(|| Ok::<_, std::io::Error>(Client("stuck"))),
+        Opener::blocking(|_| Ok::<_, std::io::Error>(Client("stuck"))),
     )
     .unwrap()
     .on_close(move |_| {

@@ -319,7 +319,7 @@ async fn run() -> Result<(), BoxError> {
             Ok(Scoped::new(
                 config,
                 "checkout-pool",
-                Opener::future(move || ConnPool::open("checkout", addr, POOL_SIZE)),
+                Opener::future(move |_| ConnPool::open("checkout", addr, POOL_SIZE)),
             )?
             .on_close_async(ConnPool::close))
         },
@@ -328,7 +328,7 @@ async fn run() -> Result<(), BoxError> {
         Ok(Scoped::new(
             config,
             "reports-pool",
-            Opener::future(move || ConnPool::open("reports", addr, POOL_SIZE)),
+            Opener::future(move |_| ConnPool::open("reports", addr, POOL_SIZE)),
         )?
         .on_close_async(ConnPool::close))
     })?;

@@ -92,7 +92,7 @@ impl Registered {
     pub fn snapshot(&self) -> Snapshot {
         match self {
             Registered::Semaphore(b) => b.snapshot(),
-            Registered::Pool(p) => p.state(),
+            Registered::Pool(p) => p.snapshot(),
         }
     }
 

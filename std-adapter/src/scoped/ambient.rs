@@ -88,7 +88,7 @@ pub(crate) fn with_resource<R: Send + Sync + 'static>(
 /// use bulkhead_std::scoped::{self, Opener, Scoped};
 ///
 /// struct Db(&'static str);
-/// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|| Ok::<_, std::io::Error>(Db("checkout"))))?;
+/// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|_| Ok::<_, std::io::Error>(Db("checkout"))))?;
 ///
 /// assert!(scoped::current::<Db>().is_none());
 /// checkout.execute(|_| {
@@ -122,7 +122,7 @@ pub fn current<R: Send + Sync + 'static>() -> Option<Shared<R>> {
 /// struct Pool(&'static str);
 /// let app_default = Pool("app");
 /// let chosen = Pool("chosen");
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(Pool("reports"))))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(Pool("reports"))))?;
 ///
 /// fn pool_name(explicit: Option<&Pool>, default: &Pool) -> &'static str {
 ///     scoped::resolve(explicit, default).0
@@ -198,7 +198,7 @@ impl<R> fmt::Debug for Resolved<'_, R> {
 /// use bulkhead_std::Config;
 /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
 ///
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(42_u32)))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(42_u32)))?;
 /// reports.execute(|_| {
 ///     // Not inherited by a new thread...
 ///     std::thread::spawn(|| assert!(scoped::current::<u32>().is_none())).join().unwrap();
@@ -231,7 +231,7 @@ impl Scope {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(3_u8)))?;
     /// db.execute(|_| {
     ///     assert!(scoped::current::<u8>().is_some());
     ///     assert!(Scope::empty().run(|| scoped::current::<u8>().is_none()));
@@ -280,7 +280,7 @@ impl Scope {
     /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(3_u8)))?;
     /// let scope = db.execute(|_| Scope::capture())?; // kept past the entry
     /// let seen = scope.wrap(async { scoped::current::<u8>().map(|r| *r) }).await;
     /// assert_eq!(seen, Some(3));
@@ -312,7 +312,7 @@ impl fmt::Debug for Scope {
 /// use bulkhead_std::scoped::{self, Opener, Scoped};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(7_u8)))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(7_u8)))?;
 /// let seen = reports
 ///     .run_timeout(
 ///         async {
