@@ -33,7 +33,11 @@ fn registry_paths(c: &mut Criterion) {
     let mut group = c.benchmark_group("registry call");
     // An adaptive seat reads the clock twice (taken, given back).
     group.bench_function("StdClock::now_nanos", |b| {
-        b.iter(|| black_box(bulkhead_std::bulkhead_core::limit::Clock::now_nanos(&StdClock)))
+        b.iter(|| {
+            black_box(bulkhead_std::bulkhead_core::limit::Clock::now_nanos(
+                &StdClock,
+            ))
+        })
     });
     let bare = registry.get("fixed").unwrap();
     group.bench_function("bare try_acquire + release", |b| {
@@ -41,7 +45,7 @@ fn registry_paths(c: &mut Criterion) {
     });
     for name in ["fixed", "adaptive"] {
         group.bench_function(format!("Registry::acquire + release, {name}"), |b| {
-            b.iter(|| black_box(registry.acquire(black_box(name)).unwrap()))
+            b.iter(|| black_box(registry.acquire_blocking(black_box(name)).unwrap()))
         });
         let domain = registry.domain(name).unwrap();
         group.bench_function(format!("Domain::try_acquire + release, {name}"), |b| {

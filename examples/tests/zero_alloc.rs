@@ -561,7 +561,7 @@ fn registry_adaptive(inject: bool) -> (usize, usize) {
         .get_or_create(name, DomainConfig::new(2).limit(limit))
         .unwrap();
     let round = |i: usize| {
-        let seat = registry.acquire(name).unwrap();
+        let seat = registry.acquire_blocking(name).unwrap();
         injected_allocation(inject);
         let outcome = if i.is_multiple_of(2) {
             CallOutcome::Dropped

@@ -14,7 +14,9 @@ fn limit(registry: &Registry, name: &str) -> usize {
 /// full load.
 fn failing_round_at_full_load(registry: &Registry, name: &str, outcome: CallOutcome) {
     let n = limit(registry, name);
-    let seats: Vec<_> = (0..n).map(|_| registry.acquire(name).unwrap()).collect();
+    let seats: Vec<_> = (0..n)
+        .map(|_| registry.acquire_blocking(name).unwrap())
+        .collect();
     for seat in seats {
         seat.record(outcome);
     }

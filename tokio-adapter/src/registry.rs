@@ -100,7 +100,7 @@ pub trait RegistryExt: sealed::Sealed {
         F::Output: Classify;
 
     /// Shuts the registry's compartments down from a tokio task, as
-    /// [`Registry::shutdown_with_timer`] with `tokio::time::sleep`: every
+    /// [`Registry::shutdown_timeout`] with `tokio::time::sleep`: every
     /// compartment stops admitting at once, then the scoped compartments
     /// close in reverse order of opening, each after its holders finish
     /// (within what is left of `bound`), awaiting async close hooks.
@@ -169,6 +169,6 @@ impl RegistryExt for Registry {
         &self,
         bound: Duration,
     ) -> impl Future<Output = Vec<ShutdownReport>> + Send + '_ {
-        self.shutdown_with_timer(bound, tokio::time::sleep)
+        self.shutdown_timeout(bound, tokio::time::sleep)
     }
 }

@@ -31,7 +31,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// the resource if nobody has yet (an async initialiser is awaited;
     /// waiting, within the same budget, for an entry that is opening it),
     /// and returns the guard. As
-    /// [`Scoped::enter_with_timer`] with `tokio::time::sleep`.
+    /// [`Scoped::enter_timeout`] with `tokio::time::sleep`.
     ///
     /// # Cancel safety
     /// Dropping the future at any point loses nothing: a caller waiting
@@ -99,7 +99,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
 
     /// Shuts the compartment down: closes it, waits at most `bound` (on
     /// tokio's clock) for its holders, then closes the resource, awaiting
-    /// an async close hook. As [`Scoped::shutdown_with_timer`].
+    /// an async close hook. As [`Scoped::shutdown_timeout`].
     ///
     /// # Cancel safety
     /// Dropping the future after the compartment was closed leaves it
@@ -132,7 +132,7 @@ mod sealed {
 
 impl<R: Send + Sync + 'static> ScopedExt<R> for Scoped<R> {
     fn enter(&self) -> impl Future<Output = Result<Entered<'_, R>, ScopeError>> {
-        self.enter_with_timer(tokio::time::sleep)
+        self.enter_timeout(tokio::time::sleep)
     }
 
     fn run<F: Future>(&self, work: F) -> impl Future<Output = Result<F::Output, ScopeError>> {
@@ -140,7 +140,7 @@ impl<R: Send + Sync + 'static> ScopedExt<R> for Scoped<R> {
     }
 
     fn shutdown(&self, bound: Duration) -> impl Future<Output = ShutdownReport> {
-        self.shutdown_with_timer(bound, tokio::time::sleep)
+        self.shutdown_timeout(bound, tokio::time::sleep)
     }
 }
 

@@ -82,9 +82,9 @@ async fn it_rejects_at_once_on_a_full_queue() {
         .build()
         .unwrap();
     let (open, blocked) = gate();
-    let first = pool.submit(blocked).unwrap();
+    let first = pool.spawn(blocked).unwrap();
     until(|| running(&pool) == 1).await;
-    let queued = pool.submit(|| "queued").unwrap();
+    let queued = pool.spawn(|| "queued").unwrap();
     let state = pool.state();
     assert_eq!((state.active, state.waiting, state.queue_size), (2, 1, 1));
 
@@ -98,7 +98,7 @@ async fn it_rejects_at_once_on_a_full_queue() {
         }) if name == "disk"
     ));
     assert!(matches!(
-        pool.submit(|| ()),
+        pool.spawn(|| ()),
         Err(PoolError::Rejected(Error::Full { .. }))
     ));
     assert_eq!(pool.state().rejected, 2);
@@ -121,11 +121,11 @@ async fn it_reports_the_execution_timeout_and_skips_a_timed_out_queued_job() {
         .unwrap();
     let (open, slow) = gate();
     let start = Instant::now();
-    let slow = pool.submit(slow).unwrap();
+    let slow = pool.spawn(slow).unwrap();
     let ran = Arc::new(AtomicBool::new(false));
     let ran2 = ran.clone();
     let queued = pool
-        .submit(move || ran2.store(true, Ordering::SeqCst))
+        .spawn(move || ran2.store(true, Ordering::SeqCst))
         .unwrap();
     let err = slow.await.unwrap_err();
     assert!(start.elapsed() >= limit);
@@ -207,7 +207,7 @@ async fn a_run_dropped_before_it_starts_is_skipped_and_frees_its_seat() {
         .build()
         .unwrap();
     let (open, blocked) = gate();
-    let first = pool.submit(blocked).unwrap();
+    let first = pool.spawn(blocked).unwrap();
     until(|| running(&pool) == 1).await;
     let ran = Arc::new(AtomicBool::new(false));
     let ran2 = ran.clone();
@@ -235,14 +235,14 @@ async fn dropping_the_pool_never_hangs_an_awaiting_task() {
         .unwrap();
     let (open, blocked) = gate();
     let first = pool
-        .submit(move || {
+        .spawn(move || {
             blocked();
             "finished"
         })
         .unwrap();
     until(|| running(&pool) == 1).await;
     let queued: Vec<_> = (0..2)
-        .map(|i| tokio::spawn(pool.submit(move || i).unwrap()))
+        .map(|i| tokio::spawn(pool.spawn(move || i).unwrap()))
         .collect();
     drop(pool); // drains: the queued jobs still run
     open.send(()).unwrap();
@@ -263,7 +263,7 @@ fn jobs_can_be_submitted_outside_a_runtime_and_awaited_inside() {
         .execution_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let job = pool.submit(|| 40 + 2).unwrap();
+    let job = pool.spawn(|| 40 + 2).unwrap();
     let rt = Builder::new_current_thread().enable_all().build().unwrap();
     assert_eq!(rt.block_on(job).unwrap(), 42);
 }
@@ -285,10 +285,10 @@ async fn a_shut_down_pool_refuses_new_jobs_and_finishes_queued_ones() {
         .queue_capacity(1)
         .build()
         .unwrap();
-    let job = pool.submit(|| "done").unwrap();
+    let job = pool.spawn(|| "done").unwrap();
     pool.shutdown(Shutdown::Drain);
     assert!(matches!(
-        pool.submit(|| ""),
+        pool.spawn(|| ""),
         Err(PoolError::Rejected(Error::Closed { .. }))
     ));
     assert_eq!(job.await.unwrap(), "done");
