@@ -3,7 +3,6 @@
 
 mod adaptive;
 mod clock;
-mod pool;
 mod registry;
 mod scoped;
 #[cfg(feature = "tower")]
@@ -25,36 +24,34 @@ pub use bulkhead_std;
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
 pub use adaptive::AdaptiveExt;
+/// The workspace's one boxed error (from bulkhead-std), the tower
+/// services' error by default.
+pub use bulkhead_std::BoxError;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment
 /// with its own worker threads, for blocking work that must not share
-/// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
-/// [`ThreadPoolBulkhead::run`] awaits a closure's value.
+/// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`:
+/// `pool.spawn(f)?.await` awaits a closure's value.
 pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
 pub use clock::TokioClock;
-#[allow(deprecated)]
-pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
-    AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxError, BoxErrors, BulkheadLayer,
+    AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService, BoxErrors, BulkheadLayer,
     BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr, HttpRejection, ResponseFuture,
     ServiceError, TypedErrors,
 };
-pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
-
-/// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
-pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
+pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
 
 /// The extension traits of this crate and of bulkhead-std, to import with
 /// `use bulkhead_tokio::prelude::*;`.
 ///
-/// [`BulkheadExt`] shares no method name with bulkhead-std's traits
+/// [`TokioAcquire`] shares no method name with bulkhead-std's traits
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{AdaptiveExt, BulkheadExt, RegistryExt, ScopedExt};
+    pub use crate::{AdaptiveExt, RegistryExt, ScopedExt, TokioAcquire};
     pub use bulkhead_std::prelude::*;
 }

@@ -1,5 +1,5 @@
-//! Bounded async waits measured by tokio's clock, owned seats, and a
-//! blocking acquire that never blocks a runtime thread.
+//! Bounded async waits measured by tokio's clock, borrowed and owned
+//! seats.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use bulkhead_core::{
     AcquireOwned, AcquireTimeout, Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat,
 };
-use bulkhead_std::{BlockingAcquire, WaitTimer};
+use bulkhead_std::WaitTimer;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
@@ -34,7 +34,7 @@ use tokio::time::{Instant, Sleep};
 /// A seat handed to a caller at the moment its budget runs out is kept by
 /// that caller: the choice between the seat and the timeout is made in one
 /// step under the compartment's lock.
-pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
+pub trait TokioAcquire<L: RawLock>: sealed::Sealed {
     /// Takes a seat, waiting at most `max_wait` on tokio's clock.
     ///
     /// # Fairness
@@ -67,7 +67,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// ```
     /// use bulkhead_tokio::MaxWait;
     /// use std::time::Duration;
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire, Error};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -104,12 +104,12 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// # Examples
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let api = Arc::new(Bulkhead::new("external_api", 4).unwrap());
-    /// let seat = api.clone().acquire_owned(Duration::from_millis(100)).await.unwrap();
+    /// let seat = api.clone().acquire_within_owned(Duration::from_millis(100)).await.unwrap();
     /// let task = tokio::spawn(async move {
     ///     let _seat = seat; // held for the whole task
     ///     "called the API"
@@ -118,24 +118,10 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// assert_eq!(api.state().active, 0);
     /// # }
     /// ```
-    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
+    fn acquire_within_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireWithinOwned<L>
     where
         Self: Sized,
         L: 'static;
-
-    /// Deprecated: the one name is bulkhead-std's
-    /// [`BlockingAcquire::acquire_blocking`](bulkhead_std::BlockingAcquire::acquire_blocking),
-    /// re-exported by this crate and in its prelude. It waits off the
-    /// runtime (`spawn_blocking`, `block_in_place`, plain threads) and gives
-    /// the immediate verdict on a thread that drives tokio futures.
-    ///
-    /// # Errors
-    /// As [`acquire_within`](Self::acquire_within).
-    #[deprecated(
-        since = "0.1.0",
-        note = "use `acquire_blocking` (bulkhead-std's `BlockingAcquire`, in this crate's prelude)"
-    )]
-    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error>;
 }
 
 mod sealed {
@@ -144,7 +130,7 @@ mod sealed {
     impl<L: bulkhead_core::RawLock> Sealed for bulkhead_core::Bulkhead<L> {}
 }
 
-impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
+impl<L: RawLock> TokioAcquire<L> for Bulkhead<L> {
     fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L> {
         let max_wait = max_wait.into();
         let state = if max_wait.is_fail_fast() {
@@ -163,21 +149,17 @@ impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
         AcquireWithin { state }
     }
 
-    fn acquire_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireOwnedWithin<L>
+    fn acquire_within_owned(self: Arc<Self>, max_wait: impl Into<MaxWait>) -> AcquireWithinOwned<L>
     where
         L: 'static,
     {
-        AcquireOwnedWithin::new(self, max_wait.into())
-    }
-
-    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
-        self.acquire_blocking(max_wait)
+        AcquireWithinOwned::new(self, max_wait.into())
     }
 }
 
 pin_project! {
     /// Waits for a seat at most a budget on tokio's clock. Returned by
-    /// [`BulkheadExt::acquire_within`].
+    /// [`TokioAcquire::acquire_within`].
     ///
     /// # Cancel safety
     /// Dropping it at any point loses nothing: a queued waiter leaves the
@@ -192,7 +174,7 @@ pin_project! {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -280,7 +262,7 @@ impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
 pin_project! {
     /// Waits for a seat at most a budget on tokio's clock, holding the
     /// compartment's `Arc`; resolves to an [`OwnedSeat`]. Returned by
-    /// [`BulkheadExt::acquire_owned`].
+    /// [`TokioAcquire::acquire_within_owned`].
     ///
     /// A named, `'static` future built on core's
     /// [`AcquireOwned`](bulkhead_core::AcquireOwned): it allocates nothing,
@@ -293,7 +275,7 @@ pin_project! {
     /// # Memory ordering
     /// As [`AcquireWithin`], also when the seat then moves to another task.
     #[must_use = "futures do nothing unless polled"]
-    pub struct AcquireOwnedWithin<L>
+    pub struct AcquireWithinOwned<L>
     where
         L: RawLock,
         L: 'static,
@@ -323,7 +305,7 @@ pin_project! {
     }
 }
 
-impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
+impl<L: RawLock + 'static> AcquireWithinOwned<L> {
     fn new(handle: Arc<Bulkhead<L>>, max_wait: MaxWait) -> Self {
         let state = if max_wait.is_fail_fast() {
             OwnedState::FailFast {
@@ -343,7 +325,7 @@ impl<L: RawLock + 'static> AcquireOwnedWithin<L> {
     }
 }
 
-impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
+impl<L: RawLock + 'static> Future for AcquireWithinOwned<L> {
     type Output = Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -353,7 +335,7 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
             OwnedStateProj::FailFast { handle } => Poll::Ready(OwnedSeat::try_acquire(
                 handle
                     .take()
-                    .expect("`AcquireOwnedWithin` polled after it completed"),
+                    .expect("`AcquireWithinOwned` polled after it completed"),
             )),
             OwnedStateProj::Waiting {
                 mut wait,
@@ -392,15 +374,15 @@ impl<L: RawLock + 'static> Future for AcquireOwnedWithin<L> {
     }
 }
 
-impl<L: RawLock + 'static> std::fmt::Debug for AcquireOwnedWithin<L> {
+impl<L: RawLock + 'static> std::fmt::Debug for AcquireWithinOwned<L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
             OwnedState::FailFast { handle } => f
-                .debug_struct("AcquireOwnedWithin")
+                .debug_struct("AcquireWithinOwned")
                 .field("fail_fast", &handle.as_ref().map(|h| h.name()))
                 .finish(),
             OwnedState::Waiting { wait, budget, .. } => f
-                .debug_struct("AcquireOwnedWithin")
+                .debug_struct("AcquireWithinOwned")
                 .field("waiting", wait)
                 .field("budget", budget)
                 .finish(),

@@ -15,9 +15,13 @@ const MS: Duration = Duration::from_millis(1);
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn every_method_of_both_preludes_resolves_on_one_type() {
     let db: Arc<Bulkhead> = Arc::new(Bulkhead::new("db", 2).unwrap());
-    // bulkhead-tokio's BulkheadExt.
+    // bulkhead-tokio's TokioAcquire.
     let a = db.acquire_within(MS).await.unwrap();
-    let b: OwnedSeat<Arc<Bulkhead>> = db.clone().acquire_owned(MaxWait::FailFast).await.unwrap();
+    let b: OwnedSeat<Arc<Bulkhead>> = db
+        .clone()
+        .acquire_within_owned(MaxWait::FailFast)
+        .await
+        .unwrap();
     assert!(matches!(
         db.acquire_blocking(MS),
         Err(Error::FullOnEventLoop { .. })

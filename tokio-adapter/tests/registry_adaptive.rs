@@ -33,7 +33,7 @@ async fn async_lookups_feed_the_limit() {
     for expected in [9, 8, 7] {
         for _ in 0..limit(&registry, "api") {
             let r = registry
-                .run_async("api", async { Err::<(), _>("503") })
+                .run_within("api", async { Err::<(), _>("503") })
                 .await
                 .unwrap();
             assert!(r.is_err());
@@ -46,7 +46,7 @@ async fn async_lookups_feed_the_limit() {
     for expected in [8, 9] {
         let mut seats = Vec::new();
         for _ in 0..limit(&registry, "api") {
-            seats.push(registry.acquire_async("api").await.unwrap());
+            seats.push(registry.acquire_within("api").await.unwrap());
         }
         assert!(seats.iter().all(|s| s.is_timed()));
         drop(seats);
@@ -65,12 +65,12 @@ async fn a_task_that_waited_for_its_seat_is_timed_and_a_cancelled_one_records_a_
         });
     registry.get_or_create("api", config).unwrap();
 
-    let a = registry.acquire_async("api").await.unwrap();
-    let b = registry.acquire_async("api").await.unwrap();
+    let a = registry.acquire_within("api").await.unwrap();
+    let b = registry.acquire_within("api").await.unwrap();
     // Full: this task queues, and is handed `a`'s seat.
     let r = std::sync::Arc::clone(&registry);
     let waiter = tokio::spawn(async move {
-        let seat = r.acquire_async("api").await.unwrap();
+        let seat = r.acquire_within("api").await.unwrap();
         assert!(seat.is_timed());
     });
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -83,9 +83,9 @@ async fn a_task_that_waited_for_its_seat_is_timed_and_a_cancelled_one_records_a_
     // success by default.
     let never = std::future::pending::<Result<(), ()>>();
     let cancelled =
-        tokio::time::timeout(Duration::from_millis(5), registry.run_async("api", never));
+        tokio::time::timeout(Duration::from_millis(5), registry.run_within("api", never));
     assert!(cancelled.await.is_err());
-    let _ = registry.acquire_async("api").await.unwrap(); // sample 3 of 3
+    let _ = registry.acquire_within("api").await.unwrap(); // sample 3 of 3
     assert_eq!(
         limit(&registry, "api"),
         4,

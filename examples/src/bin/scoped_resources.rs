@@ -384,7 +384,7 @@ async fn run() -> Result<(), BoxError> {
     // 3. Shutdown: reverse order of opening, then the backend sees the
     // connections go.
     println!("\n3. registry shutdown (reverse order of opening)");
-    let reports_closed = registry.shutdown_async(Duration::from_secs(2)).await;
+    let reports_closed = registry.shutdown_within(Duration::from_secs(2)).await;
     for report in &reports_closed {
         println!(
             "  `{}` ({}): {:?} after {:?}",

@@ -15,7 +15,7 @@ use pin_project_lite::pin_project;
 use tower_service::Service;
 
 use super::{BoxErrors, ClassifyResponse, ErrIsDropped, ErrorRepr};
-use crate::AcquireOwnedWithin;
+use crate::AcquireWithinOwned;
 
 type ArcSeat<L> = OwnedSeat<Arc<Bulkhead<L>>>;
 
@@ -23,7 +23,7 @@ pin_project! {
     /// The response future of a [`BulkheadService`](super::BulkheadService).
     ///
     /// Allocation-free in both modes: a request that must wait holds a
-    /// named owned wait ([`AcquireOwnedWithin`]) and the ready inner
+    /// named owned wait ([`AcquireWithinOwned`]) and the ready inner
     /// service with its request, and calls the service once it is handed a
     /// seat. A rejection is made into the service's error (`R`, see
     /// [`ErrorRepr`]) only when it is returned: boxed by default, or a
@@ -72,7 +72,7 @@ pin_project! {
     {
         Waiting {
             #[pin]
-            admit: AcquireOwnedWithin<L>,
+            admit: AcquireWithinOwned<L>,
             // The ready service and the request, called once admitted,
             // and the classifier of its response.
             call: Option<(S, Req, K)>,
@@ -101,7 +101,7 @@ impl<S: Service<Req>, Req, L: RawLock + 'static, R, K> ResponseFuture<S, Req, L,
     }
 
     pub(super) fn waiting(
-        admit: AcquireOwnedWithin<L>,
+        admit: AcquireWithinOwned<L>,
         service: S,
         request: Req,
         feedback: Option<Domain>,

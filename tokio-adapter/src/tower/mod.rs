@@ -18,7 +18,7 @@ use bulkhead_std::registry::Domain;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::BulkheadExt;
+use crate::TokioAcquire;
 pub use adaptive::{AdaptiveLayer, AdaptiveResponseFuture, AdaptiveService};
 pub use classify::{ClassifyResponse, ErrIsDropped};
 pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
@@ -358,7 +358,7 @@ impl<L: RawLock, K: Clone> Clone for Gate<L, K> {
 /// # Allocation
 ///
 /// Neither mode allocates per admitted request: the response future holds
-/// a named owned wait ([`AcquireOwnedWithin`](crate::AcquireOwnedWithin),
+/// a named owned wait ([`AcquireWithinOwned`](crate::AcquireWithinOwned),
 /// built on core's `AcquireOwned`) and the ready service with its request,
 /// with no boxing. A rejected request allocates once by default (its
 /// [`BoxError`]), and nothing with [`typed_errors`](Self::typed_errors)
@@ -525,7 +525,7 @@ where
         // The ready instance goes with the request; a clone stays.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = Arc::clone(&self.gate.bulkhead).acquire_owned(self.gate.max_wait);
+        let admit = Arc::clone(&self.gate.bulkhead).acquire_within_owned(self.gate.max_wait);
         // The wait starts at the response future's first poll (a queued
         // wait is pinned in it and cannot move), so nothing is allocated.
         ResponseFuture::waiting(
