@@ -102,7 +102,7 @@ fn threads_tokio_tasks_and_tower_all_get_budgets_and_metrics() {
             let outcome: Result<(), Error> = match name {
                 "via_thread" => {
                     let r = registry.clone();
-                    tokio::task::spawn_blocking(move || r.acquire("via_thread").map(drop))
+                    tokio::task::spawn_blocking(move || r.acquire_blocking("via_thread").map(drop))
                         .await
                         .unwrap()
                         .map_err(rejected)
