@@ -1,5 +1,5 @@
 //! What an adaptive registry compartment adds to a call through the
-//! registry: `Registry::acquire` plus giving the seat back, for a static
+//! registry: `Registry::acquire_blocking` plus giving the seat back, for a static
 //! compartment and for an adaptive one (AIMD, app-limited, so the limit
 //! holds: the common case), with a bare `try_acquire` on the compartment
 //! as the floor and the clock read an adaptive seat makes twice, all in
@@ -44,7 +44,7 @@ fn registry_paths(c: &mut Criterion) {
         b.iter(|| black_box(bare.try_acquire().unwrap()))
     });
     for name in ["fixed", "adaptive"] {
-        group.bench_function(format!("Registry::acquire + release, {name}"), |b| {
+        group.bench_function(format!("Registry::acquire_blocking + release, {name}"), |b| {
             b.iter(|| black_box(registry.acquire_blocking(black_box(name)).unwrap()))
         });
         let domain = registry.domain(name).unwrap();

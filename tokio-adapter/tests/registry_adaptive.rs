@@ -1,6 +1,6 @@
 //! The registry's async paths feed an adaptive compartment's limit with
-//! no code from the caller: `acquire_async` seats time themselves,
-//! `run_async` classifies the work's output, and a waiting task's seat is
+//! no code from the caller: `acquire_within` seats time themselves,
+//! `run_within` classifies the work's output, and a waiting task's seat is
 //! timed too.
 
 use std::time::Duration;
@@ -29,7 +29,7 @@ async fn async_lookups_feed_the_limit() {
         .limit(AIMD);
     registry.get_or_create("api", config).unwrap();
 
-    // A failing dependency: run_async's `Err` counts as dropped.
+    // A failing dependency: run_within's `Err` counts as dropped.
     for expected in [9, 8, 7] {
         for _ in 0..limit(&registry, "api") {
             let r = registry
@@ -41,7 +41,7 @@ async fn async_lookups_feed_the_limit() {
         assert_eq!(limit(&registry, "api"), expected);
     }
 
-    // Healthy and fully used: acquire_async seats dropped without an
+    // Healthy and fully used: acquire_within seats dropped without an
     // outcome count as successes, and the limit grows.
     for expected in [8, 9] {
         let mut seats = Vec::new();
