@@ -44,9 +44,10 @@ fn registry_paths(c: &mut Criterion) {
         b.iter(|| black_box(bare.try_acquire().unwrap()))
     });
     for name in ["fixed", "adaptive"] {
-        group.bench_function(format!("Registry::acquire_blocking + release, {name}"), |b| {
-            b.iter(|| black_box(registry.acquire_blocking(black_box(name)).unwrap()))
-        });
+        group.bench_function(
+            format!("Registry::acquire_blocking + release, {name}"),
+            |b| b.iter(|| black_box(registry.acquire_blocking(black_box(name)).unwrap())),
+        );
         let domain = registry.domain(name).unwrap();
         group.bench_function(format!("Domain::try_acquire + release, {name}"), |b| {
             b.iter(|| black_box(domain.try_acquire().unwrap()))

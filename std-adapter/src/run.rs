@@ -21,8 +21,8 @@ use crate::wait_timer::WaitTimer;
 ///
 /// The `_timeout` methods take `sleep`, a function that turns the budget
 /// into a future completing when it has elapsed: `tokio::time::sleep`,
-/// [`sleep_smol`](crate::sleep_smol) (feature `smol`),
-/// [`sleep_async_std`](crate::sleep_async_std) (feature `async-std`), or
+/// `sleep_smol` (feature `smol`),
+/// `sleep_async_std` (feature `async-std`), or
 /// any runtime's own. `sleep` is not called when the budget fails fast or
 /// is unbounded.
 ///
@@ -216,7 +216,7 @@ pub(crate) async fn acquire_timeout<L: RawLock, T: Future>(
 /// a future that completes after `duration`.
 ///
 /// async-std is discontinued upstream in favour of smol; prefer
-/// [`sleep_smol`](crate::sleep_smol) (feature `smol`) in new code.
+/// `sleep_smol` (feature `smol`) in new code.
 ///
 /// # Examples
 /// ```

@@ -24,8 +24,15 @@ pub use bulkhead_std;
 pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, event_loop};
 
 pub use adaptive::AdaptiveExt;
-/// The workspace's one boxed error (from bulkhead-std), the tower
-/// services' error by default.
+/// The workspace's one boxed error (from bulkhead-std), and the error of
+/// the tower services (feature `tower`) by default: tower's usual boxed
+/// error. A rejection by the compartment is a boxed [`Error`]; the tower
+/// module's `HttpRejection::find` turns it into a `503` response with
+/// `Retry-After` in one call (or find it with
+/// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner
+/// service pass through unchanged (boxed). Boxing a rejection allocates; a
+/// layer built with `typed_errors` returns a `ServiceError` instead, which
+/// does not.
 pub use bulkhead_std::BoxError;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment
 /// with its own worker threads, for blocking work that must not share

@@ -71,9 +71,12 @@ pub struct Opening {
 /// ```
 pub struct Opener<R>(Arc<OpenerKind<R>>);
 
+type OpenBlocking<R> = dyn Fn(&Opening) -> Result<R, BoxError> + Send + Sync;
+type OpenAsync<R> = dyn Fn(&Opening) -> BoxFuture<Result<R, BoxError>> + Send + Sync;
+
 enum OpenerKind<R> {
-    Blocking(Box<dyn Fn(&Opening) -> Result<R, BoxError> + Send + Sync>),
-    Async(Box<dyn Fn(&Opening) -> BoxFuture<Result<R, BoxError>> + Send + Sync>),
+    Blocking(Box<OpenBlocking<R>>),
+    Async(Box<OpenAsync<R>>),
 }
 
 impl<R> Clone for Opener<R> {

@@ -25,18 +25,9 @@ pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
 pub use http::HttpRejection;
 
-/// The error of a [`BulkheadService`] by default: tower's usual boxed
-/// error, bulkhead-std's [`BoxError`](bulkhead_std::BoxError) (one type
-/// for the workspace).
-///
-/// A rejection by the compartment is a boxed [`Error`](crate::Error);
-/// [`HttpRejection::find`] turns it into a `503` response with
-/// `Retry-After` in one call (or find it with
-/// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner service pass through
-/// unchanged (boxed). Boxing a rejection allocates; a layer built with
-/// [`typed_errors`](BulkheadLayer::typed_errors) returns a
-/// [`ServiceError`] instead, which does not.
-pub use bulkhead_std::BoxError;
+// The services' default error is bulkhead-std's `BoxError` (the crate
+// root re-exports it with its documentation).
+pub(crate) use bulkhead_std::BoxError;
 
 /// Wraps a service in a [`BulkheadService`] that admits at most
 /// `max_concurrent` requests at once through one compartment.
