@@ -107,7 +107,7 @@ fn a_wait_handed_its_seat_in_the_poll_that_queued_it_is_recorded_once() {
                     .await
                     .unwrap(),
             );
-            assert!(handed(&b), "acquire_owned: the seat was handed over");
+            assert!(handed(&b), "acquire_within_owned: the seat was handed over");
 
             // Control: no queue, no entry.
             let free = bulkhead_tokio::Bulkhead::new("free", 1).unwrap();
