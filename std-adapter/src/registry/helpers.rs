@@ -91,8 +91,9 @@ impl Registry {
     /// waiting, whatever the compartment's configured `max_wait`.
     ///
     /// The seat owns an `Arc` of the compartment, so it outlives the
-    /// lookup (`registry.get("x")?.try_acquire()` borrows a temporary and
-    /// does not compile) and may move to another thread or task. In an
+    /// lookup and may move to another thread or task (a seat kept from
+    /// `registry.get("x")?.try_acquire()` would borrow the temporary `Arc`
+    /// and not compile, and would record no sample). In an
     /// adaptive compartment it times itself and feeds the limit when it is
     /// given back ([`RegistrySeat`]), as every registry verb's seat does.
     /// Logging and metrics as [`acquire_blocking`](Self::acquire_blocking).
