@@ -24,7 +24,9 @@ pub use embassy_sync::blocking_mutex::raw;
 pub use clock::EmbassyClock;
 pub use lock::EmbassyLock;
 #[cfg(feature = "time")]
-pub use time::{AcquireWithin, BulkheadExt, acquire_until, acquire_within, to_core_duration};
+pub use time::{
+    EmbassyAcquire, EmbassyAcquireWithin, acquire_until, acquire_within, to_core_duration,
+};
 
 /// A compartment whose waiter list is guarded by the embassy-sync raw mutex
 /// `M`. See [`EmbassyLock`] for which mutex fits where.
@@ -35,8 +37,11 @@ pub use time::{AcquireWithin, BulkheadExt, acquire_until, acquire_within, to_cor
 /// too.
 pub type Bulkhead<M> = bulkhead_core::Bulkhead<EmbassyLock<M>>;
 
-/// A [`Seat`] in a [`Bulkhead<M>`](Bulkhead).
-pub type EmbassySeat<'a, M> = bulkhead_core::Seat<'a, EmbassyLock<M>>;
+/// A seat in a [`Bulkhead<M>`](Bulkhead): core's
+/// [`Seat`](bulkhead_core::Seat) with the embassy lock. Dropping it gives
+/// the seat back. (Core's generic type stays reachable as
+/// `bulkhead_core::Seat`.)
+pub type Seat<'a, M> = bulkhead_core::Seat<'a, EmbassyLock<M>>;
 
 /// Builds a compartment for a `static`: `name` with `max_concurrent` seats,
 /// first come first served, no queue limit.

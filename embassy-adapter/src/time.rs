@@ -15,7 +15,7 @@ use embassy_time::{Duration, Instant, TICK_HZ, Timer};
 /// [`acquire_within`] and [`acquire_until`] do the same.
 ///
 /// ```
-/// use bulkhead_embassy::{Bulkhead, BulkheadExt, Error, raw::CriticalSectionRawMutex};
+/// use bulkhead_embassy::{Bulkhead, EmbassyAcquire, Error, raw::CriticalSectionRawMutex};
 /// use embassy_time::Duration;
 ///
 /// static RADIO: Bulkhead<CriticalSectionRawMutex> = bulkhead_embassy::new_static("radio", 1);
@@ -28,28 +28,28 @@ use embassy_time::{Duration, Instant, TICK_HZ, Timer};
 /// }
 /// # let _ = send;
 /// ```
-pub trait BulkheadExt {
+pub trait EmbassyAcquire {
     /// The compartment's lock.
     type Lock: RawLock;
 
     /// Waits at most `budget` for a seat; see [`acquire_within`].
-    fn acquire_within(&self, budget: Duration) -> AcquireWithin<'_, Self::Lock>;
+    fn acquire_within(&self, budget: Duration) -> EmbassyAcquireWithin<'_, Self::Lock>;
 
     /// Waits for a seat until `deadline` at the latest; see
     /// [`acquire_until`].
-    fn acquire_until(&self, deadline: Instant) -> AcquireWithin<'_, Self::Lock>;
+    fn acquire_until(&self, deadline: Instant) -> EmbassyAcquireWithin<'_, Self::Lock>;
 }
 
-impl<L: RawLock> BulkheadExt for bulkhead_core::Bulkhead<L> {
+impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
     type Lock = L;
 
     #[inline]
-    fn acquire_within(&self, budget: Duration) -> AcquireWithin<'_, L> {
+    fn acquire_within(&self, budget: Duration) -> EmbassyAcquireWithin<'_, L> {
         acquire_within(self, budget)
     }
 
     #[inline]
-    fn acquire_until(&self, deadline: Instant) -> AcquireWithin<'_, L> {
+    fn acquire_until(&self, deadline: Instant) -> EmbassyAcquireWithin<'_, L> {
         acquire_until(self, deadline)
     }
 }
@@ -92,13 +92,13 @@ impl<L: RawLock> BulkheadExt for bulkhead_core::Bulkhead<L> {
 pub fn acquire_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     budget: Duration,
-) -> AcquireWithin<'_, L> {
+) -> EmbassyAcquireWithin<'_, L> {
     if budget.as_ticks() == 0 {
-        return AcquireWithin::fail_fast(bulkhead);
+        return EmbassyAcquireWithin::fail_fast(bulkhead);
     }
     match Instant::now().checked_add(budget) {
-        Some(deadline) => AcquireWithin::bounded(bulkhead, budget, deadline),
-        None => AcquireWithin::unbounded(bulkhead),
+        Some(deadline) => EmbassyAcquireWithin::bounded(bulkhead, budget, deadline),
+        None => EmbassyAcquireWithin::unbounded(bulkhead),
     }
 }
 
@@ -120,12 +120,12 @@ pub fn acquire_within<L: RawLock>(
 pub fn acquire_until<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     deadline: Instant,
-) -> AcquireWithin<'_, L> {
+) -> EmbassyAcquireWithin<'_, L> {
     let now = Instant::now();
     if deadline <= now {
-        return AcquireWithin::fail_fast(bulkhead);
+        return EmbassyAcquireWithin::fail_fast(bulkhead);
     }
-    AcquireWithin::bounded(bulkhead, deadline.saturating_duration_since(now), deadline)
+    EmbassyAcquireWithin::bounded(bulkhead, deadline.saturating_duration_since(now), deadline)
 }
 
 /// Converts an embassy-time [`Duration`] into a [`core::time::Duration`],
@@ -180,7 +180,7 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// # Memory ordering
 /// As [`acquire_within`].
 #[must_use = "futures do nothing unless polled"]
-pub struct AcquireWithin<'a, L: RawLock> {
+pub struct EmbassyAcquireWithin<'a, L: RawLock> {
     state: Wait<'a, L>,
 }
 
@@ -202,7 +202,7 @@ enum Wait<'a, L: RawLock> {
     Done,
 }
 
-impl<'a, L: RawLock> AcquireWithin<'a, L> {
+impl<'a, L: RawLock> EmbassyAcquireWithin<'a, L> {
     fn fail_fast(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
         Self {
             state: Wait::FailFast(bulkhead),
@@ -234,7 +234,7 @@ impl<'a, L: RawLock> AcquireWithin<'a, L> {
     }
 }
 
-impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
+impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
     type Output = Result<Seat<'a, L>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -270,27 +270,27 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
                 }
                 Poll::Pending
             }
-            Wait::Done => panic!("`AcquireWithin` polled after it completed"),
+            Wait::Done => panic!("`EmbassyAcquireWithin` polled after it completed"),
         }
     }
 }
 
-impl<L: RawLock> fmt::Debug for AcquireWithin<'_, L> {
+impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.state {
             Wait::FailFast(bulkhead) => f
-                .debug_struct("AcquireWithin")
+                .debug_struct("EmbassyAcquireWithin")
                 .field("bulkhead", &bulkhead.name())
                 .field("budget", &"zero (fail fast)")
                 .finish(),
             Wait::Queued {
                 acquire, budget, ..
             } => f
-                .debug_struct("AcquireWithin")
+                .debug_struct("EmbassyAcquireWithin")
                 .field("acquire", acquire)
                 .field("budget", budget)
                 .finish(),
-            Wait::Done => f.write_str("AcquireWithin(done)"),
+            Wait::Done => f.write_str("EmbassyAcquireWithin(done)"),
         }
     }
 }

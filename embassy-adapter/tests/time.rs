@@ -7,8 +7,8 @@ use std::thread;
 
 use bulkhead_embassy::raw::CriticalSectionRawMutex;
 use bulkhead_embassy::{
-    AcquireWithin, Bulkhead, BulkheadExt, CsLock, Error, acquire_until, acquire_within, new_static,
-    to_core_duration,
+    Bulkhead, CsLock, EmbassyAcquire, EmbassyAcquireWithin, Error, acquire_until, acquire_within,
+    new_static, to_core_duration,
 };
 use embassy_time::{Duration, Instant, TICK_HZ};
 use support::{block_on, poll_once};
@@ -190,6 +190,6 @@ fn futures_and_seats_are_send_with_a_shared_lock() {
     fn sync<T: Sync>() {}
     send::<Bulkhead<Cs>>();
     sync::<Bulkhead<Cs>>();
-    send::<AcquireWithin<'static, bulkhead_embassy::EmbassyLock<Cs>>>();
-    send::<bulkhead_embassy::EmbassySeat<'static, Cs>>();
+    send::<EmbassyAcquireWithin<'static, bulkhead_embassy::EmbassyLock<Cs>>>();
+    send::<bulkhead_embassy::Seat<'static, Cs>>();
 }

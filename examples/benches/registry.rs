@@ -1,5 +1,5 @@
 //! What an adaptive registry compartment adds to a call through the
-//! registry: `Registry::acquire` plus giving the seat back, for a static
+//! registry: `Registry::acquire_blocking` plus giving the seat back, for a static
 //! compartment and for an adaptive one (AIMD, app-limited, so the limit
 //! holds: the common case), with a bare `try_acquire` on the compartment
 //! as the floor and the clock read an adaptive seat makes twice, all in
@@ -34,16 +34,21 @@ fn registry_paths(c: &mut Criterion) {
     let mut group = c.benchmark_group("registry call");
     // An adaptive seat reads the clock twice (taken, given back).
     group.bench_function("StdClock::now_nanos", |b| {
-        b.iter(|| black_box(bulkhead_std::core::limit::Clock::now_nanos(&StdClock)))
+        b.iter(|| {
+            black_box(bulkhead_std::bulkhead_core::limit::Clock::now_nanos(
+                &StdClock,
+            ))
+        })
     });
     let bare = registry.get("fixed").unwrap();
     group.bench_function("bare try_acquire + release", |b| {
         b.iter(|| black_box(bare.try_acquire().unwrap()))
     });
     for name in ["fixed", "adaptive"] {
-        group.bench_function(format!("Registry::acquire + release, {name}"), |b| {
-            b.iter(|| black_box(registry.acquire(black_box(name)).unwrap()))
-        });
+        group.bench_function(
+            format!("Registry::acquire_blocking + release, {name}"),
+            |b| b.iter(|| black_box(registry.acquire_blocking(black_box(name)).unwrap())),
+        );
         let domain = registry.domain(name).unwrap();
         group.bench_function(format!("Domain::try_acquire + release, {name}"), |b| {
             b.iter(|| black_box(domain.try_acquire().unwrap()))

@@ -279,7 +279,7 @@ impl AsyncSem for OursTokio {
     type Guard<'a> = bulkhead_core::Seat<'a, StdLock>;
     #[inline]
     async fn acquire(&self) -> Self::Guard<'_> {
-        bulkhead_tokio::BulkheadExt::acquire_within(&self.0, bulkhead_core::MaxWait::Forever)
+        bulkhead_tokio::TokioAcquire::acquire_within(&self.0, bulkhead_core::MaxWait::Forever)
             .await
             .expect("open compartment")
     }

@@ -352,7 +352,7 @@ fn tower_path(case: TowerCase, inject: bool) -> usize {
             layer_rounds(layer, &b, case, inject)
         }
         Over::Adaptive => {
-            use bulkhead_std::core::limit::{Aimd, AimdParams};
+            use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams};
             // Pinned to 1 (`min = max = 1`) so that the scenarios' "only
             // seat" holds; each sample still goes through the controller.
             let pinned = Aimd::new(AimdParams {
@@ -402,7 +402,7 @@ fn counted_samples<H: LayerHandle>(
     case: TowerCase,
     inject: bool,
 ) -> usize {
-    use bulkhead_std::core::limit::CallOutcome;
+    use bulkhead_std::bulkhead_core::limit::CallOutcome;
 
     let classified = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&classified);
@@ -601,7 +601,7 @@ fn async_lock_per_blocking_wait() -> usize {
 /// is not counted), then the same through `execute` with an `Err`.
 /// Returns the allocations and the limit changes in the counted rounds.
 fn registry_adaptive(inject: bool) -> (usize, usize) {
-    use bulkhead_std::core::limit::CallOutcome;
+    use bulkhead_std::bulkhead_core::limit::CallOutcome;
     use bulkhead_std::registry::{DomainConfig, Registry};
     use bulkhead_std::{Algorithm, LimitConfig};
 
@@ -617,7 +617,7 @@ fn registry_adaptive(inject: bool) -> (usize, usize) {
         .get_or_create(name, DomainConfig::new(2).limit(limit))
         .unwrap();
     let round = |i: usize| {
-        let seat = registry.acquire(name).unwrap();
+        let seat = registry.acquire_blocking(name).unwrap();
         injected_allocation(inject);
         let outcome = if i.is_multiple_of(2) {
             CallOutcome::Dropped

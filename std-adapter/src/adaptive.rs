@@ -12,7 +12,6 @@ use bulkhead_core::{Error, MaxWait, RawLock};
 
 use crate::blocking::BlockingAcquire;
 use crate::lock::StdLock;
-use crate::run::Run;
 
 /// Core's [`Clock`] from `std::time::Instant`: nanoseconds since the first
 /// use in this process.
@@ -41,7 +40,7 @@ impl Clock for StdClock {
 /// ```
 /// use std::time::Duration;
 /// use bulkhead_std::{Adaptive, Bulkhead, ExecuteAdaptive, StdClock};
-/// use bulkhead_std::core::limit::{Gradient2, Gradient2Params, Windowed};
+/// use bulkhead_std::bulkhead_core::limit::{Gradient2, Gradient2Params, Windowed};
 ///
 /// let limit = Gradient2::new(Gradient2Params { initial: 8, min: 2, max: 64, ..Gradient2Params::DEFAULT })?;
 /// let db: Adaptive =
@@ -107,7 +106,7 @@ pub trait ExecuteAdaptive {
     /// ```
     /// use std::{io, time::Duration};
     /// use bulkhead_std::{Adaptive, Bulkhead, ExecuteAdaptive, MaxWait, StdClock};
-    /// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+    /// use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams, CallOutcome};
     ///
     /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
     /// // Not windowed, so that one call moves the limit.
@@ -132,20 +131,20 @@ pub trait ExecuteAdaptive {
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, Error>;
 
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer), and records
+    /// As [`Run::run_timeout`](crate::Run::run_timeout), and records
     /// the call's round trip and outcome ([`Classify`]). A task dropped
     /// while it holds the seat records a success.
     ///
     /// # Cancel safety
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     ///
     /// # Errors
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     fn run_timeout<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> impl Future<Output = Result<F::Output, Error>>
     where
         F: Future,
@@ -157,16 +156,16 @@ pub trait ExecuteAdaptive {
     /// work as a [`CallOutcome::Timeout`]).
     ///
     /// # Cancel safety
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     ///
     /// # Errors
-    /// As [`Run::run_with_timer`](crate::Run::run_with_timer).
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
     fn run_timeout_classified<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
         classify: impl FnOnce(&F::Output) -> CallOutcome,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> impl Future<Output = Result<F::Output, Error>>
     where
         F: Future,
@@ -198,30 +197,30 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for CoreAdaptive<L, A, C> {
     async fn run_timeout<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, Error>
     where
         F: Future,
         F::Output: Classify,
         T: Future,
     {
-        self.run_timeout_classified(max_wait, sleep, work, F::Output::outcome)
+        self.run_timeout_classified(max_wait, work, F::Output::outcome, sleep)
             .await
     }
 
     async fn run_timeout_classified<F, T>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
         classify: impl FnOnce(&F::Output) -> CallOutcome,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, Error>
     where
         F: Future,
         T: Future,
     {
-        let seat = self.bulkhead().acquire_with_timer(max_wait, sleep).await?;
+        let seat = crate::run::acquire_timeout(self.bulkhead(), max_wait.into(), sleep).await?;
         let seat = OnPanic(Some(track(self, seat)));
         let value = work.await;
         seat.finish(classify(&value));
@@ -376,19 +375,21 @@ mod tests {
             .enable_time()
             .build()
             .unwrap();
-        let r = rt.block_on(
-            db.run_timeout(MaxWait::FailFast, tokio::time::sleep, async {
+        let r = rt.block_on(db.run_timeout(
+            MaxWait::FailFast,
+            async {
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 Err::<(), _>("dependency said 503")
-            }),
-        );
+            },
+            tokio::time::sleep,
+        ));
         assert!(r.unwrap().is_err());
         assert_eq!(db.limit(), 1, "min 1");
-        let r = rt.block_on(
-            db.run_timeout(MaxWait::FailFast, tokio::time::sleep, async {
-                Ok::<_, ()>(5)
-            }),
-        );
+        let r = rt.block_on(db.run_timeout(
+            MaxWait::FailFast,
+            async { Ok::<_, ()>(5) },
+            tokio::time::sleep,
+        ));
         assert_eq!(r.unwrap(), Ok(5));
         assert_eq!(db.limit(), 2, "success with 1 of 1 in use: + 1");
     }

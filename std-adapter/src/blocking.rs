@@ -43,7 +43,7 @@ pub trait BlockingAcquire<L: RawLock> {
     /// [`Error::FullOnEventLoop`] (not `Full`), whose message says so, and
     /// the first such verdict of each compartment logs a `tracing`
     /// warning. Wait from async code with
-    /// [`Run::acquire_with_timer`](crate::Run::acquire_with_timer) (or
+    /// core's `acquire_timeout`, [`Run::run_timeout`](crate::Run::run_timeout) (or
     /// bulkhead-tokio's `acquire_within`), or from a `spawn_blocking`
     /// thread.
     ///
@@ -83,17 +83,26 @@ pub trait BlockingAcquire<L: RawLock> {
     /// ```
     fn acquire_blocking(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error>;
 
-    /// Deprecated: an owned fail-fast seat does not block, so it is not
-    /// this trait's; its one name is core's
-    /// [`OwnedSeat::try_acquire`] (`OwnedSeat::try_acquire(Arc::clone(&db))`),
-    /// which takes any handle.
+    /// Takes a seat if one is free right now, as core's `try_acquire`,
+    /// but the seat keeps a clone of the `Arc` (made only on success), so
+    /// it may move into another thread or task. Core's
+    /// [`OwnedSeat::try_acquire`] does the same for any handle.
     ///
     /// # Errors
     /// [`Error::Full`] or [`Error::Closed`].
-    #[deprecated(
-        since = "0.1.0",
-        note = "it does not block: use `OwnedSeat::try_acquire(Arc::clone(&bulkhead))`"
-    )]
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
+    ///
+    /// let db = Arc::new(Bulkhead::new("db", 1)?);
+    /// let seat = db.try_acquire_owned()?;
+    /// assert!(db.try_acquire_owned().is_err());
+    /// std::thread::spawn(move || drop(seat)).join().unwrap();
+    /// assert_eq!(db.state().active, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 
     /// As [`acquire_blocking`](Self::acquire_blocking), but the seat keeps a

@@ -41,7 +41,9 @@ pub use adaptive::{Adaptive, Classify, ExecuteAdaptive, StdClock};
 #[cfg(feature = "metrics")]
 pub use adaptive::{adaptive_metrics, publish_adaptive};
 pub use blocking::BlockingAcquire;
-pub use bulkhead_core as core;
+/// The core crate, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead)
+/// and its `limit` module.
+pub use bulkhead_core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
     MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
@@ -55,6 +57,11 @@ pub use pool::{BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPo
 #[cfg(feature = "registry")]
 pub use registry::limit_config::{Algorithm, DEFAULT_WINDOW, LimitConfig};
 pub use run::Run;
+#[cfg(feature = "async-std")]
+pub use run::sleep_async_std;
+#[cfg(feature = "smol")]
+pub use run::sleep_smol;
+pub use scoped::BoxError;
 pub use snapshot::{Inspect, Kind, Snapshot};
 pub use wait_timer::WaitTimer;
 
@@ -73,8 +80,9 @@ pub use wait_timer::WaitTimer;
 ///
 /// - [`BlockingAcquire`]: `acquire_blocking` for threads, owned seats;
 /// - [`Execute`]: `execute`, `execute_or_else`, `wrap`;
-/// - [`Run`]: `acquire_with_timer`, `run`, `run_with_timer`,
-///   `run_or_else` (and `acquire_async_std`, `acquire_smol`);
+/// - [`Run`]: `try_run`, `run_timeout`, `run_timeout_or_else`, with
+///   the caller's runtime timer (`tokio::time::sleep`, or this crate's
+///   `sleep_smol`, `sleep_async_std`);
 /// - [`Inspect`]: `snapshot` (a [`Snapshot`] with the last rejection
 ///   time) and `last_rejection`.
 ///
@@ -111,7 +119,7 @@ pub type Seat<'a> = bulkhead_core::Seat<'a, StdLock>;
 
 /// The extension traits, to import with `use bulkhead_std::prelude::*;`.
 ///
-/// No method name here is shared with bulkhead-tokio's `BulkheadExt`, so
+/// No method name here is shared with bulkhead-tokio's `TokioAcquire`, so
 /// both crates' preludes can be imported together.
 pub mod prelude {
     pub use crate::{BlockingAcquire, Execute, ExecuteAdaptive, Inspect, Run};

@@ -74,7 +74,7 @@ use bulkhead_core::{ConstInit, RawLock};
 /// oldest waiter would sleep next to a free seat.
 ///
 /// ```compile_fail,E0133
-/// use bulkhead_std::{Bulkhead, core::RawLock};
+/// use bulkhead_std::{Bulkhead, bulkhead_core::RawLock};
 ///
 /// let b = Bulkhead::new("db", 1).unwrap();
 /// let seat = b.try_acquire().unwrap();

@@ -86,7 +86,7 @@ impl<T> Outcome<T> {
 ///
 /// ```
 /// use bulkhead_std::{Adaptive, Bulkhead, MaxWait, Outcome, Policy, StdClock};
-/// use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+/// use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams, CallOutcome};
 ///
 /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
 /// let api: Adaptive<Aimd> = Adaptive::new(Bulkhead::new("api", 4)?, aimd, StdClock);
@@ -155,7 +155,7 @@ impl<T> Outcome<T> {
 /// let policy = Policy::new(&api, MaxWait::from_millis(50));
 /// let slow_call = tokio::time::sleep(Duration::from_secs(60));
 /// let outcome = policy
-///     .run_timeout(tokio::time::sleep, tokio::time::timeout(Duration::from_millis(5), slow_call))
+///     .run_timeout(tokio::time::timeout(Duration::from_millis(5), slow_call), tokio::time::sleep)
 ///     .await;
 /// // Admitted; the work itself timed out, which is the work's own result.
 /// assert!(matches!(outcome, Outcome::Success(Err(_elapsed))));
@@ -212,24 +212,24 @@ impl<P: Deref> Policy<P> {
     }
 
     /// Runs `work` inside the compartment, waiting for a seat with the
-    /// runtime timer `sleep`, as [`Run::run_with_timer`]. Over an adaptive
+    /// runtime timer `sleep`, as [`Run::run_timeout`]. Over an adaptive
     /// compartment, also records the call's round trip and outcome
     /// ([`Classify`]), as [`ExecuteAdaptive::run_timeout`].
     ///
     /// # Cancel safety
-    /// As [`Run::run_with_timer`]: dropping the future loses no seat (and,
+    /// As [`Run::run_timeout`]: dropping the future loses no seat (and,
     /// over an adaptive compartment, a future dropped while it holds the
     /// seat records a success).
     pub async fn run_timeout<F: Future, T: Future>(
         &self,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Outcome<F::Output>
     where
         P::Target: PolicyCompartment<F::Output>,
     {
         Outcome::from_admission(
-            admit::Admit::admit_run(&*self.bulkhead, self.max_wait, sleep, work).await,
+            admit::Admit::admit_run(&*self.bulkhead, self.max_wait, work, sleep).await,
         )
     }
 }
@@ -262,9 +262,9 @@ where
     /// As [`run_timeout`](Self::run_timeout).
     pub async fn run_timeout_classified<F, T>(
         &self,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
         classify: impl FnOnce(&F::Output) -> CallOutcome,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Outcome<F::Output>
     where
         F: Future,
@@ -272,7 +272,7 @@ where
     {
         Outcome::from_admission(
             self.bulkhead
-                .run_timeout_classified(self.max_wait, sleep, work, classify)
+                .run_timeout_classified(self.max_wait, work, classify, sleep)
                 .await,
         )
     }
@@ -303,12 +303,12 @@ mod admit {
         /// As `Execute::execute` (and `ExecuteAdaptive::execute`).
         fn admit_execute(&self, max_wait: MaxWait, work: impl FnOnce() -> T) -> Result<T, Error>;
 
-        /// As `Run::run_with_timer` (and `ExecuteAdaptive::run_timeout`).
+        /// As `Run::run_timeout` (and `ExecuteAdaptive::run_timeout`).
         fn admit_run<F: Future<Output = T>, S: Future>(
             &self,
             max_wait: MaxWait,
-            sleep: impl FnOnce(Duration) -> S,
             work: F,
+            sleep: impl FnOnce(Duration) -> S,
         ) -> impl Future<Output = Result<T, Error>>;
     }
 }
@@ -321,10 +321,10 @@ impl<L: RawLock, T> admit::Admit<T> for Bulkhead<L> {
     fn admit_run<F: Future<Output = T>, S: Future>(
         &self,
         max_wait: MaxWait,
-        sleep: impl FnOnce(Duration) -> S,
         work: F,
+        sleep: impl FnOnce(Duration) -> S,
     ) -> impl Future<Output = Result<T, Error>> {
-        Run::run_with_timer(self, max_wait, sleep, work)
+        Run::run_timeout(self, max_wait, work, sleep)
     }
 }
 
@@ -338,10 +338,10 @@ impl<L: RawLock, A: Limit, C: Clock, T: Classify> admit::Admit<T> for Adaptive<L
     fn admit_run<F: Future<Output = T>, S: Future>(
         &self,
         max_wait: MaxWait,
-        sleep: impl FnOnce(Duration) -> S,
         work: F,
+        sleep: impl FnOnce(Duration) -> S,
     ) -> impl Future<Output = Result<T, Error>> {
-        ExecuteAdaptive::run_timeout(self, max_wait, sleep, work)
+        ExecuteAdaptive::run_timeout(self, max_wait, work, sleep)
     }
 }
 

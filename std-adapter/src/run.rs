@@ -7,17 +7,27 @@ use bulkhead_core::{Bulkhead, Error, MaxWait, RawLock, Seat};
 
 use crate::wait_timer::Timed;
 
-/// Async waits and runs for any [`Bulkhead<L>`](bulkhead_core::Bulkhead),
-/// on any runtime: the caller passes its runtime's timer.
+/// Async runs for any [`Bulkhead<L>`](bulkhead_core::Bulkhead), on any
+/// runtime: the caller passes its runtime's timer.
+///
+/// To take a seat from async code, use core's inherent `acquire` (no time
+/// limit), `try_acquire` (fail fast) or `acquire_timeout` (a budget and a
+/// timer); this trait runs a future while holding one.
+///
+/// # Timers
+///
+/// The `_timeout` methods take `sleep`, a function that turns the budget
+/// into a future completing when it has elapsed: `tokio::time::sleep`,
+/// `sleep_smol` (feature `smol`),
+/// `sleep_async_std` (feature `async-std`), or
+/// any runtime's own. `sleep` is not called when the budget fails fast or
+/// is unbounded.
 ///
 /// # Names next to bulkhead-tokio
 ///
-/// The methods that take a timer are named `*_with_timer`, so that they
-/// never share a name with bulkhead-tokio's `BulkheadExt` methods, which
-/// measure the budget on tokio's own clock (`acquire_within`,
-/// `acquire_owned`). Both traits can be in scope at
-/// once (both crates' preludes imported) without any call becoming
-/// ambiguous.
+/// No method here shares a name with bulkhead-tokio's `TokioAcquire`
+/// (`acquire_within`, `acquire_within_owned`, which measure the budget on
+/// tokio's own clock), so both crates' preludes can be imported together.
 ///
 /// Sealed: implemented for core's compartment only, so methods can be added
 /// without breaking anyone.
@@ -37,73 +47,25 @@ use crate::wait_timer::Timed;
 /// let api = Arc::new(Bulkhead::new("external_api", 1).unwrap());
 /// let api2 = api.clone();
 /// let task = tokio::spawn(async move {
-///     api2.run_with_timer(Duration::from_secs(1), tokio::time::sleep, async { 7 }).await
+///     api2.run_timeout(Duration::from_secs(1), async { 7 }, tokio::time::sleep).await
 /// });
 /// assert_eq!(task.await.unwrap(), Ok(7));
 /// # });
 /// ```
 pub trait Run<L: RawLock>: crate::sealed::Sealed {
-    /// Takes a seat from async code, waiting at most `max_wait` with the
-    /// caller's runtime timer: `sleep` turns the budget into a future that
-    /// completes when it has elapsed (`tokio::time::sleep`,
-    /// `async_std::task::sleep`, `async_io::Timer::after`, …).
-    ///
-    /// `max_wait` is a [`MaxWait`] or a [`Duration`] (zero fails fast).
-    /// `MaxWait::FailFast` gives the immediate verdict without calling
-    /// `sleep`; `MaxWait::Forever` waits without calling it either.
-    /// Nothing happens until the first poll. The task waits in the same FIFO line as blocking threads,
-    /// without blocking its runtime. Whether it got a seat or timed out is
-    /// decided in one step, so a seat handed over as the timer fires is
-    /// kept, never lost.
-    ///
-    /// # Cancel safety
-    /// Dropping the future at any point loses nothing: a waiting task
-    /// leaves the line, and a seat already handed to it goes to the next
-    /// waiter. The timer is dropped with it.
-    ///
-    /// # Memory ordering
-    /// As for every seat: everything the seat's previous holder did before
-    /// giving it back happens-before everything done after this future
-    /// resolves to `Ok`. The precise orderings are in
-    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering).
-    ///
-    /// # Errors
-    /// [`Error::Full`] (no budget), [`Error::Timeout`],
-    /// [`Error::QueueFull`] or [`Error::Closed`].
-    ///
-    /// # Examples
-    /// ```
-    /// use std::time::Duration;
-    /// use bulkhead_std::{Bulkhead, Run};
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-    /// let api = Bulkhead::new("external_api", 1).unwrap();
-    /// let seat = api.acquire_with_timer(Duration::from_secs(1), tokio::time::sleep).await;
-    /// assert!(seat.is_ok());
-    /// # });
-    /// ```
-    fn acquire_with_timer<'a, T: Future>(
-        &'a self,
-        max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
-    ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
-    where
-        L: 'a;
-
     /// Runs `work` while holding a seat, failing fast when the compartment
     /// is full. `work`'s output, business errors included, is returned
     /// untouched inside `Ok`; if `work` panics, the seat is given back as
     /// the panic unwinds.
     ///
     /// # Cancel safety
-    /// Dropping the future loses no seat: before admission it leaves the
-    /// line; after admission `work` is dropped unfinished and the seat is
-    /// given back.
+    /// Dropping the future loses no seat: after admission `work` is
+    /// dropped unfinished and the seat is given back.
     ///
     /// # Memory ordering
-    /// `work` is first polled holding a seat, so the seat's previous
-    /// holder's work happens-before it (see
-    /// [`acquire_with_timer`](Self::acquire_with_timer)).
+    /// `work` is first polled holding a seat, so everything the seat's
+    /// previous holder did before giving it back happens-before it (see
+    /// [`Bulkhead`](bulkhead_core::Bulkhead#memory-ordering)).
     ///
     /// # Errors
     /// [`Error::Full`] or [`Error::Closed`]; `work` has then not been
@@ -115,16 +77,21 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let cache = Bulkhead::new("cache", 2).unwrap();
-    /// assert_eq!(cache.run(async { 7 }).await, Ok(7));
+    /// assert_eq!(cache.try_run(async { 7 }).await, Ok(7));
     /// # });
     /// ```
-    fn run<F: Future>(&self, work: F) -> impl Future<Output = Result<F::Output, Error>>;
+    fn try_run<F: Future>(&self, work: F) -> impl Future<Output = Result<F::Output, Error>>;
 
-    /// As [`run`](Self::run), but waits at most `max_wait` for a seat with
-    /// the runtime timer `sleep`, as
-    /// [`acquire_with_timer`](Self::acquire_with_timer). The budget bounds
-    /// only the wait, not `work`: compose with the runtime's own timeout
-    /// (inside the bulkhead) to bound the work.
+    /// Runs `work` while holding a seat, waiting at most `max_wait` for it
+    /// on the runtime timer `sleep` (see [Timers](Self#timers)).
+    ///
+    /// `max_wait` is a [`MaxWait`] or a [`Duration`] (zero fails fast).
+    /// The task waits in the same FIFO line as blocking threads, without
+    /// blocking its runtime. Whether it got a seat or timed out is decided
+    /// in one step, so a seat handed over as the timer fires is kept,
+    /// never lost. The budget bounds only the wait, not `work`: compose
+    /// with the runtime's own timeout (inside the bulkhead) to bound the
+    /// work.
     ///
     /// # Cancel safety
     /// Dropping the future loses no seat: before admission it leaves the
@@ -132,12 +99,12 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// given back.
     ///
     /// # Memory ordering
-    /// `work` is first polled holding a seat, so the seat's previous
-    /// holder's work happens-before it (see
-    /// [`acquire_with_timer`](Self::acquire_with_timer)).
+    /// As [`try_run`](Self::try_run).
     ///
     /// # Errors
-    /// As [`acquire_with_timer`](Self::acquire_with_timer).
+    /// [`Error::Full`] (no budget), [`Error::Timeout`],
+    /// [`Error::QueueFull`] or [`Error::Closed`]; `work` has then not been
+    /// polled.
     ///
     /// # Examples
     /// ```
@@ -147,23 +114,23 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let api = Bulkhead::new("external_api", 2).unwrap();
     /// let budget = Duration::from_millis(50);
-    /// let reply = api.run_with_timer(budget, tokio::time::sleep, async { "pong" }).await;
+    /// let reply = api.run_timeout(budget, async { "pong" }, tokio::time::sleep).await;
     /// assert_eq!(reply, Ok("pong"));
     /// # });
     /// ```
-    fn run_with_timer<F: Future, T: Future>(
+    fn run_timeout<F: Future, T: Future>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> impl Future<Output = Result<F::Output, Error>>;
 
-    /// As [`run_with_timer`](Self::run_with_timer), but runs `fallback`
-    /// with the rejection when the compartment is full, its queue is full
-    /// or the wait timed out. Never masks [`Error::Closed`].
+    /// As [`run_timeout`](Self::run_timeout), but runs `fallback` with the
+    /// rejection when the compartment is full, its queue is full or the
+    /// wait timed out. Never masks [`Error::Closed`].
     ///
     /// # Cancel safety
-    /// As [`run_with_timer`](Self::run_with_timer); a fallback runs
+    /// As [`run_timeout`](Self::run_timeout); a fallback runs
     /// synchronously, so it is never cut short.
     ///
     /// # Errors
@@ -179,164 +146,113 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
     /// let _busy = api.try_acquire().unwrap();
     /// let budget = Duration::from_millis(5);
     /// let reply = api
-    ///     .run_or_else(budget, tokio::time::sleep, async { "fresh" }, |_timeout| "cached")
+    ///     .run_timeout_or_else(budget, async { "fresh" }, |_timeout| "cached", tokio::time::sleep)
     ///     .await;
     /// assert_eq!(reply, Ok("cached"));
     /// # });
     /// ```
-    fn run_or_else<F: Future, T: Future>(
+    fn run_timeout_or_else<F: Future, T: Future>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
         fallback: impl FnOnce(Error) -> F::Output,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> impl Future<Output = Result<F::Output, Error>>;
-
-    /// [`acquire_with_timer`](Self::acquire_with_timer) with async-std's
-    /// timer (`async_std::task::sleep`).
-    ///
-    /// async-std is discontinued upstream in favour of smol; prefer the
-    #[cfg_attr(
-        feature = "smol",
-        doc = "`smol` feature and [`acquire_smol`](Self::acquire_smol) in new code."
-    )]
-    #[cfg_attr(
-        not(feature = "smol"),
-        doc = "`smol` feature and its `acquire_smol` in new code."
-    )]
-    ///
-    /// # Cancel safety
-    /// As [`acquire_with_timer`](Self::acquire_with_timer): dropping the
-    /// future at any point loses nothing.
-    ///
-    /// # Memory ordering
-    /// As [`acquire_with_timer`](Self::acquire_with_timer).
-    ///
-    /// # Errors
-    /// As [`acquire_with_timer`](Self::acquire_with_timer).
-    ///
-    /// # Examples
-    /// ```
-    /// use bulkhead_std::MaxWait;
-    /// use std::time::Duration;
-    /// use bulkhead_std::{Bulkhead, Error, Run};
-    ///
-    /// async_std::task::block_on(async {
-    ///     let b = Bulkhead::new("db", 1).unwrap();
-    ///     let _seat = b.acquire_async_std(MaxWait::FailFast).await.unwrap();
-    ///     let err = b.acquire_async_std(Duration::from_millis(5)).await.unwrap_err();
-    ///     assert!(matches!(err, Error::Timeout { .. }));
-    /// });
-    /// ```
-    #[cfg(feature = "async-std")]
-    fn acquire_async_std<'a>(
-        &'a self,
-        max_wait: impl Into<MaxWait>,
-    ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
-    where
-        L: 'a;
-
-    /// [`acquire_with_timer`](Self::acquire_with_timer) with smol's timer
-    /// (`async_io::Timer::after`). Works on any executor: the timer is
-    /// driven by async-io's own reactor thread when no smol executor is
-    /// running.
-    ///
-    /// # Cancel safety
-    /// As [`acquire_with_timer`](Self::acquire_with_timer): dropping the
-    /// future at any point loses nothing.
-    ///
-    /// # Memory ordering
-    /// As [`acquire_with_timer`](Self::acquire_with_timer).
-    ///
-    /// # Errors
-    /// As [`acquire_with_timer`](Self::acquire_with_timer).
-    ///
-    /// # Examples
-    /// ```
-    /// use bulkhead_std::MaxWait;
-    /// use std::time::Duration;
-    /// use bulkhead_std::{Bulkhead, Error, Run};
-    ///
-    /// async_io::block_on(async {
-    ///     let b = Bulkhead::new("db", 1).unwrap();
-    ///     let _seat = b.acquire_smol(MaxWait::FailFast).await.unwrap();
-    ///     let err = b.acquire_smol(Duration::from_millis(5)).await.unwrap_err();
-    ///     assert!(matches!(err, Error::Timeout { .. }));
-    /// });
-    /// ```
-    #[cfg(feature = "smol")]
-    fn acquire_smol<'a>(
-        &'a self,
-        max_wait: impl Into<MaxWait>,
-    ) -> impl Future<Output = Result<Seat<'a, L>, Error>>
-    where
-        L: 'a;
 }
 
 impl<L: RawLock> Run<L> for Bulkhead<L> {
-    async fn acquire_with_timer<'a, T: Future>(
-        &'a self,
-        max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
-    ) -> Result<Seat<'a, L>, Error>
-    where
-        L: 'a,
-    {
-        let max_wait = max_wait.into();
-        match max_wait.budget() {
-            Some(budget) => Timed::new(self.acquire_timeout(budget, sleep(budget)), self).await,
-            None if max_wait.is_unbounded() => Timed::new(self.acquire(), self).await,
-            None => self.try_acquire(),
-        }
-    }
-
-    async fn run<F: Future>(&self, work: F) -> Result<F::Output, Error> {
+    async fn try_run<F: Future>(&self, work: F) -> Result<F::Output, Error> {
         let _seat = self.try_acquire()?;
         Ok(work.await)
     }
 
-    async fn run_with_timer<F: Future, T: Future>(
+    async fn run_timeout<F: Future, T: Future>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, Error> {
-        let _seat = self.acquire_with_timer(max_wait, sleep).await?;
+        let _seat = acquire_timeout(self, max_wait.into(), sleep).await?;
         Ok(work.await)
     }
 
-    async fn run_or_else<F: Future, T: Future>(
+    async fn run_timeout_or_else<F: Future, T: Future>(
         &self,
         max_wait: impl Into<MaxWait>,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
         fallback: impl FnOnce(Error) -> F::Output,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, Error> {
-        match self.run_with_timer(max_wait, sleep, work).await {
+        match self.run_timeout(max_wait, work, sleep).await {
             Err(e @ Error::Closed { .. }) => Err(e),
             Err(e) => Ok(fallback(e)),
             ok => ok,
         }
     }
+}
 
-    #[cfg(feature = "async-std")]
-    async fn acquire_async_std<'a>(
-        &'a self,
-        max_wait: impl Into<MaxWait>,
-    ) -> Result<Seat<'a, L>, Error>
-    where
-        L: 'a,
-    {
-        self.acquire_with_timer(max_wait, async_std::task::sleep)
-            .await
+/// A seat within `max_wait` on the timer `sleep`, timed for the wait
+/// histogram: the one async wait with a budget that this crate's
+/// `_timeout` methods share.
+///
+/// `MaxWait::FailFast` gives the immediate verdict and
+/// `MaxWait::Forever` waits without a limit, neither calling `sleep`.
+pub(crate) async fn acquire_timeout<L: RawLock, T: Future>(
+    bulkhead: &Bulkhead<L>,
+    max_wait: MaxWait,
+    sleep: impl FnOnce(Duration) -> T,
+) -> Result<Seat<'_, L>, Error> {
+    match max_wait.budget() {
+        Some(budget) => Timed::new(bulkhead.acquire_timeout(budget, sleep(budget)), bulkhead).await,
+        None if max_wait.is_unbounded() => Timed::new(bulkhead.acquire(), bulkhead).await,
+        None => bulkhead.try_acquire(),
     }
+}
 
-    #[cfg(feature = "smol")]
-    async fn acquire_smol<'a>(&'a self, max_wait: impl Into<MaxWait>) -> Result<Seat<'a, L>, Error>
-    where
-        L: 'a,
-    {
-        self.acquire_with_timer(max_wait, async_io::Timer::after)
-            .await
+/// async-std's timer, for the `_timeout` methods (`sleep` arguments):
+/// a future that completes after `duration`.
+///
+/// async-std is discontinued upstream in favour of smol; prefer
+/// `sleep_smol` (feature `smol`) in new code.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::{Bulkhead, Error, Run, sleep_async_std};
+///
+/// async_std::task::block_on(async {
+///     let b = Bulkhead::new("db", 1).unwrap();
+///     let _seat = b.try_acquire().unwrap();
+///     let err = b.run_timeout(Duration::from_millis(5), async {}, sleep_async_std).await.unwrap_err();
+///     assert!(matches!(err, Error::Timeout { .. }));
+/// });
+/// ```
+#[cfg(feature = "async-std")]
+pub fn sleep_async_std(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
+    async_std::task::sleep(duration)
+}
+
+/// smol's timer (`async_io::Timer::after`), for the `_timeout` methods
+/// (`sleep` arguments): a future that completes after `duration`. Works on
+/// any executor: the timer is driven by async-io's own reactor thread
+/// when no smol executor is running.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_std::{Bulkhead, Error, Run, sleep_smol};
+///
+/// async_io::block_on(async {
+///     let b = Bulkhead::new("db", 1).unwrap();
+///     let _seat = b.try_acquire().unwrap();
+///     let err = b.run_timeout(Duration::from_millis(5), async {}, sleep_smol).await.unwrap_err();
+///     assert!(matches!(err, Error::Timeout { .. }));
+/// });
+/// ```
+#[cfg(feature = "smol")]
+pub fn sleep_smol(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
+    let timer = async_io::Timer::after(duration);
+    async move {
+        timer.await;
     }
 }

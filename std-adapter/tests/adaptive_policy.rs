@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bulkhead_std::core::limit::{Aimd, AimdParams, CallOutcome};
+use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams, CallOutcome};
 use bulkhead_std::{Adaptive, Bulkhead, MaxWait, Outcome, Policy, StdClock};
 
 /// AIMD without a window, so that every call moves the limit.
@@ -61,17 +61,21 @@ fn the_works_own_timeout_is_classified_as_a_timeout() {
     let outcome = rt.block_on(async {
         let slow = tokio::time::timeout(Duration::from_millis(2), std::future::pending::<()>());
         policy
-            .run_timeout_classified(tokio::time::sleep, slow, |r| match r {
-                Err(_elapsed) => CallOutcome::Timeout,
-                Ok(()) => CallOutcome::Success,
-            })
+            .run_timeout_classified(
+                slow,
+                |r| match r {
+                    Err(_elapsed) => CallOutcome::Timeout,
+                    Ok(()) => CallOutcome::Success,
+                },
+                tokio::time::sleep,
+            )
             .await
     });
     assert!(matches!(outcome, Outcome::Success(Err(_))));
     assert_eq!(policy.compartment().limit(), 3, "floor(0.9 x 4)");
     // Success with the compartment at least half full grows it.
     let _held = policy.compartment().bulkhead().try_acquire().unwrap();
-    let ok = rt.block_on(policy.run_timeout(tokio::time::sleep, async { Ok::<_, ()>(7) }));
+    let ok = rt.block_on(policy.run_timeout(async { Ok::<_, ()>(7) }, tokio::time::sleep));
     assert_eq!(ok, Outcome::Success(Ok(7)));
     assert_eq!(policy.compartment().limit(), 4);
 }
@@ -123,11 +127,11 @@ fn run_timeout_runs_in_a_spawned_task() {
     let (a, p) = rt.block_on(async move {
         let a = tokio::spawn(async move {
             adaptive
-                .run_timeout(tokio::time::sleep, async { Err::<(), _>("503") })
+                .run_timeout(async { Err::<(), _>("503") }, tokio::time::sleep)
                 .await
         });
         let p =
-            tokio::spawn(async move { plain.run_timeout(tokio::time::sleep, async { 7 }).await });
+            tokio::spawn(async move { plain.run_timeout(async { 7 }, tokio::time::sleep).await });
         (a.await.unwrap(), p.await.unwrap())
     });
     assert_eq!(a, Outcome::Success(Err("503")));

@@ -98,7 +98,7 @@ fn a_boxed_registry_rejection_leads_to_the_inner_error() {
         .unwrap();
     let _held = db.try_acquire().unwrap();
     let err: Box<dyn std::error::Error + Send + Sync> =
-        registry.acquire("single").unwrap_err().into();
+        registry.acquire_blocking("single").unwrap_err().into();
     let outer = err.downcast_ref::<RegistryError>().unwrap();
     assert!(matches!(
         outer.rejection(),

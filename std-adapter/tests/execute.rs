@@ -55,7 +55,7 @@ fn a_panic_in_run_releases_the_seat() {
     let b = Bulkhead::new("db", 1).unwrap();
     let rt = current_thread_rt();
     let r = catch_unwind(AssertUnwindSafe(|| {
-        rt.block_on(b.run(async { panic!("async boom") }))
+        rt.block_on(b.try_run(async { panic!("async boom") }))
     }));
     assert!(r.is_err());
     assert_eq!(b.state().active, 0);
@@ -110,14 +110,14 @@ fn async_fallback_runs_on_timeout() {
     let b = Bulkhead::new("api", 1).unwrap();
     let _held = b.try_acquire().unwrap();
     let rt = current_thread_rt();
-    let r = rt.block_on(b.run_or_else(
+    let r = rt.block_on(b.run_timeout_or_else(
         Duration::from_millis(5),
-        tokio::time::sleep,
         async { "fresh" },
         |e| {
             assert!(matches!(e, Error::Timeout { .. }));
             "fallback"
         },
+        tokio::time::sleep,
     ));
     assert_eq!(r, Ok("fallback"));
 }
@@ -142,10 +142,10 @@ fn policy_outcomes() {
         Outcome::TimedOut(Error::Timeout { .. })
     ));
     let rt = current_thread_rt();
-    let async_outcome = rt.block_on(patient.run_timeout(tokio::time::sleep, async { 7 }));
+    let async_outcome = rt.block_on(patient.run_timeout(async { 7 }, tokio::time::sleep));
     assert!(matches!(async_outcome, Outcome::TimedOut(_)));
     drop(held);
-    let ok = rt.block_on(patient.run_timeout(tokio::time::sleep, async { 7 }));
+    let ok = rt.block_on(patient.run_timeout(async { 7 }, tokio::time::sleep));
     assert_eq!(ok.into_result(), Ok(7));
     b.close();
     assert!(matches!(
@@ -174,7 +174,7 @@ fn a_bounded_wait_times_out_after_at_least_the_budget() {
         .collect();
     let start = Instant::now();
     let err = rt
-        .block_on(b.acquire_with_timer(BUDGET, tokio::time::sleep))
+        .block_on(async { b.acquire_timeout(BUDGET, tokio::time::sleep(BUDGET)).await })
         .unwrap_err();
     let mut results = vec![(err, start.elapsed())];
     results.extend(threads.into_iter().map(|t| t.join().unwrap()));

@@ -126,10 +126,10 @@ max_waiting = 4
         // The table and the compartment's variables apply over the template.
         let reports = registry.config("reports").unwrap();
         assert_eq!((reports.max_concurrent, reports.max_waiting), (7, Some(3)));
-        assert!(registry.acquire("reports").is_ok());
+        assert!(registry.acquire_blocking("reports").is_ok());
         // `max_workers` declares a thread pool.
         let pdf = registry.get_pool("pdf").unwrap();
-        assert_eq!(pdf.state().max_concurrent, 5);
+        assert_eq!(pdf.snapshot().max_concurrent, 5);
         // A per-instance name starts from its built-in.
         let replica = registry.config("database:replica").unwrap();
         assert_eq!((replica.max_concurrent, replica.max_waiting), (10, Some(4)));
@@ -173,7 +173,7 @@ max_waiting = 4
             (config.max_wait, config.max_workers, config.max_concurrent),
             (MaxWait::from_millis(7), Some(2), 5)
         );
-        assert_eq!(pdf.submit(|| 6 * 7).unwrap().join().unwrap(), 42);
+        assert_eq!(pdf.spawn(|| 6 * 7).unwrap().join().unwrap(), 42);
 
         // A declared compartment somebody uses before code asks for it
         // keeps the file's settings.
@@ -348,18 +348,18 @@ fn the_registry_acquire_on_a_runtime_thread_gives_the_distinct_variant() {
             DomainConfig::new(1).max_wait(MaxWait::from_millis(50)),
         )
         .unwrap();
-    let _held = registry.acquire("one").unwrap();
+    let _held = registry.acquire_blocking("one").unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let err = runtime.block_on(async { registry.acquire("one").unwrap_err() });
+    let err = runtime.block_on(async { registry.acquire_blocking("one").unwrap_err() });
     assert!(matches!(
         err.rejection(),
         Some(Error::FullOnEventLoop { name, .. }) if name.as_str() == "one"
     ));
     // Off the runtime, the same call waits its budget and times out.
     assert!(matches!(
-        registry.acquire("one").unwrap_err().rejection(),
+        registry.acquire_blocking("one").unwrap_err().rejection(),
         Some(Error::Timeout { .. })
     ));
 }
@@ -372,8 +372,8 @@ fn rejection_chains_repeat_no_text() {
     registry
         .get_or_create("single", DomainConfig::new(1))
         .unwrap();
-    let _held = registry.acquire("single").unwrap();
-    let err = registry.acquire("single").unwrap_err();
+    let _held = registry.acquire_blocking("single").unwrap();
+    let err = registry.acquire_blocking("single").unwrap_err();
     let messages = assert_said_once(&err);
     assert_eq!(messages.len(), 2, "the compartment's Error is the source");
     assert!(messages[1].contains("is full"), "{messages:?}");
@@ -381,7 +381,7 @@ fn rejection_chains_repeat_no_text() {
     let scoped = bulkhead_std::scoped::Scoped::new(
         Config::new("scoped", 1),
         "conn",
-        bulkhead_std::scoped::Opener::blocking(|| Ok::<_, std::io::Error>(())),
+        bulkhead_std::scoped::Opener::blocking(|_| Ok::<_, std::io::Error>(())),
     )
     .unwrap();
     let _inside = scoped.enter_blocking().unwrap();
@@ -391,7 +391,7 @@ fn rejection_chains_repeat_no_text() {
     let failing = bulkhead_std::scoped::Scoped::<()>::new(
         Config::new("failing", 1),
         "conn",
-        bulkhead_std::scoped::Opener::blocking(|| Err(std::io::Error::other("refused"))),
+        bulkhead_std::scoped::Opener::blocking(|_| Err(std::io::Error::other("refused"))),
     )
     .unwrap();
     let err = failing.enter_blocking().unwrap_err();
@@ -417,13 +417,13 @@ fn a_pool_rejection_gives_the_pool_advice_not_a_wait_budget() {
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
     let busy = pool
-        .submit(move || {
+        .spawn(move || {
             started_tx.send(()).unwrap();
             release_rx.recv().ok();
         })
         .unwrap();
     started_rx.recv().unwrap();
-    let err = pool.submit(|| ()).unwrap_err();
+    let err = pool.spawn(|| ()).unwrap_err();
     assert!(matches!(err, PoolError::Rejected(Error::Full { .. })));
     let messages = assert_said_once(&err);
     let all = messages.join(": ");
@@ -451,7 +451,7 @@ fn domain_config_takes_struct_update_syntax_like_limit_config() {
 
 #[test]
 fn an_owned_seat_over_an_adaptive_compartment_needs_no_wrapper() {
-    use bulkhead_std::core::limit::{Aimd, AimdParams};
+    use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams};
     use bulkhead_std::{Adaptive, OwnedSeat, StdClock};
 
     let aimd = Aimd::new(AimdParams {

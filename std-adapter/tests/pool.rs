@@ -15,7 +15,7 @@ fn blocker(pool: &ThreadPoolBulkhead) -> (TaskHandle<&'static str>, Receiver<()>
     let (started_tx, started) = channel();
     let (release, release_rx) = channel::<()>();
     let handle = pool
-        .submit(move || {
+        .spawn(move || {
             started_tx.send(()).unwrap();
             let _ = release_rx.recv_timeout(PATIENCE);
             "released"
@@ -32,14 +32,14 @@ fn capacity_is_workers_plus_queue_and_the_state_counts_it() {
     a_started.recv_timeout(PATIENCE).unwrap();
     b_started.recv_timeout(PATIENCE).unwrap();
     // Both workers busy: the next two queue, the fifth is rejected at once.
-    let q1 = pool.submit(|| 1).unwrap();
-    let q2 = pool.submit(|| 2).unwrap();
-    let s = pool.state();
+    let q1 = pool.spawn(|| 1).unwrap();
+    let q2 = pool.spawn(|| 2).unwrap();
+    let s = pool.snapshot();
     assert_eq!(s.kind, Kind::ThreadPool);
     assert_eq!((s.max_concurrent, s.queue_size), (4, 2));
     assert_eq!((s.active, s.waiting), (4, 2));
     let start = Instant::now();
-    let err = pool.submit(|| 3).unwrap_err();
+    let err = pool.spawn(|| 3).unwrap_err();
     assert!(
         start.elapsed() < Duration::from_secs(10),
         "submission waited"
@@ -52,7 +52,7 @@ fn capacity_is_workers_plus_queue_and_the_state_counts_it() {
             active: 4
         })
     );
-    let s = pool.state();
+    let s = pool.snapshot();
     assert_eq!(s.rejected, 1);
     assert!(s.last_rejection.is_some());
     a_go.send(()).unwrap();
@@ -61,7 +61,7 @@ fn capacity_is_workers_plus_queue_and_the_state_counts_it() {
     assert_eq!(b.join(), Ok("released"));
     assert_eq!(q1.join(), Ok(1));
     assert_eq!(q2.join(), Ok(2));
-    let s = pool.state();
+    let s = pool.snapshot();
     assert_eq!((s.active, s.waiting), (0, 0));
 }
 
@@ -92,17 +92,17 @@ fn an_overrunning_task_times_out_distinctly_and_keeps_its_seat_until_it_returns(
         }
     );
     assert!(err.to_string().contains("execution timeout"));
-    let s = pool.state();
+    let s = pool.snapshot();
     assert_eq!((s.timed_out, s.active), (1, 1), "the work still runs");
     // Its worker is busy, so there is no room (no queue).
     assert!(matches!(
-        pool.submit(|| ()),
+        pool.spawn(|| ()),
         Err(PoolError::Rejected(Error::Full { .. }))
     ));
     release.send(()).unwrap();
     pool.shutdown(Shutdown::Drain);
     assert!(pool.await_termination(PATIENCE));
-    assert_eq!(pool.state().active, 0);
+    assert_eq!(pool.snapshot().active, 0);
 }
 
 #[test]
@@ -122,13 +122,13 @@ fn shutdown_drain_runs_the_queue() {
     let pool = ThreadPoolBulkhead::new(PoolConfig::new("drain", 1).queue_capacity(3)).unwrap();
     let (first, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
-    let queued: Vec<_> = (0..3).map(|i| pool.submit(move || i).unwrap()).collect();
+    let queued: Vec<_> = (0..3).map(|i| pool.spawn(move || i).unwrap()).collect();
     pool.shutdown(Shutdown::Drain);
     assert!(matches!(
-        pool.submit(|| 9),
+        pool.spawn(|| 9),
         Err(PoolError::Rejected(Error::Closed { name })) if name == "drain"
     ));
-    assert!(pool.state().closed);
+    assert!(pool.snapshot().closed);
     release.send(()).unwrap();
     assert_eq!(first.join(), Ok("released"));
     let results: Vec<_> = queued.into_iter().map(TaskHandle::join).collect();
@@ -143,13 +143,13 @@ fn shutdown_cancel_cancels_the_queue_and_finishes_the_running_task() {
     started.recv_timeout(PATIENCE).unwrap();
     let queued: Vec<_> = (0..3)
         .map(|_| {
-            pool.submit(|| unreachable!("cancelled tasks never run"))
+            pool.spawn(|| unreachable!("cancelled tasks never run"))
                 .unwrap()
         })
         .collect();
     pool.shutdown(Shutdown::Cancel);
     // Cancelled handles resolve before `shutdown` returns; their seats are back.
-    let s = pool.state();
+    let s = pool.snapshot();
     assert_eq!((s.active, s.waiting), (1, 0));
     for h in queued {
         let err: PoolError = h.join().unwrap_err();
@@ -164,7 +164,7 @@ fn shutdown_cancel_cancels_the_queue_and_finishes_the_running_task() {
     release.send(()).unwrap();
     assert_eq!(first.join(), Ok("released"));
     assert!(pool.await_termination(PATIENCE));
-    assert_eq!(pool.state().active, 0);
+    assert_eq!(pool.snapshot().active, 0);
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn dropping_the_pool_never_hangs_a_waiter() {
     let pool = ThreadPoolBulkhead::new(PoolConfig::new("dropped", 1).queue_capacity(2)).unwrap();
     let (first, started, release) = blocker(&pool);
     started.recv_timeout(PATIENCE).unwrap();
-    let queued = pool.submit(|| "ran after the drop").unwrap();
+    let queued = pool.spawn(|| "ran after the drop").unwrap();
     let start = Instant::now();
     drop(pool); // drains, without waiting for the blocked worker
     assert!(start.elapsed() < Duration::from_secs(10), "drop blocked");
@@ -195,7 +195,7 @@ fn dropping_the_pool_never_hangs_a_waiter() {
 #[test]
 fn a_panic_in_a_task_frees_its_seat_and_is_reported_with_its_message() {
     let pool = ThreadPoolBulkhead::new(PoolConfig::new("panicky", 1)).unwrap();
-    let h = pool.submit(|| -> u8 { panic!("boom {}", 7) }).unwrap();
+    let h = pool.spawn(|| -> u8 { panic!("boom {}", 7) }).unwrap();
     assert_eq!(
         h.join(),
         Err(PoolError::Panicked {
@@ -203,11 +203,11 @@ fn a_panic_in_a_task_frees_its_seat_and_is_reported_with_its_message() {
             message: "boom 7".into()
         })
     );
-    let h = pool.submit(|| std::panic::panic_any(42_u8)).unwrap();
+    let h = pool.spawn(|| std::panic::panic_any(42_u8)).unwrap();
     assert!(
         matches!(h.join(), Err(PoolError::Panicked { message, .. }) if message == "a non-string payload")
     );
-    assert_eq!(pool.state().active, 0);
+    assert_eq!(pool.snapshot().active, 0);
     // The worker survived.
     assert_eq!(pool.execute(|| 5), Ok(5));
 }
@@ -223,7 +223,7 @@ fn a_cancelled_handle_skips_its_queued_task() {
     let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let ran2 = ran.clone();
     let queued = pool
-        .submit(move || ran2.store(true, std::sync::atomic::Ordering::SeqCst))
+        .spawn(move || ran2.store(true, std::sync::atomic::Ordering::SeqCst))
         .unwrap();
     assert!(queued.cancel());
     assert!(!queued.cancel(), "once");
@@ -237,12 +237,12 @@ fn a_cancelled_handle_skips_its_queued_task() {
     assert_eq!(first.join(), Ok("released"));
     assert!(!first_cancel_runs(&pool));
     assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
-    assert_eq!(pool.state().active, 0);
+    assert_eq!(pool.snapshot().active, 0);
 }
 
 /// A running or finished task cannot be cancelled.
 fn first_cancel_runs(pool: &ThreadPoolBulkhead) -> bool {
-    let done = pool.submit(|| ()).unwrap();
+    let done = pool.spawn(|| ()).unwrap();
     while !done.is_finished() {
         std::thread::yield_now();
     }
@@ -256,8 +256,8 @@ fn a_handle_can_be_awaited() {
         .build()
         .unwrap();
     let sum = rt.block_on(async {
-        let a = pool.submit(|| 40).unwrap();
-        let b = pool.submit(|| 2).unwrap();
+        let a = pool.spawn(|| 40).unwrap();
+        let b = pool.spawn(|| 2).unwrap();
         a.await.unwrap() + b.await.unwrap()
     });
     assert_eq!(sum, 42);

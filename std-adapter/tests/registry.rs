@@ -321,9 +321,9 @@ fn reconfigure_max_workers_rebuilds_the_pool_without_losing_queued_work() {
         .get_or_create_pool("pdf", DomainConfig::new(5).max_workers(1))
         .unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let blocker = pool.submit(move || rx.recv().is_ok()).unwrap();
+    let blocker = pool.spawn(move || rx.recv().is_ok()).unwrap();
     let queued: Vec<_> = (0..4)
-        .map(|i| pool.submit(move || i * 10).unwrap())
+        .map(|i| pool.spawn(move || i * 10).unwrap())
         .collect();
     registry
         .reconfigure("pdf", DomainConfig::new(3).max_workers(3))
@@ -350,7 +350,7 @@ fn execute_uses_the_configured_wait_budget_and_never_masks_not_found() {
             DomainConfig::new(1).max_wait(MaxWait::from_millis(20)),
         )
         .unwrap();
-    let _seat = registry.acquire("slow").unwrap();
+    let _seat = registry.acquire_blocking("slow").unwrap();
     let err = registry.execute("slow", || ()).unwrap_err();
     assert!(
         matches!(err, RegistryError::Rejected(Error::Timeout { .. })),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bulkhead_std::core::limit::{CallOutcome, Recorded};
+use bulkhead_std::bulkhead_core::limit::{CallOutcome, Recorded};
 use bulkhead_std::registry::{
     DomainConfig, EnvSource, Registry, RegistryError, SettingsErrorKind as K,
 };
@@ -37,7 +37,9 @@ fn failing_round(registry: &Registry, name: &str) {
 /// back (each a success with the compartment full, which AIMD grows on).
 fn loaded_round(registry: &Registry, name: &str) {
     let n = limit(registry, name);
-    let seats: Vec<_> = (0..n).map(|_| registry.acquire(name).unwrap()).collect();
+    let seats: Vec<_> = (0..n)
+        .map(|_| registry.acquire_blocking(name).unwrap())
+        .collect();
     assert!(seats.iter().all(|s| s.is_timed()));
     drop(seats);
 }
@@ -104,7 +106,7 @@ fn a_panic_counts_as_dropped_and_classifiers_decide_the_rest() {
 
     // A seat given back with an explicit outcome, or ignored.
     (0..7).for_each(|_| idle());
-    let seat = registry.acquire("search").unwrap();
+    let seat = registry.acquire_blocking("search").unwrap();
     assert!(matches!(
         seat.record(CallOutcome::Dropped),
         Some(Recorded::Changed { old: 8, new: 7 })
@@ -115,7 +117,7 @@ fn a_panic_counts_as_dropped_and_classifiers_decide_the_rest() {
         .controller()
         .unwrap()
         .changes();
-    registry.acquire("search").unwrap().ignore();
+    registry.acquire_blocking("search").unwrap().ignore();
     let domain = registry.domain("search").unwrap();
     assert_eq!(
         domain.controller().unwrap().changes(),
@@ -135,7 +137,7 @@ fn a_static_compartment_is_unchanged() {
     let registry = Registry::local();
     let db = registry.domain("database").unwrap();
     assert!(db.controller().is_none());
-    let seat = registry.acquire("database").unwrap();
+    let seat = registry.acquire_blocking("database").unwrap();
     assert!(!seat.is_timed());
     assert_eq!(seat.record(CallOutcome::Dropped), None);
     for _ in 0..30 {
@@ -335,7 +337,7 @@ limit = { algorithm = "gradient2", min = 4, max = 200 }
         assert_eq!(search.state().max_concurrent, 10);
         for _ in 0..10 {
             let seats: Vec<_> = (0..limit(&registry, "search"))
-                .map(|_| registry.acquire("search").unwrap())
+                .map(|_| registry.acquire_blocking("search").unwrap())
                 .collect();
             for seat in seats {
                 let _ = seat.record(CallOutcome::Dropped);
@@ -490,4 +492,50 @@ fn limit_changes_publish_the_gauge_and_the_counter_without_a_call() {
         value("bulkhead_limit_changes_total"),
         Some(&DebugValue::Counter(3))
     );
+}
+
+/// `Registry::try_acquire` never waits, whatever the configured budget,
+/// and its seat owns its compartment and feeds an adaptive limit like
+/// every registry verb's (a seat from `registry.get(name)?.try_acquire()`
+/// would borrow a temporary, and record nothing).
+#[test]
+fn try_acquire_fails_fast_and_its_seat_records_a_sample() {
+    let registry = Registry::local();
+    let patient = DomainConfig::new(10)
+        .limit(aimd(40))
+        .max_wait(bulkhead_std::MaxWait::from_millis(30_000));
+    registry.get_or_create("search", patient).unwrap();
+
+    // A window of ten samples: nine successes, then a drop: 10 -> 9.
+    for _ in 0..9 {
+        let seat = registry.try_acquire("search").unwrap();
+        assert!(seat.is_timed());
+    }
+    let seat = registry.try_acquire("search").unwrap();
+    assert!(matches!(
+        seat.record(CallOutcome::Dropped),
+        Some(Recorded::Changed { old: 10, new: 9 })
+    ));
+    assert_eq!(limit(&registry, "search"), 9);
+
+    // Full: refused at once, not after the 30 s budget.
+    let held: Vec<_> = (0..9)
+        .map(|_| registry.try_acquire("search").unwrap())
+        .collect();
+    let started = std::time::Instant::now();
+    let full = registry.try_acquire("search").unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(matches!(
+        full.rejection(),
+        Some(bulkhead_std::Error::Full { .. })
+    ));
+    // The seats own their compartment: they outlive the registry.
+    drop(registry);
+    drop(held);
+
+    let registry = Registry::local();
+    assert!(matches!(
+        registry.try_acquire("nowhere"),
+        Err(RegistryError::NotFound { .. })
+    ));
 }

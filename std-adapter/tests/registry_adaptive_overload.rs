@@ -2,7 +2,7 @@
 //! whatever the algorithm: the guide's own example limit
 //! (`gradient2`, `min = 4`) included.
 
-use bulkhead_std::core::limit::CallOutcome;
+use bulkhead_std::bulkhead_core::limit::CallOutcome;
 use bulkhead_std::registry::{DomainConfig, Registry};
 use bulkhead_std::{Algorithm, LimitConfig};
 
@@ -14,7 +14,9 @@ fn limit(registry: &Registry, name: &str) -> usize {
 /// full load.
 fn failing_round_at_full_load(registry: &Registry, name: &str, outcome: CallOutcome) {
     let n = limit(registry, name);
-    let seats: Vec<_> = (0..n).map(|_| registry.acquire(name).unwrap()).collect();
+    let seats: Vec<_> = (0..n)
+        .map(|_| registry.acquire_blocking(name).unwrap())
+        .collect();
     for seat in seats {
         seat.record(outcome);
     }

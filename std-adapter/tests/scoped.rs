@@ -24,7 +24,7 @@ fn counted(
     let scoped = Scoped::new(
         Config::new(name, seats),
         "pool",
-        Opener::blocking(move || {
+        Opener::blocking(move |_| {
             counter.fetch_add(1, Ordering::SeqCst);
             thread::sleep(open_for);
             Ok::<_, std::io::Error>(Pool(name))
@@ -42,7 +42,7 @@ fn close_counted(name: &'static str) -> (Scoped<Pool>, Arc<AtomicUsize>) {
     let scoped = Scoped::new(
         Config::new(name, 1),
         "pool",
-        Opener::blocking(move || Ok::<_, std::io::Error>(Pool(name))),
+        Opener::blocking(move |_| Ok::<_, std::io::Error>(Pool(name))),
     )
     .unwrap()
     .on_close(move |_| {
@@ -92,7 +92,7 @@ fn a_failed_open_names_both_returns_the_seat_and_the_next_entry_retries() {
     let db = Scoped::new(
         Config::new("orders", 1),
         "orders-db",
-        Opener::blocking(move || {
+        Opener::blocking(move |_| {
             if counter.fetch_add(1, Ordering::SeqCst) == 0 {
                 Err(std::io::Error::other("connection refused"))
             } else {
@@ -136,7 +136,7 @@ fn entries_that_waited_on_a_failed_attempt_share_its_error_and_later_ones_retry(
         Scoped::new(
             Config::new("flaky", 32),
             "flaky-db",
-            Opener::blocking(move || {
+            Opener::blocking(move |_| {
                 let n = counter.fetch_add(1, Ordering::SeqCst);
                 let db = me.get().and_then(Weak::upgrade).unwrap();
                 let deadline = Instant::now() + Duration::from_secs(10);
@@ -214,7 +214,7 @@ fn a_fail_fast_entry_during_the_opening_gets_an_open_timeout() {
         Scoped::new(
             Config::new("slow", 2),
             "slow-db",
-            Opener::blocking(move || {
+            Opener::blocking(move |_| {
                 o.wait();
                 r.wait();
                 Ok::<_, std::io::Error>(Pool("slow"))
@@ -248,7 +248,7 @@ fn shutdown_waits_for_holders_then_closes() {
         Scoped::new(
             Config::new("drain", 2),
             "drain-db",
-            Opener::blocking(|| Ok::<_, std::io::Error>(Pool("drain"))),
+            Opener::blocking(|_| Ok::<_, std::io::Error>(Pool("drain"))),
         )
         .unwrap()
         .on_close(move |_| log.lock().unwrap().push("closed")),
@@ -355,7 +355,7 @@ fn nested_scopes_shadow_by_type_and_restore_on_exit() {
     let label = Scoped::new(
         Config::new("label", 1),
         "label",
-        Opener::blocking(|| Ok::<_, std::io::Error>(String::from("outer-label"))),
+        Opener::blocking(|_| Ok::<_, std::io::Error>(String::from("outer-label"))),
     )
     .unwrap();
     label
@@ -418,7 +418,7 @@ fn a_panicking_initialiser_gives_the_seat_back_and_the_next_entry_opens() {
     let db = Scoped::new(
         Config::new("init-panic", 1),
         "db",
-        Opener::blocking(move || {
+        Opener::blocking(move |_| {
             if counter.fetch_add(1, Ordering::SeqCst) == 0 {
                 panic!("opener bug");
             }
@@ -443,7 +443,7 @@ fn a_full_compartment_rejects_before_opening() {
     let db = Scoped::new(
         Config::new("tiny", 1),
         "pool",
-        Opener::blocking(move || {
+        Opener::blocking(move |_| {
             counter.fetch_add(1, Ordering::SeqCst);
             Ok::<_, std::io::Error>(Pool("tiny"))
         }),
@@ -487,7 +487,7 @@ fn shutdown_racing_busy_threads_never_closes_under_a_holder() {
             Scoped::new(
                 Config::new("busy", 16),
                 "probe",
-                Opener::blocking(|| {
+                Opener::blocking(|_| {
                     Ok::<_, std::io::Error>(Probe {
                         closed: false.into(),
                     })

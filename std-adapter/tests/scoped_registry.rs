@@ -20,7 +20,7 @@ fn logged(registry: &Registry, name: &'static str, log: &Log) -> Arc<Scoped<&'st
             Ok(Scoped::new(
                 config,
                 "pool",
-                Opener::blocking(move || Ok::<_, std::io::Error>(name)),
+                Opener::blocking(move |_| Ok::<_, std::io::Error>(name)),
             )?
             .on_close(move |name| log.lock().unwrap().push(format!("closed {name}"))))
         })
@@ -39,7 +39,7 @@ fn shutdown_closes_scoped_compartments_in_reverse_order_of_opening() {
     b.execute(|_| ()).unwrap();
     c.execute(|_| ()).unwrap();
     a.execute(|_| ()).unwrap();
-    let reports = registry.shutdown(Duration::from_secs(5));
+    let reports = registry.shutdown_blocking(Duration::from_secs(5));
     let order: Vec<_> = reports
         .iter()
         .map(|r| (r.compartment.as_str(), r.outcome))
@@ -69,13 +69,13 @@ fn a_resource_opened_inside_another_opening_closes_after_it() {
             Ok(Scoped::new(
                 config,
                 "cart-store",
-                Opener::blocking(move || redis.execute(|r| format!("cart on {r}"))),
+                Opener::blocking(move |_| redis.execute(|r| format!("cart on {r}"))),
             )?
             .on_close(move |s| l.lock().unwrap().push(format!("closed {s}"))))
         })
         .unwrap();
     assert_eq!(cart.execute(|s| s.clone()).unwrap(), "cart on redis");
-    registry.shutdown(Duration::from_secs(5));
+    registry.shutdown_blocking(Duration::from_secs(5));
     assert_eq!(
         *log.lock().unwrap(),
         ["closed cart on redis", "closed redis"]
@@ -102,7 +102,7 @@ fn shutdown_waits_for_holders_and_keeps_its_bound() {
     inside.wait();
     // `drains` opened after `stuck`, so it is closed first.
     let started = Instant::now();
-    let reports = registry.shutdown(Duration::from_millis(400));
+    let reports = registry.shutdown_blocking(Duration::from_millis(400));
     let took = started.elapsed();
     assert_eq!(reports[0].compartment, "drains");
     assert_eq!(reports[0].outcome, CloseOutcome::Closed);
@@ -132,7 +132,7 @@ fn a_scoped_compartment_is_registered_like_any_other() {
                 Scoped::new(
                     config,
                     "reports-db",
-                    Opener::blocking(move || {
+                    Opener::blocking(move |_| {
                         o.fetch_add(1, Ordering::SeqCst);
                         Ok::<_, std::io::Error>(())
                     }),
@@ -146,7 +146,7 @@ fn a_scoped_compartment_is_registered_like_any_other() {
         MaxWait::from_millis(20)
     );
     // The registry's compartment is the scoped one's: the same seats.
-    let seat = registry.acquire("reports").unwrap();
+    let seat = registry.acquire_blocking("reports").unwrap();
     let inside = reports.enter_blocking().unwrap();
     assert_eq!(registry.all_states()["reports"].active, 2);
     assert!(matches!(
@@ -184,7 +184,7 @@ fn the_environment_configures_a_scoped_compartment() {
             Scoped::new(
                 config,
                 "pool",
-                Opener::blocking(|| Ok::<_, std::io::Error>(())),
+                Opener::blocking(|_| Ok::<_, std::io::Error>(())),
             )
         })
         .unwrap();
@@ -221,7 +221,7 @@ fn register_scoped_takes_a_compartment_built_in_code() {
     let scoped = Scoped::new(
         Config::new("billing", 3).max_waiting(4),
         "billing-db",
-        Opener::blocking(|| Ok::<_, std::io::Error>(1_u8)),
+        Opener::blocking(|_| Ok::<_, std::io::Error>(1_u8)),
     )
     .unwrap()
     .max_wait(Duration::from_millis(9));
@@ -244,7 +244,7 @@ fn register_scoped_takes_a_compartment_built_in_code() {
 #[test]
 fn shutdown_stops_admissions_everywhere() {
     let registry = Registry::local();
-    registry.shutdown(Duration::ZERO);
+    registry.shutdown_blocking(Duration::ZERO);
     for name in registry.list_names() {
         assert!(matches!(
             registry.get(&name).unwrap().try_acquire(),
@@ -270,7 +270,7 @@ fn metrics_publish_the_resource_state() {
                 Scoped::new(
                     config,
                     "metered-db",
-                    Opener::blocking(move || match a.fetch_add(1, Ordering::SeqCst) {
+                    Opener::blocking(move |_| match a.fetch_add(1, Ordering::SeqCst) {
                         0 => Err("down"),
                         _ => Ok(()),
                     }),
@@ -318,7 +318,7 @@ fn racing_creations_of_one_name_register_one_compartment() {
                         Scoped::new(
                             config,
                             "pool",
-                            Opener::blocking(|| Ok::<_, std::io::Error>(())),
+                            Opener::blocking(|_| Ok::<_, std::io::Error>(())),
                         )
                     })
                     .unwrap()
@@ -349,4 +349,70 @@ fn creating_an_unregistered_scoped_compartment_again_registers_it_again() {
         &registry.get("cart").unwrap(),
         first.bulkhead()
     ));
+}
+
+/// A connection pool that hands out at most `size` connections.
+struct ConnPool {
+    compartment: String,
+    free: Mutex<usize>,
+}
+
+impl ConnPool {
+    fn checkout(&self) -> Option<()> {
+        let mut free = self.free.lock().unwrap();
+        *free = free.checked_sub(1)?;
+        Some(())
+    }
+}
+
+#[test]
+fn an_environment_override_of_max_concurrent_reaches_the_opener() {
+    let registry = Registry::builder()
+        .env(EnvSource::from_pairs([(
+            "BULKHEAD_CHECKOUT_MAX_CONCURRENT",
+            "7",
+        )]))
+        .build()
+        .unwrap();
+    // The code says 2; the environment says 7. The pool is sized in the
+    // opener, from what it is told, never from a constant.
+    let checkout = registry
+        .create_scoped("checkout", DomainConfig::new(2), |config| {
+            Scoped::new(
+                config,
+                "checkout-pool",
+                Opener::blocking(|opening| {
+                    Ok::<_, std::io::Error>(ConnPool {
+                        compartment: opening.compartment.to_string(),
+                        free: Mutex::new(opening.max_concurrent),
+                    })
+                }),
+            )
+        })
+        .unwrap();
+    // Every seat the environment allows gets a connection of its own.
+    let inside: Vec<_> = (0..7).map(|_| checkout.enter_blocking().unwrap()).collect();
+    assert!(inside.iter().all(|pool| pool.checkout().is_some()));
+    assert_eq!(inside[0].compartment, "checkout", "the registered name");
+    assert!(checkout.enter_blocking().is_err(), "7 seats, not more");
+    assert_eq!(inside[0].checkout(), None, "7 connections, not more");
+}
+
+#[test]
+fn the_opener_sees_the_limit_as_it_stands_when_it_opens() {
+    let registry = Registry::local();
+    let sized = registry
+        .create_scoped("reports", DomainConfig::new(2), |config| {
+            Scoped::new(
+                config,
+                "reports-pool",
+                Opener::blocking(|opening| Ok::<_, std::io::Error>(opening.max_concurrent)),
+            )
+        })
+        .unwrap();
+    // Reconfigured before the first entry: the resource opens at 5.
+    registry
+        .reconfigure("reports", DomainConfig::new(5))
+        .unwrap();
+    assert_eq!(sized.execute(|size| *size).unwrap(), 5);
 }

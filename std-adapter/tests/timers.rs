@@ -30,11 +30,20 @@ fn async_std_timer_bounds_the_wait_and_a_release_in_time_is_served() {
     let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     async_std::task::block_on(async {
         let start = Instant::now();
-        let err = b.acquire_async_std(BUDGET).await.unwrap_err();
+        let err = b
+            .run_timeout(BUDGET, async {}, bulkhead_std::sleep_async_std)
+            .await
+            .unwrap_err();
         check_timeout(start.elapsed(), err, &b);
         let releaser = async_std::task::spawn_blocking(move || drop(held));
-        let seat = b.acquire_async_std(Duration::from_secs(60)).await;
-        assert!(seat.is_ok());
+        let ran = b
+            .run_timeout(
+                Duration::from_secs(60),
+                async { 7 },
+                bulkhead_std::sleep_async_std,
+            )
+            .await;
+        assert_eq!(ran, Ok(7));
         releaser.await;
     });
 }
@@ -46,11 +55,20 @@ fn smol_timer_bounds_the_wait_and_a_release_in_time_is_served() {
     let held = bulkhead_std::OwnedSeat::try_acquire(b.clone()).unwrap();
     async_io::block_on(async {
         let start = Instant::now();
-        let err = b.acquire_smol(BUDGET).await.unwrap_err();
+        let err = b
+            .run_timeout(BUDGET, async {}, bulkhead_std::sleep_smol)
+            .await
+            .unwrap_err();
         check_timeout(start.elapsed(), err, &b);
         let releaser = std::thread::spawn(move || drop(held));
-        let seat = b.acquire_smol(Duration::from_secs(60)).await;
-        assert!(seat.is_ok());
+        let ran = b
+            .run_timeout(
+                Duration::from_secs(60),
+                async { 7 },
+                bulkhead_std::sleep_smol,
+            )
+            .await;
+        assert_eq!(ran, Ok(7));
         releaser.join().unwrap();
     });
 }
@@ -71,7 +89,7 @@ fn the_wait_budget_convention_is_the_same_for_threads_and_tasks() {
             b.acquire_blocking(wait),
             Err(bulkhead_std::Error::Full { .. })
         ));
-        let verdict = async_io::block_on(b.acquire_smol(wait));
+        let verdict = async_io::block_on(b.run_timeout(wait, async {}, bulkhead_std::sleep_smol));
         assert!(matches!(verdict, Err(bulkhead_std::Error::Full { .. })));
     }
     // Forever waits for the seat, past any budget a test would pick.

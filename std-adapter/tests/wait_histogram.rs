@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, Config, MaxWait, RawLock, Seat};
+use bulkhead_core::{Bulkhead, Config, MaxWait, RawLock};
 use bulkhead_std::metrics as bm;
 use bulkhead_std::{BlockingAcquire, Run};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
@@ -67,12 +67,12 @@ fn handed_over(name: &'static str) -> &'static Bulkhead<AfterLock> {
 }
 
 /// Polls `wait` once; it must resolve to a seat.
-fn first_poll<'a>(wait: impl Future<Output = Result<Seat<'a, AfterLock>, bulkhead_core::Error>>) {
+fn first_poll<T>(wait: impl Future<Output = Result<T, bulkhead_core::Error>>) {
     let mut wait = pin!(wait);
-    let Poll::Ready(Ok(seat)) = wait.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
+    let Poll::Ready(Ok(done)) = wait.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
         panic!("the seat freed while the wait queued is handed over in its first poll")
     };
-    drop(seat);
+    drop(done);
 }
 
 /// How many waits `name` recorded in `bulkhead_wait_seconds`.
@@ -115,10 +115,12 @@ fn a_wait_handed_its_seat_in_the_poll_that_queued_it_is_recorded_once() {
 
         // `Run`'s timer wait (async-std, smol, any runtime), bounded...
         let b = handed_over("timer");
-        first_poll(b.acquire_with_timer(Duration::from_secs(30), |_| std::future::pending::<()>()));
+        first_poll(b.run_timeout(Duration::from_secs(30), async {}, |_| {
+            std::future::pending::<()>()
+        }));
         // ...and unbounded.
         let b = handed_over("forever");
-        first_poll(b.acquire_with_timer(MaxWait::Forever, |_| std::future::pending::<()>()));
+        first_poll(b.run_timeout(MaxWait::Forever, async {}, |_| std::future::pending::<()>()));
 
         // Control: a caller that did not queue records nothing.
         let b = Bulkhead::<bulkhead_std::StdLock>::new("free", 1).unwrap();

@@ -6,12 +6,12 @@ use std::future::Future;
 use bulkhead_core::limit::{Adaptive, AdaptiveSeat, Clock, Limit};
 use bulkhead_core::{Error, MaxWait, RawLock};
 
-use crate::BulkheadExt;
+use crate::TokioAcquire;
 
 /// Waits for a seat of an adaptive compartment ([`Adaptive`]) on tokio's
 /// clock, and starts timing it: the seat records one sample when it is
 /// given back ([`AdaptiveSeat::record`] with the outcome, or a success when
-/// dropped). The wait itself is [`BulkheadExt::acquire_within`] on the
+/// dropped). The wait itself is [`TokioAcquire::acquire_within`] on the
 /// compartment, so its fairness, cancel safety and metrics are the same.
 ///
 /// The adaptive member of this crate's tokio waits: the same method name,
@@ -36,14 +36,14 @@ use crate::BulkheadExt;
 /// ```
 pub trait TokioAcquireAdaptive<L: RawLock, A: Limit, C: Clock>: sealed::Sealed {
     /// Takes a seat, waiting at most `max_wait` on tokio's clock, as
-    /// [`BulkheadExt::acquire_within`], and starts timing it.
+    /// [`TokioAcquire::acquire_within`], and starts timing it.
     ///
     /// # Cancel safety
-    /// As [`BulkheadExt::acquire_within`]: dropping the future leaves the
+    /// As [`TokioAcquire::acquire_within`]: dropping the future leaves the
     /// line; nothing is recorded for a caller that never got a seat.
     ///
     /// # Errors
-    /// As [`BulkheadExt::acquire_within`]; a rejection records no sample.
+    /// As [`TokioAcquire::acquire_within`]; a rejection records no sample.
     fn acquire_within<'a>(
         &'a self,
         max_wait: impl Into<MaxWait>,

@@ -39,7 +39,7 @@ use tokio::time::Instant;
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_tokio::{Bulkhead, BulkheadExt, TokioClock};
+/// use bulkhead_tokio::{Bulkhead, TokioAcquire, TokioClock};
 /// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, Aimd, AimdParams, CallOutcome};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {

@@ -3,7 +3,6 @@
 
 mod adaptive;
 mod clock;
-mod pool;
 pub mod registry;
 pub mod scoped;
 #[cfg(feature = "tower")]
@@ -17,7 +16,7 @@ pub use bulkhead_core::{
     MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
 };
 /// The std crate, for everything this one does not re-export by name
-/// (`Policy`, `AdaptiveBulkhead`, …).
+/// (`Policy`, `Adaptive`, …).
 pub use bulkhead_std;
 /// Metrics for registered compartments (feature `metrics`): bulkhead-std's
 /// module, through the `metrics` facade.
@@ -34,35 +33,40 @@ pub use bulkhead_std::{BlockingAcquire, Bulkhead, EventLoop, Seat, StdLock, even
 pub use bulkhead_std::{Inspect, Kind, Snapshot};
 
 pub use adaptive::TokioAcquireAdaptive;
+/// The workspace's one boxed error (from bulkhead-std), and the error of
+/// the tower services (feature `tower`) by default: tower's usual boxed
+/// error. A rejection by the compartment is a boxed [`Error`]; the tower
+/// module's `HttpRejection::find` turns it into a `503` response with
+/// `Retry-After` in one call (or find it with
+/// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner
+/// service pass through unchanged (boxed). Boxing a rejection allocates; a
+/// layer built with `typed_errors` returns a `ServiceError` instead, which
+/// does not.
+pub use bulkhead_std::BoxError;
 /// The one thread pool of the workspace (from bulkhead-std): a compartment
 /// with its own worker threads, for blocking work that must not share
-/// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`, and
-/// [`ThreadPoolBulkhead::run`] awaits a closure's value.
+/// tokio's `spawn_blocking` pool. Its [`TaskHandle`] is a `Future`:
+/// `pool.spawn(f)?.await` awaits a closure's value.
 pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
 pub use clock::TokioClock;
-#[allow(deprecated)]
-pub use pool::{BlockingPool, Builder, Job, PoolBuildError, RunError};
 pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
-    BoxError, BoxErrors, BulkheadLayer, BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr,
+    BoxErrors, BulkheadLayer, BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr,
     HttpRejection, LayerHandle, ResponseFuture, ServiceError, TypedErrors,
 };
-pub use wait::{AcquireOwnedWithin, AcquireWithin, BulkheadExt};
-
-/// A seat that owns an `Arc` of its std [`Bulkhead`], for spawned tasks.
-pub type ArcSeat = OwnedSeat<std::sync::Arc<Bulkhead>>;
+pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
 
 /// The extension traits of this crate and of bulkhead-std, to import with
 /// `use bulkhead_tokio::prelude::*;`.
 ///
-/// [`BulkheadExt`] shares no method name with bulkhead-std's traits
+/// [`TokioAcquire`] shares no method name with bulkhead-std's traits
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{BulkheadExt, RegistryExt, ScopedExt, TokioAcquireAdaptive};
+    pub use crate::{RegistryExt, ScopedExt, TokioAcquire, TokioAcquireAdaptive};
     pub use bulkhead_std::prelude::*;
 }

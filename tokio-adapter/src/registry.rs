@@ -17,7 +17,7 @@ use bulkhead_std::scoped::ShutdownReport;
 /// compartment's configured `max_wait` (code < file < environment, see
 /// [`RegistryBuilder`]).
 ///
-/// bulkhead-std's [`Registry::acquire`] is a *blocking* call: on a tokio
+/// bulkhead-std's [`Registry::acquire_blocking`] is a *blocking* call: on a tokio
 /// worker it gives the immediate verdict, whatever the budget, because
 /// blocking there could stall the task that holds the seat. These methods
 /// wait asynchronously instead, on [`tokio::time`], in the same line as
@@ -27,9 +27,9 @@ use bulkhead_std::scoped::ShutdownReport;
 ///
 /// In an adaptive compartment (a `limit` in its settings) the seats time
 /// themselves on the std clock and feed the limit when they are given
-/// back: [`acquire_async`](Self::acquire_async)'s seat records a success
+/// back: [`acquire_within`](Self::acquire_within)'s seat records a success
 /// when dropped (or [`RegistrySeat::record`] says otherwise), and
-/// [`run_async`](Self::run_async) classifies `work`'s output
+/// [`run_within`](Self::run_within) classifies `work`'s output
 /// ([`Classify`]: `Err` counts as dropped).
 ///
 /// For a tower service, `BulkheadLayer::from_registry` (feature `tower`)
@@ -48,12 +48,12 @@ use bulkhead_std::scoped::ShutdownReport;
 /// # async fn main() -> Result<(), RegistryError> {
 /// let registry = Registry::local();
 /// registry.get_or_create("search", DomainConfig::new(1).max_wait(MaxWait::from_millis(20)))?;
-/// let seat = registry.acquire_async("search").await?;
+/// let seat = registry.acquire_within("search").await?;
 /// // Full: this task waits its configured 20 ms, then times out.
-/// let err = registry.acquire_async("search").await.unwrap_err();
+/// let err = registry.acquire_within("search").await.unwrap_err();
 /// assert!(matches!(err, RegistryError::Rejected(Error::Timeout { .. })));
 /// drop(seat);
-/// assert_eq!(registry.run_async("search", async { Ok::<_, ()>(7) }).await?, Ok(7));
+/// assert_eq!(registry.run_within("search", async { Ok::<_, ()>(7) }).await?, Ok(7));
 /// # Ok(())
 /// # }
 /// ```
@@ -74,18 +74,18 @@ pub trait RegistryExt: sealed::Sealed {
     /// driver enabled, as any [`tokio::time::sleep`].
     ///
     /// # Errors
-    /// As [`Registry::acquire`]: [`RegistryError::NotFound`],
+    /// As [`Registry::acquire_blocking`]: [`RegistryError::NotFound`],
     /// [`RegistryError::WrongKind`], or [`RegistryError::Rejected`] with
     /// `Full`, `Timeout`, `QueueFull` or `Closed`.
-    fn acquire_async<'a>(
+    fn acquire_within<'a>(
         &'a self,
         name: &'a str,
     ) -> impl Future<Output = Result<RegistrySeat, RegistryError>> + Send + 'a;
 
     /// Runs `work` inside compartment `name`, as
-    /// [`acquire_async`](Self::acquire_async) takes the seat. The budget
+    /// [`acquire_within`](Self::acquire_within) takes the seat. The budget
     /// bounds only the wait, not `work`. An adaptive compartment records
-    /// `work`'s output as [`Registry::run_with_timer`] does.
+    /// `work`'s output as [`Registry::run_timeout`] does.
     ///
     /// # Cancel safety
     /// Dropping the future loses no seat: before admission it leaves the
@@ -93,9 +93,9 @@ pub trait RegistryExt: sealed::Sealed {
     /// given back.
     ///
     /// # Errors
-    /// As [`acquire_async`](Self::acquire_async); `work` has then not been
+    /// As [`acquire_within`](Self::acquire_within); `work` has then not been
     /// polled.
-    fn run_async<'a, F>(
+    fn run_within<'a, F>(
         &'a self,
         name: &'a str,
         work: F,
@@ -105,7 +105,7 @@ pub trait RegistryExt: sealed::Sealed {
         F::Output: Classify;
 
     /// Shuts the registry's compartments down from a tokio task, as
-    /// [`Registry::shutdown_with_timer`] with `tokio::time::sleep`: every
+    /// [`Registry::shutdown_timeout`] with `tokio::time::sleep`: every
     /// compartment stops admitting at once, then the scoped compartments
     /// close in reverse order of opening, each after its holders finish
     /// (within what is left of `bound`), awaiting async close hooks.
@@ -127,18 +127,18 @@ pub trait RegistryExt: sealed::Sealed {
     /// let registry = Registry::local();
     /// for name in ["first", "second"] {
     ///     registry.create_scoped(name, DomainConfig::new(1), |c| {
-    ///         Scoped::new(c, "pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))
+    ///         Scoped::new(c, "pool", Opener::blocking(|_| Ok::<_, std::io::Error>(())))
     ///     })?;
     /// }
-    /// registry.get_scoped::<()>("first")?.run(async {}).await?;
-    /// registry.get_scoped::<()>("second")?.run(async {}).await?;
-    /// let order: Vec<_> = registry.shutdown_async(Duration::from_secs(1)).await
+    /// registry.get_scoped::<()>("first")?.run_within(async {}).await?;
+    /// registry.get_scoped::<()>("second")?.run_within(async {}).await?;
+    /// let order: Vec<_> = registry.shutdown_within(Duration::from_secs(1)).await
     ///     .iter().map(|r| r.compartment.clone()).collect();
     /// assert_eq!(order, ["second", "first"]);
     /// # Ok(())
     /// # }
     /// ```
-    fn shutdown_async(
+    fn shutdown_within(
         &self,
         bound: Duration,
     ) -> impl Future<Output = Vec<ShutdownReport>> + Send + '_;
@@ -151,14 +151,14 @@ mod sealed {
 }
 
 impl RegistryExt for Registry {
-    fn acquire_async<'a>(
+    fn acquire_within<'a>(
         &'a self,
         name: &'a str,
     ) -> impl Future<Output = Result<RegistrySeat, RegistryError>> + Send + 'a {
-        self.acquire_with_timer(name, tokio::time::sleep)
+        self.acquire_timeout(name, tokio::time::sleep)
     }
 
-    fn run_async<'a, F>(
+    fn run_within<'a, F>(
         &'a self,
         name: &'a str,
         work: F,
@@ -167,13 +167,13 @@ impl RegistryExt for Registry {
         F: Future + Send + 'a,
         F::Output: Classify,
     {
-        self.run_with_timer(name, tokio::time::sleep, work)
+        self.run_timeout(name, work, tokio::time::sleep)
     }
 
-    fn shutdown_async(
+    fn shutdown_within(
         &self,
         bound: Duration,
     ) -> impl Future<Output = Vec<ShutdownReport>> + Send + '_ {
-        self.shutdown_with_timer(bound, tokio::time::sleep)
+        self.shutdown_timeout(bound, tokio::time::sleep)
     }
 }

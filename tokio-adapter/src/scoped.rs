@@ -36,7 +36,7 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// the resource if nobody has yet (an async initialiser is awaited;
     /// waiting, within the same budget, for an entry that is opening it),
     /// and returns the guard. As
-    /// [`Scoped::enter_with_timer`] with `tokio::time::sleep`.
+    /// [`Scoped::enter_timeout`] with `tokio::time::sleep`.
     ///
     /// # Cancel safety
     /// Dropping the future at any point loses nothing: a caller waiting
@@ -57,28 +57,28 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|| async {
+    /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|_| async {
     ///     Ok::<_, std::io::Error>(String::from("connected"))
     /// }))?
     /// .max_wait(Duration::from_millis(100));
-    /// let inside = api.enter().await?;
+    /// let inside = api.enter_within().await?;
     /// assert_eq!(*inside, "connected");
     /// # Ok(())
     /// # }
     /// ```
-    fn enter(&self) -> impl Future<Output = Result<Entered<'_, R>, ScopeError>>;
+    fn enter_within(&self) -> impl Future<Output = Result<Entered<'_, R>, ScopeError>>;
 
     /// Runs `work` inside the compartment, the ambient scope set for each
     /// of its polls (task-local; see [`ScopedExt`]). As
-    /// [`Scoped::run_with_timer`] with `tokio::time::sleep`.
+    /// [`Scoped::run_timeout`] with `tokio::time::sleep`.
     ///
     /// # Cancel safety
     /// Dropping the future loses nothing: before admission as
-    /// [`enter`](Self::enter); after it, `work` is dropped unfinished and
+    /// [`enter_within`](Self::enter_within); after it, `work` is dropped unfinished and
     /// the seat given back.
     ///
     /// # Errors
-    /// As [`enter`](Self::enter); `work` has then not been polled.
+    /// As [`enter_within`](Self::enter_within); `work` has then not been polled.
     ///
     /// # Examples
     /// ```
@@ -91,8 +91,8 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// struct Pool(&'static str);
     /// let app_pool = Pool("app");
     /// let checkout = Scoped::new(Config::new("checkout", 4), "checkout-pool",
-    ///     Opener::blocking(|| Ok::<_, std::io::Error>(Pool("checkout"))))?;
-    /// let used = checkout.run(async {
+    ///     Opener::blocking(|_| Ok::<_, std::io::Error>(Pool("checkout"))))?;
+    /// let used = checkout.run_within(async {
     ///     tokio::task::yield_now().await;
     ///     scoped::resolve(None, &app_pool).0 // the default, replaced by the scope
     /// }).await?;
@@ -100,11 +100,12 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     /// # Ok(())
     /// # }
     /// ```
-    fn run<F: Future>(&self, work: F) -> impl Future<Output = Result<F::Output, ScopeError>>;
+    fn run_within<F: Future>(&self, work: F)
+    -> impl Future<Output = Result<F::Output, ScopeError>>;
 
     /// Shuts the compartment down: closes it, waits at most `bound` (on
     /// tokio's clock) for its holders, then closes the resource, awaiting
-    /// an async close hook. As [`Scoped::shutdown_with_timer`].
+    /// an async close hook. As [`Scoped::shutdown_timeout`].
     ///
     /// # Cancel safety
     /// Dropping the future after the compartment was closed leaves it
@@ -119,14 +120,14 @@ pub trait ScopedExt<R: Send + Sync + 'static>: sealed::Sealed {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?
     ///     .on_close_async(|()| async { tokio::task::yield_now().await });
-    /// db.run(async {}).await?;
-    /// assert_eq!(db.shutdown(Duration::from_secs(1)).await.outcome, CloseOutcome::Closed);
+    /// db.run_within(async {}).await?;
+    /// assert_eq!(db.shutdown_within(Duration::from_secs(1)).await.outcome, CloseOutcome::Closed);
     /// # Ok(())
     /// # }
     /// ```
-    fn shutdown(&self, bound: Duration) -> impl Future<Output = ShutdownReport>;
+    fn shutdown_within(&self, bound: Duration) -> impl Future<Output = ShutdownReport>;
 }
 
 mod sealed {
@@ -136,16 +137,19 @@ mod sealed {
 }
 
 impl<R: Send + Sync + 'static> ScopedExt<R> for Scoped<R> {
-    fn enter(&self) -> impl Future<Output = Result<Entered<'_, R>, ScopeError>> {
-        self.enter_with_timer(tokio::time::sleep)
+    fn enter_within(&self) -> impl Future<Output = Result<Entered<'_, R>, ScopeError>> {
+        self.enter_timeout(tokio::time::sleep)
     }
 
-    fn run<F: Future>(&self, work: F) -> impl Future<Output = Result<F::Output, ScopeError>> {
-        self.run_with_timer(tokio::time::sleep, work)
+    fn run_within<F: Future>(
+        &self,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, ScopeError>> {
+        self.run_timeout(work, tokio::time::sleep)
     }
 
-    fn shutdown(&self, bound: Duration) -> impl Future<Output = ShutdownReport> {
-        self.shutdown_with_timer(bound, tokio::time::sleep)
+    fn shutdown_within(&self, bound: Duration) -> impl Future<Output = ShutdownReport> {
+        self.shutdown_timeout(bound, tokio::time::sleep)
     }
 }
 
@@ -169,8 +173,8 @@ impl<R: Send + Sync + 'static> ScopedExt<R> for Scoped<R> {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let reports = Scoped::new(Config::new("reports", 1), "reports-pool",
-///     Opener::blocking(|| Ok::<_, std::io::Error>(9_u16)))?;
-/// let (plain, carried) = reports.run(async {
+///     Opener::blocking(|_| Ok::<_, std::io::Error>(9_u16)))?;
+/// let (plain, carried) = reports.run_within(async {
 ///     let plain = tokio::spawn(async { scoped::current::<u16>().is_some() });
 ///     let carried = spawn_in_scope(async { scoped::current::<u16>().map(|r| *r) });
 ///     (plain.await.unwrap(), carried.await.unwrap())

@@ -1,5 +1,5 @@
-//! Bounded async waits measured by tokio's clock, owned seats, and a
-//! blocking acquire that never blocks a runtime thread.
+//! Bounded async waits measured by tokio's clock, borrowed and owned
+//! seats.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use bulkhead_core::{
     AcquireOwned, AcquireTimeout, Bulkhead, Error, Handle, MaxWait, OwnedSeat, RawLock, Seat,
 };
-use bulkhead_std::{BlockingAcquire, WaitTimer};
+use bulkhead_std::WaitTimer;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
@@ -34,7 +34,7 @@ use tokio::time::{Instant, Sleep};
 /// A seat handed to a caller at the moment its budget runs out is kept by
 /// that caller: the choice between the seat and the timeout is made in one
 /// step under the compartment's lock.
-pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
+pub trait TokioAcquire<L: RawLock>: sealed::Sealed {
     /// Takes a seat, waiting at most `max_wait` on tokio's clock.
     ///
     /// # Fairness
@@ -67,7 +67,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// ```
     /// use bulkhead_tokio::MaxWait;
     /// use std::time::Duration;
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt, Error};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire, Error};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -86,7 +86,7 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// Takes a seat that owns its compartment handle, so it can move into a
     /// spawned task: `tokio::spawn(async move { let _seat = seat; .. })`.
     ///
-    /// Takes the `Arc` by value, like tokio's `Semaphore::acquire_owned`;
+    /// Takes the `Arc` by value, like tokio's `Semaphore::acquire_within_owned`;
     /// clone it first to keep one. For the fail-fast case without a future,
     /// [`OwnedSeat::try_acquire`] does the same synchronously.
     ///
@@ -104,12 +104,12 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// # Examples
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let api = Arc::new(Bulkhead::new("external_api", 4).unwrap());
-    /// let seat = api.clone().acquire_owned(Duration::from_millis(100)).await.unwrap();
+    /// let seat = api.clone().acquire_within_owned(Duration::from_millis(100)).await.unwrap();
     /// let task = tokio::spawn(async move {
     ///     let _seat = seat; // held for the whole task
     ///     "called the API"
@@ -118,27 +118,13 @@ pub trait BulkheadExt<L: RawLock>: sealed::Sealed {
     /// assert_eq!(api.state().active, 0);
     /// # }
     /// ```
-    fn acquire_owned(
+    fn acquire_within_owned(
         self: Arc<Self>,
         max_wait: impl Into<MaxWait>,
-    ) -> AcquireOwnedWithin<Arc<Bulkhead<L>>>
+    ) -> AcquireWithinOwned<Arc<Bulkhead<L>>>
     where
         Self: Sized,
         L: 'static;
-
-    /// Deprecated: the one name is bulkhead-std's
-    /// [`BlockingAcquire::acquire_blocking`](bulkhead_std::BlockingAcquire::acquire_blocking),
-    /// re-exported by this crate and in its prelude. It waits off the
-    /// runtime (`spawn_blocking`, `block_in_place`, plain threads) and gives
-    /// the immediate verdict on a thread that drives tokio futures.
-    ///
-    /// # Errors
-    /// As [`acquire_within`](Self::acquire_within).
-    #[deprecated(
-        since = "0.1.0",
-        note = "use `acquire_blocking` (bulkhead-std's `BlockingAcquire`, in this crate's prelude)"
-    )]
-    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error>;
 }
 
 mod sealed {
@@ -147,7 +133,7 @@ mod sealed {
     impl<L: bulkhead_core::RawLock> Sealed for bulkhead_core::Bulkhead<L> {}
 }
 
-impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
+impl<L: RawLock> TokioAcquire<L> for Bulkhead<L> {
     fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L> {
         let max_wait = max_wait.into();
         let state = if max_wait.is_fail_fast() {
@@ -166,24 +152,20 @@ impl<L: RawLock> BulkheadExt<L> for Bulkhead<L> {
         AcquireWithin { state }
     }
 
-    fn acquire_owned(
+    fn acquire_within_owned(
         self: Arc<Self>,
         max_wait: impl Into<MaxWait>,
-    ) -> AcquireOwnedWithin<Arc<Bulkhead<L>>>
+    ) -> AcquireWithinOwned<Arc<Bulkhead<L>>>
     where
         L: 'static,
     {
-        AcquireOwnedWithin::new(self, max_wait.into())
-    }
-
-    fn blocking_acquire(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
-        self.acquire_blocking(max_wait)
+        AcquireWithinOwned::new(self, max_wait.into())
     }
 }
 
 pin_project! {
     /// Waits for a seat at most a budget on tokio's clock. Returned by
-    /// [`BulkheadExt::acquire_within`].
+    /// [`TokioAcquire::acquire_within`].
     ///
     /// # Cancel safety
     /// Dropping it at any point loses nothing: a queued waiter leaves the
@@ -198,7 +180,7 @@ pin_project! {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// use bulkhead_tokio::{Bulkhead, BulkheadExt};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -287,7 +269,7 @@ pin_project! {
     /// Waits for a seat at most a budget on tokio's clock, holding a
     /// [`Handle`] to the compartment (its `Arc`, or an adaptive
     /// compartment's); resolves to an [`OwnedSeat`]. Returned by
-    /// [`BulkheadExt::acquire_owned`].
+    /// [`TokioAcquire::acquire_within_owned`].
     ///
     /// A named, `'static` future built on core's
     /// [`AcquireOwned`](bulkhead_core::AcquireOwned): it allocates nothing,
@@ -300,7 +282,7 @@ pin_project! {
     /// # Memory ordering
     /// As [`AcquireWithin`], also when the seat then moves to another task.
     #[must_use = "futures do nothing unless polled"]
-    pub struct AcquireOwnedWithin<H>
+    pub struct AcquireWithinOwned<H>
     where
         H: Handle,
         H::Lock: 'static,
@@ -330,11 +312,11 @@ pin_project! {
     }
 }
 
-impl<H: Handle> AcquireOwnedWithin<H>
+impl<H: Handle> AcquireWithinOwned<H>
 where
     H::Lock: 'static,
 {
-    /// The wait of [`BulkheadExt::acquire_owned`], on any handle.
+    /// The wait of [`TokioAcquire::acquire_within_owned`], on any handle.
     pub(crate) fn new(handle: H, max_wait: MaxWait) -> Self {
         let state = if max_wait.is_fail_fast() {
             OwnedState::FailFast {
@@ -354,7 +336,7 @@ where
     }
 }
 
-impl<H: Handle> Future for AcquireOwnedWithin<H>
+impl<H: Handle> Future for AcquireWithinOwned<H>
 where
     H::Lock: 'static,
 {
@@ -367,7 +349,7 @@ where
             OwnedStateProj::FailFast { handle } => Poll::Ready(OwnedSeat::try_acquire(
                 handle
                     .take()
-                    .expect("`AcquireOwnedWithin` polled after it completed"),
+                    .expect("`AcquireWithinOwned` polled after it completed"),
             )),
             OwnedStateProj::Waiting {
                 mut wait,
@@ -406,18 +388,18 @@ where
     }
 }
 
-impl<H: Handle> std::fmt::Debug for AcquireOwnedWithin<H>
+impl<H: Handle> std::fmt::Debug for AcquireWithinOwned<H>
 where
     H::Lock: 'static,
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
             OwnedState::FailFast { handle } => f
-                .debug_struct("AcquireOwnedWithin")
+                .debug_struct("AcquireWithinOwned")
                 .field("fail_fast", &handle.as_ref().map(|h| h.bulkhead().name()))
                 .finish(),
             OwnedState::Waiting { wait, budget, .. } => f
-                .debug_struct("AcquireOwnedWithin")
+                .debug_struct("AcquireWithinOwned")
                 .field("waiting", wait)
                 .field("budget", budget)
                 .finish(),

@@ -1,4 +1,4 @@
-//! `blocking_acquire` and the event-loop detection it uses (bulkhead-std's
+//! `acquire_blocking` and the event-loop detection it uses (bulkhead-std's
 //! `event_loop`, re-exported): never block a thread that drives tokio
 //! futures, but wait where blocking is allowed.
 
@@ -46,7 +46,7 @@ fn remaining_budget() -> Option<usize> {
     None
 }
 
-/// Whether `blocking_acquire` may wait here.
+/// Whether `acquire_blocking` may wait here.
 fn can_block() -> bool {
     match event_loop() {
         None => true,
@@ -131,10 +131,10 @@ fn the_probe_leaves_the_task_budget_as_it_found_it() {
     });
 }
 
-// === blocking_acquire ===
+// === acquire_blocking ===
 
 #[test]
-fn on_a_runtime_thread_blocking_acquire_gives_the_immediate_verdict() {
+fn on_a_runtime_thread_acquire_blocking_gives_the_immediate_verdict() {
     let db = Arc::new(Bulkhead::new("db", 1).unwrap());
     let _held = db.try_acquire().unwrap();
     for rt in [multi_thread(), current_thread()] {
@@ -159,7 +159,7 @@ fn on_a_runtime_thread_blocking_acquire_gives_the_immediate_verdict() {
 }
 
 #[test]
-fn in_spawn_blocking_blocking_acquire_waits_for_the_seat() {
+fn in_spawn_blocking_acquire_blocking_waits_for_the_seat() {
     let rt = multi_thread();
     let db = Arc::new(Bulkhead::new("db", 1).unwrap());
     rt.block_on(async {

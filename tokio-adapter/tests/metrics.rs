@@ -81,7 +81,7 @@ fn threads_tokio_tasks_and_tower_all_get_budgets_and_metrics() {
         // A tokio task, through the registry only.
         let releaser = hold(&registry, "via_task");
         let r = registry.clone();
-        tokio::spawn(async move { r.run_async("via_task", async {}).await })
+        tokio::spawn(async move { r.run_within("via_task", async {}).await })
             .await
             .unwrap()
             .unwrap();
@@ -102,13 +102,13 @@ fn threads_tokio_tasks_and_tower_all_get_budgets_and_metrics() {
             let outcome: Result<(), Error> = match name {
                 "via_thread" => {
                     let r = registry.clone();
-                    tokio::task::spawn_blocking(move || r.acquire("via_thread").map(drop))
+                    tokio::task::spawn_blocking(move || r.acquire_blocking("via_thread").map(drop))
                         .await
                         .unwrap()
                         .map_err(rejected)
                 }
                 "via_task" => registry
-                    .acquire_async(name)
+                    .acquire_within(name)
                     .await
                     .map(drop)
                     .map_err(rejected),

@@ -30,9 +30,9 @@ async fn a_registry_from_toml_waits_its_configured_budget_on_tokios_clock() {
     let database = registry.get("database").unwrap();
     assert_eq!(database.state().max_concurrent, 1);
 
-    let seat = registry.acquire_async("database").await.unwrap();
+    let seat = registry.acquire_within("database").await.unwrap();
     let started = tokio::time::Instant::now();
-    let err = registry.acquire_async("database").await.unwrap_err();
+    let err = registry.acquire_within("database").await.unwrap_err();
     assert!(
         matches!(err, RegistryError::Rejected(Error::Timeout { .. })),
         "{err:?}"
@@ -42,7 +42,7 @@ async fn a_registry_from_toml_waits_its_configured_budget_on_tokios_clock() {
     drop(seat);
     assert_eq!(
         registry
-            .run_async("database", async { Ok::<_, ()>(7) })
+            .run_within("database", async { Ok::<_, ()>(7) })
             .await
             .unwrap(),
         Ok(7)
@@ -70,9 +70,9 @@ async fn a_zero_budget_in_the_file_fails_fast() {
         .toml_str("[domains.cache]\nmax_concurrent = 1\nmax_wait = \"0\"\n")
         .build()
         .unwrap();
-    let _seat = registry.acquire_async("cache").await.unwrap();
+    let _seat = registry.acquire_within("cache").await.unwrap();
     let started = tokio::time::Instant::now();
-    let err = registry.acquire_async("cache").await.unwrap_err();
+    let err = registry.acquire_within("cache").await.unwrap_err();
     assert!(
         matches!(err, RegistryError::Rejected(Error::Full { .. })),
         "{err:?}"

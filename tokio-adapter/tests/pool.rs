@@ -28,7 +28,7 @@ async fn until(mut done: impl FnMut() -> bool) {
 
 /// Tasks running on a worker now.
 fn running(pool: &ThreadPoolBulkhead) -> usize {
-    let s = pool.state();
+    let s = pool.snapshot();
     s.active - s.waiting
 }
 
@@ -52,12 +52,13 @@ fn its_threads_are_its_own_even_when_tokios_blocking_pool_is_full() {
 
         // The pool still runs jobs, on threads named after it.
         let (name, id) = pool
-            .run(|| {
+            .spawn(|| {
                 (
                     thread::current().name().map(str::to_owned),
                     thread::current().id(),
                 )
             })
+            .unwrap()
             .await
             .unwrap();
         let name = name.unwrap();
@@ -82,13 +83,13 @@ async fn it_rejects_at_once_on_a_full_queue() {
         .build()
         .unwrap();
     let (open, blocked) = gate();
-    let first = pool.submit(blocked).unwrap();
+    let first = pool.spawn(blocked).unwrap();
     until(|| running(&pool) == 1).await;
-    let queued = pool.submit(|| "queued").unwrap();
-    let state = pool.state();
+    let queued = pool.spawn(|| "queued").unwrap();
+    let state = pool.snapshot();
     assert_eq!((state.active, state.waiting, state.queue_size), (2, 1, 1));
 
-    let err = pool.run(|| "third").await.unwrap_err();
+    let err = pool.spawn(|| "third").unwrap_err();
     assert!(matches!(
         err.rejection(),
         Some(Error::Full {
@@ -98,16 +99,20 @@ async fn it_rejects_at_once_on_a_full_queue() {
         }) if name == "disk"
     ));
     assert!(matches!(
-        pool.submit(|| ()),
+        pool.spawn(|| ()),
         Err(PoolError::Rejected(Error::Full { .. }))
     ));
-    assert_eq!(pool.state().rejected, 2);
+    assert_eq!(pool.snapshot().rejected, 2);
 
     open.send(()).unwrap();
     first.await.unwrap();
     assert_eq!(queued.await.unwrap(), "queued");
-    assert_eq!(pool.state().active, 0);
-    assert_eq!(pool.run(|| 1).await.unwrap(), 1, "the seats are free again");
+    assert_eq!(pool.snapshot().active, 0);
+    assert_eq!(
+        pool.spawn(|| 1).unwrap().await.unwrap(),
+        1,
+        "the seats are free again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -121,11 +126,11 @@ async fn it_reports_the_execution_timeout_and_skips_a_timed_out_queued_job() {
         .unwrap();
     let (open, slow) = gate();
     let start = Instant::now();
-    let slow = pool.submit(slow).unwrap();
+    let slow = pool.spawn(slow).unwrap();
     let ran = Arc::new(AtomicBool::new(false));
     let ran2 = ran.clone();
     let queued = pool
-        .submit(move || ran2.store(true, Ordering::SeqCst))
+        .spawn(move || ran2.store(true, Ordering::SeqCst))
         .unwrap();
     let err = slow.await.unwrap_err();
     assert!(start.elapsed() >= limit);
@@ -138,9 +143,9 @@ async fn it_reports_the_execution_timeout_and_skips_a_timed_out_queued_job() {
     );
     assert!(matches!(queued.await, Err(PoolError::Timeout { .. })));
     // The running closure keeps its worker and its seat.
-    assert!(pool.state().active >= 1);
+    assert!(pool.snapshot().active >= 1);
     open.send(()).unwrap();
-    until(|| pool.state().active == 0).await;
+    until(|| pool.snapshot().active == 0).await;
     assert!(
         !ran.load(Ordering::SeqCst),
         "a job whose caller timed out while it was queued is skipped"
@@ -155,7 +160,7 @@ async fn a_quick_job_is_not_affected_by_the_execution_timeout() {
         .build()
         .unwrap();
     for i in 0..10 {
-        assert_eq!(pool.run(move || i).await.unwrap(), i);
+        assert_eq!(pool.spawn(move || i).unwrap().await.unwrap(), i);
     }
 }
 
@@ -165,7 +170,11 @@ async fn a_panicking_job_is_reported_and_its_worker_survives() {
         .max_workers(1)
         .build()
         .unwrap();
-    let err = pool.run(|| -> u8 { panic!("boom") }).await.unwrap_err();
+    let err = pool
+        .spawn(|| -> u8 { panic!("boom") })
+        .unwrap()
+        .await
+        .unwrap_err();
     assert_eq!(
         err,
         PoolError::Panicked {
@@ -175,19 +184,19 @@ async fn a_panicking_job_is_reported_and_its_worker_survives() {
     );
     assert!(err.to_string().contains("boom"), "{err}");
     assert_eq!(
-        pool.run(|| 2).await.unwrap(),
+        pool.spawn(|| 2).unwrap().await.unwrap(),
         2,
         "the single worker is still alive"
     );
-    assert_eq!(pool.state().active, 0);
+    assert_eq!(pool.snapshot().active, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_convert_with_question_mark_into_boxed_errors() {
     type AnyError = Box<dyn std::error::Error + Send + Sync + 'static>;
     async fn render(pool: &ThreadPoolBulkhead) -> Result<u8, AnyError> {
-        let a = pool.run(|| 1).await?;
-        let b: u8 = pool.run(|| panic!("render failed")).await?;
+        let a = pool.spawn(|| 1)?.await?;
+        let b: u8 = pool.spawn(|| panic!("render failed"))?.await?;
         Ok(a + b)
     }
     let pool = ThreadPoolBulkhead::builder("render").build().unwrap();
@@ -200,29 +209,36 @@ async fn errors_convert_with_question_mark_into_boxed_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_dropped_before_it_starts_is_skipped_and_frees_its_seat() {
+async fn a_task_cancelled_before_it_starts_is_skipped_and_frees_its_seat() {
     let pool = ThreadPoolBulkhead::builder("q")
         .max_workers(1)
         .queue_capacity(1)
         .build()
         .unwrap();
     let (open, blocked) = gate();
-    let first = pool.submit(blocked).unwrap();
+    let first = pool.spawn(blocked).unwrap();
     until(|| running(&pool) == 1).await;
     let ran = Arc::new(AtomicBool::new(false));
     let ran2 = ran.clone();
-    // Submitted at the first poll, then cancelled by the timeout, as a
-    // client that hangs up would.
-    let job = pool.run(move || ran2.store(true, Ordering::SeqCst));
+    // Awaited until a timeout, then cancelled, as for a client that
+    // hangs up.
+    let mut job = pool
+        .spawn(move || ran2.store(true, Ordering::SeqCst))
+        .unwrap();
     assert!(
-        tokio::time::timeout(Duration::from_millis(10), job)
+        tokio::time::timeout(Duration::from_millis(10), &mut job)
             .await
             .is_err()
     );
-    assert_eq!(pool.state().active, 1, "the cancelled job's seat is free");
+    assert!(job.cancel(), "still queued");
+    assert_eq!(
+        pool.snapshot().active,
+        1,
+        "the cancelled job's seat is free"
+    );
     open.send(()).unwrap();
     first.await.unwrap();
-    until(|| pool.state().active == 0).await;
+    until(|| pool.snapshot().active == 0).await;
     assert!(!ran.load(Ordering::SeqCst), "a cancelled job does not run");
 }
 
@@ -235,14 +251,14 @@ async fn dropping_the_pool_never_hangs_an_awaiting_task() {
         .unwrap();
     let (open, blocked) = gate();
     let first = pool
-        .submit(move || {
+        .spawn(move || {
             blocked();
             "finished"
         })
         .unwrap();
     until(|| running(&pool) == 1).await;
     let queued: Vec<_> = (0..2)
-        .map(|i| tokio::spawn(pool.submit(move || i).unwrap()))
+        .map(|i| tokio::spawn(pool.spawn(move || i).unwrap()))
         .collect();
     drop(pool); // drains: the queued jobs still run
     open.send(()).unwrap();
@@ -263,7 +279,7 @@ fn jobs_can_be_submitted_outside_a_runtime_and_awaited_inside() {
         .execution_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let job = pool.submit(|| 40 + 2).unwrap();
+    let job = pool.spawn(|| 40 + 2).unwrap();
     let rt = Builder::new_current_thread().enable_all().build().unwrap();
     assert_eq!(rt.block_on(job).unwrap(), 42);
 }
@@ -285,10 +301,10 @@ async fn a_shut_down_pool_refuses_new_jobs_and_finishes_queued_ones() {
         .queue_capacity(1)
         .build()
         .unwrap();
-    let job = pool.submit(|| "done").unwrap();
+    let job = pool.spawn(|| "done").unwrap();
     pool.shutdown(Shutdown::Drain);
     assert!(matches!(
-        pool.submit(|| ""),
+        pool.spawn(|| ""),
         Err(PoolError::Rejected(Error::Closed { .. }))
     ));
     assert_eq!(job.await.unwrap(), "done");

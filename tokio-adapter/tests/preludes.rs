@@ -15,9 +15,13 @@ const MS: Duration = Duration::from_millis(1);
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn every_method_of_both_preludes_resolves_on_one_type() {
     let db: Arc<Bulkhead> = Arc::new(Bulkhead::new("db", 2).unwrap());
-    // bulkhead-tokio's BulkheadExt.
+    // bulkhead-tokio's TokioAcquire.
     let a = db.acquire_within(MS).await.unwrap();
-    let b: OwnedSeat<Arc<Bulkhead>> = db.clone().acquire_owned(MaxWait::FailFast).await.unwrap();
+    let b: OwnedSeat<Arc<Bulkhead>> = db
+        .clone()
+        .acquire_within_owned(MaxWait::FailFast)
+        .await
+        .unwrap();
     assert!(matches!(
         db.acquire_blocking(MS),
         Err(Error::FullOnEventLoop { .. })
@@ -25,22 +29,28 @@ async fn every_method_of_both_preludes_resolves_on_one_type() {
     drop((a, b));
     // bulkhead-std's BlockingAcquire, Execute, Run, Inspect.
     drop(db.acquire_blocking(MaxWait::FailFast).unwrap());
-    drop(bulkhead_std::OwnedSeat::try_acquire(db.clone()).unwrap());
+    drop(db.try_acquire_owned().unwrap());
     drop(db.acquire_blocking_owned(MaxWait::FailFast).unwrap());
     assert_eq!(db.execute(MaxWait::FailFast, || 1), Ok(1));
     assert_eq!(db.execute_or_else(MaxWait::FailFast, || 2, |_| 0), Ok(2));
     assert_eq!(db.wrap(MaxWait::FailFast, |x: u8| x + 1)(2), Ok(3));
-    drop(db.acquire_with_timer(MS, tokio::time::sleep).await.unwrap());
-    assert_eq!(db.run(async { 4 }).await, Ok(4));
+    assert_eq!(db.try_run(async { 4 }).await, Ok(4));
     assert_eq!(
-        db.run_with_timer(MS, tokio::time::sleep, async { 5 }).await,
+        db.run_timeout(MS, async { 5 }, tokio::time::sleep).await,
         Ok(5)
     );
     assert_eq!(
-        db.run_or_else(MaxWait::FailFast, tokio::time::sleep, async { 6 }, |_| 0)
+        db.run_timeout_or_else(MaxWait::FailFast, async { 6 }, |_| 0, tokio::time::sleep)
             .await,
         Ok(6)
     );
+    // Core's inherent waits.
+    drop(
+        db.acquire_timeout(MS, tokio::time::sleep(MS))
+            .await
+            .unwrap(),
+    );
+    drop(db.acquire().await.unwrap());
     assert_eq!(db.snapshot().last_rejection, db.last_rejection());
     assert_eq!(db.state().active, 0);
 }

@@ -1,6 +1,6 @@
 //! The registry's async paths feed an adaptive compartment's limit with
-//! no code from the caller: `acquire_async` seats time themselves,
-//! `run_async` classifies the work's output, and a waiting task's seat is
+//! no code from the caller: `acquire_within` seats time themselves,
+//! `run_within` classifies the work's output, and a waiting task's seat is
 //! timed too.
 
 use std::time::Duration;
@@ -29,11 +29,11 @@ async fn async_lookups_feed_the_limit() {
         .limit(AIMD);
     registry.get_or_create("api", config).unwrap();
 
-    // A failing dependency: run_async's `Err` counts as dropped.
+    // A failing dependency: run_within's `Err` counts as dropped.
     for expected in [9, 8, 7] {
         for _ in 0..limit(&registry, "api") {
             let r = registry
-                .run_async("api", async { Err::<(), _>("503") })
+                .run_within("api", async { Err::<(), _>("503") })
                 .await
                 .unwrap();
             assert!(r.is_err());
@@ -41,12 +41,12 @@ async fn async_lookups_feed_the_limit() {
         assert_eq!(limit(&registry, "api"), expected);
     }
 
-    // Healthy and fully used: acquire_async seats dropped without an
+    // Healthy and fully used: acquire_within seats dropped without an
     // outcome count as successes, and the limit grows.
     for expected in [8, 9] {
         let mut seats = Vec::new();
         for _ in 0..limit(&registry, "api") {
-            seats.push(registry.acquire_async("api").await.unwrap());
+            seats.push(registry.acquire_within("api").await.unwrap());
         }
         assert!(seats.iter().all(|s| s.is_timed()));
         drop(seats);
@@ -65,12 +65,12 @@ async fn a_task_that_waited_for_its_seat_is_timed_and_a_cancelled_one_records_a_
         });
     registry.get_or_create("api", config).unwrap();
 
-    let a = registry.acquire_async("api").await.unwrap();
-    let b = registry.acquire_async("api").await.unwrap();
+    let a = registry.acquire_within("api").await.unwrap();
+    let b = registry.acquire_within("api").await.unwrap();
     // Full: this task queues, and is handed `a`'s seat.
     let r = std::sync::Arc::clone(&registry);
     let waiter = tokio::spawn(async move {
-        let seat = r.acquire_async("api").await.unwrap();
+        let seat = r.acquire_within("api").await.unwrap();
         assert!(seat.is_timed());
     });
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -83,9 +83,9 @@ async fn a_task_that_waited_for_its_seat_is_timed_and_a_cancelled_one_records_a_
     // success by default.
     let never = std::future::pending::<Result<(), ()>>();
     let cancelled =
-        tokio::time::timeout(Duration::from_millis(5), registry.run_async("api", never));
+        tokio::time::timeout(Duration::from_millis(5), registry.run_within("api", never));
     assert!(cancelled.await.is_err());
-    let _ = registry.acquire_async("api").await.unwrap(); // sample 3 of 3
+    let _ = registry.acquire_within("api").await.unwrap(); // sample 3 of 3
     assert_eq!(
         limit(&registry, "api"),
         4,

@@ -24,7 +24,7 @@ fn async_counted(
     let scoped = Scoped::new(
         Config::new(name, seats),
         "client",
-        Opener::future(move || {
+        Opener::future(move |_| {
             let counter = counter.clone();
             async move {
                 counter.fetch_add(1, Ordering::SeqCst);
@@ -46,7 +46,7 @@ async fn the_async_initialiser_runs_once_under_32_racing_tasks() {
         .map(|_| {
             let (api, all_in) = (api.clone(), all_in.clone());
             tokio::spawn(async move {
-                let inside = api.enter().await.unwrap();
+                let inside = api.enter_within().await.unwrap();
                 let shared: Shared<Client> = inside.shared();
                 all_in.wait().await; // all 32 inside at once
                 all_in.wait().await;
@@ -71,12 +71,12 @@ async fn the_async_initialiser_runs_once_under_32_racing_tasks() {
 async fn a_cancelled_opening_gives_the_seat_back_and_another_entry_opens() {
     let (api, opens) = async_counted("cancel", 2, Duration::from_secs(1));
     tokio::select! {
-        _ = api.enter() => panic!("the opening takes a second"),
+        _ = api.enter_within() => panic!("the opening takes a second"),
         _ = tokio::time::sleep(Duration::from_millis(10)) => {}
     }
     assert_eq!(api.state().active, 0, "seat given back");
     assert!(!api.resource_state().open);
-    let inside = api.enter().await.unwrap();
+    let inside = api.enter_within().await.unwrap();
     assert_eq!(*inside, Client("cancel"));
     assert_eq!(opens.load(Ordering::SeqCst), 2, "opened by the next entry");
 }
@@ -89,7 +89,7 @@ async fn a_waiter_gives_up_on_the_opening_within_its_budget() {
         Scoped::new(
             Config::new("slow", 2),
             "slow-client",
-            Opener::future(move || {
+            Opener::future(move |_| {
                 counter.fetch_add(1, Ordering::SeqCst);
                 async {
                     tokio::time::sleep(Duration::from_secs(5)).await;
@@ -101,10 +101,10 @@ async fn a_waiter_gives_up_on_the_opening_within_its_budget() {
         .max_wait(Duration::from_millis(100)),
     );
     let api2 = api.clone();
-    let opener = tokio::spawn(async move { api2.enter().await.map(drop) });
+    let opener = tokio::spawn(async move { api2.enter_within().await.map(drop) });
     tokio::task::yield_now().await; // the opener is opening
     let started = tokio::time::Instant::now();
-    let err = api.enter().await.map(drop).unwrap_err();
+    let err = api.enter_within().await.map(drop).unwrap_err();
     assert_eq!(started.elapsed(), Duration::from_millis(100));
     assert!(matches!(
         &err,
@@ -126,7 +126,7 @@ async fn a_failed_async_open_names_both_and_the_next_entry_opens() {
     let api = Scoped::new(
         Config::new("payments", 1),
         "payments-client",
-        Opener::future(move || {
+        Opener::future(move |_| {
             let n = counter.fetch_add(1, Ordering::SeqCst);
             async move {
                 if n == 0 {
@@ -138,7 +138,7 @@ async fn a_failed_async_open_names_both_and_the_next_entry_opens() {
         }),
     )
     .unwrap();
-    let Err(ScopeError::Open(err)) = api.enter().await.map(drop) else {
+    let Err(ScopeError::Open(err)) = api.enter_within().await.map(drop) else {
         panic!("the first opening fails")
     };
     assert_eq!(
@@ -146,7 +146,7 @@ async fn a_failed_async_open_names_both_and_the_next_entry_opens() {
         ("payments", "payments-client")
     );
     assert_eq!(api.state().active, 0);
-    assert_eq!(*api.enter().await.unwrap(), Client("payments"));
+    assert_eq!(*api.enter_within().await.unwrap(), Client("payments"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,7 +155,7 @@ async fn the_scope_is_task_local_across_awaits_and_threads() {
     let app = Client("app");
     let explicit = Client("explicit");
     let (inside, wins) = checkout
-        .run(async {
+        .run_within(async {
             let mut seen = Vec::new();
             for _ in 0..20 {
                 // Sleeping may resume the task on another worker thread.
@@ -183,7 +183,7 @@ async fn a_task_outside_the_scope_never_sees_it_even_on_the_same_thread() {
         saw
     });
     let inside = reports
-        .run(async {
+        .run_within(async {
             let mut all = true;
             for _ in 0..50 {
                 all &= scoped::current::<Client>().is_some();
@@ -201,7 +201,7 @@ async fn a_task_outside_the_scope_never_sees_it_even_on_the_same_thread() {
 async fn spawned_tasks_inherit_the_scope_only_when_asked() {
     let (reports, _) = async_counted("reports", 1, Duration::ZERO);
     let (plain, carried) = reports
-        .run(async {
+        .run_within(async {
             let plain = tokio::spawn(async { scoped::current::<Client>().is_some() });
             let carried = spawn_in_scope(async {
                 tokio::task::yield_now().await;
@@ -220,7 +220,7 @@ async fn a_panic_inside_the_scope_releases_the_seat_and_keeps_the_resource() {
     let (api, opens) = async_counted("panicky", 1, Duration::ZERO);
     let api2 = api.clone();
     let task = tokio::spawn(async move {
-        api2.run(async {
+        api2.run_within(async {
             tokio::task::yield_now().await;
             panic!("boom")
         })
@@ -229,7 +229,7 @@ async fn a_panic_inside_the_scope_releases_the_seat_and_keeps_the_resource() {
     assert!(task.await.unwrap_err().is_panic());
     assert_eq!(api.state().active, 0);
     assert!(api.resource_state().open);
-    assert_eq!(api.run(async { 1 }).await.unwrap(), 1);
+    assert_eq!(api.run_within(async { 1 }).await.unwrap(), 1);
     assert_eq!(opens.load(Ordering::SeqCst), 1);
 }
 
@@ -241,7 +241,7 @@ async fn async_shutdown_waits_for_holders_then_awaits_the_close_hook() {
         Scoped::new(
             Config::new("drain", 1),
             "drain-client",
-            Opener::blocking(|| Ok::<_, std::io::Error>(Client("drain"))),
+            Opener::blocking(|_| Ok::<_, std::io::Error>(Client("drain"))),
         )
         .unwrap()
         .on_close_async(move |_| {
@@ -254,14 +254,14 @@ async fn async_shutdown_waits_for_holders_then_awaits_the_close_hook() {
     );
     let api2 = api.clone();
     let holder = tokio::spawn(async move {
-        api2.run(tokio::time::sleep(Duration::from_millis(200)))
+        api2.run_within(tokio::time::sleep(Duration::from_millis(200)))
             .await
             .unwrap()
     });
     tokio::task::yield_now().await;
     assert_eq!(api.state().active, 1);
     let started = tokio::time::Instant::now();
-    let report = api.shutdown(Duration::from_secs(10)).await;
+    let report = api.shutdown_within(Duration::from_secs(10)).await;
     assert_eq!(report.outcome, CloseOutcome::Closed);
     assert_eq!(
         started.elapsed(),
@@ -271,7 +271,7 @@ async fn async_shutdown_waits_for_holders_then_awaits_the_close_hook() {
     assert_eq!(closed.load(Ordering::SeqCst), 1);
     holder.await.unwrap();
     assert!(matches!(
-        api.enter().await.map(drop),
+        api.enter_within().await.map(drop),
         Err(ScopeError::Rejected(Error::Closed { name })) if name == "drain"
     ));
 }
@@ -283,15 +283,15 @@ async fn async_shutdown_keeps_its_bound_and_defers_to_the_last_holder() {
     let api = Scoped::new(
         Config::new("stuck", 1),
         "stuck-client",
-        Opener::blocking(|| Ok::<_, std::io::Error>(Client("stuck"))),
+        Opener::blocking(|_| Ok::<_, std::io::Error>(Client("stuck"))),
     )
     .unwrap()
     .on_close(move |_| {
         c.fetch_add(1, Ordering::SeqCst);
     });
-    let inside = api.enter().await.unwrap();
+    let inside = api.enter_within().await.unwrap();
     let started = tokio::time::Instant::now();
-    let report = api.shutdown(Duration::from_millis(50)).await;
+    let report = api.shutdown_within(Duration::from_millis(50)).await;
     assert_eq!(started.elapsed(), Duration::from_millis(50));
     assert_eq!(report.outcome, CloseOutcome::Deferred { holders: 1 });
     assert_eq!(closed.load(Ordering::SeqCst), 0);
@@ -316,7 +316,7 @@ async fn a_blocking_entry_on_the_runtime_thread_refuses_to_drive_an_async_opener
     assert_eq!(api.state().active, 0);
     assert_eq!(opens.load(Ordering::SeqCst), 0);
     // From async code it opens.
-    assert_eq!(*api.enter().await.unwrap(), Client("loop"));
+    assert_eq!(*api.enter_within().await.unwrap(), Client("loop"));
     // Once open, a blocking entry there simply borrows it.
     assert_eq!(*api.enter_blocking().unwrap(), Client("loop"));
 }
@@ -338,10 +338,10 @@ async fn a_forever_budget_waits_out_a_slow_async_opening() {
     let (api, opens) = async_counted("patient", 2, Duration::from_secs(30));
     let api = Arc::new(api.renewed().max_wait(bulkhead_tokio::MaxWait::Forever));
     let api2 = api.clone();
-    let opener = tokio::spawn(async move { api2.enter().await.map(|c| c.0) });
+    let opener = tokio::spawn(async move { api2.enter_within().await.map(|c| c.0) });
     tokio::task::yield_now().await;
     let started = tokio::time::Instant::now();
-    assert_eq!(api.enter().await.unwrap().0, "patient");
+    assert_eq!(api.enter_within().await.unwrap().0, "patient");
     assert_eq!(
         started.elapsed(),
         Duration::from_secs(30),

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use bulkhead_std::metrics as bm;
-use bulkhead_tokio::BulkheadExt;
+use bulkhead_tokio::TokioAcquire;
 use bulkhead_tokio::bulkhead_core::{Bulkhead, Config, OwnedSeat, RawLock};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
@@ -103,11 +103,11 @@ fn a_wait_handed_its_seat_in_the_poll_that_queued_it_is_recorded_once() {
             let b = handed_over("owned");
             drop(
                 Arc::clone(&b)
-                    .acquire_owned(Duration::from_secs(30))
+                    .acquire_within_owned(Duration::from_secs(30))
                     .await
                     .unwrap(),
             );
-            assert!(handed(&b), "acquire_owned: the seat was handed over");
+            assert!(handed(&b), "acquire_within_owned: the seat was handed over");
 
             // Control: no queue, no entry.
             let free = bulkhead_tokio::Bulkhead::new("free", 1).unwrap();

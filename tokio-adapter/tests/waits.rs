@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bulkhead_tokio::MaxWait;
-use bulkhead_tokio::{Bulkhead, BulkheadExt, Error, OwnedSeat};
+use bulkhead_tokio::{Bulkhead, Error, OwnedSeat, TokioAcquire};
 use tokio::time::{Instant, sleep};
 
 const MS: Duration = Duration::from_millis(1);
@@ -86,7 +86,7 @@ async fn owned_seats_travel_into_spawned_tasks() {
     let api = compartment("api", 2);
     let mut tasks = Vec::new();
     for _ in 0..6 {
-        let fut = api.clone().acquire_owned(Duration::from_secs(1));
+        let fut = api.clone().acquire_within_owned(Duration::from_secs(1));
         assert_send_static(&fut);
         let seat = fut.await;
         tasks.push(tokio::spawn(async move {
@@ -108,11 +108,11 @@ async fn owned_wait_times_out_and_fails_fast() {
     let _held = api.try_acquire().unwrap();
     let err = api
         .clone()
-        .acquire_owned(MaxWait::FailFast)
+        .acquire_within_owned(MaxWait::FailFast)
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Full { .. }));
-    let err = api.clone().acquire_owned(5 * MS).await.unwrap_err();
+    let err = api.clone().acquire_within_owned(5 * MS).await.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }));
     assert_eq!(
         Arc::strong_count(&api),
@@ -173,7 +173,7 @@ async fn aborted_owned_waits_leave_no_seat_behind() {
         .map(|_| OwnedSeat::try_acquire(db.clone()).unwrap())
         .collect();
     let waiters: Vec<_> = (0..8)
-        .map(|_| tokio::spawn(db.clone().acquire_owned(Duration::from_secs(10))))
+        .map(|_| tokio::spawn(db.clone().acquire_within_owned(Duration::from_secs(10))))
         .collect();
     while db.state().waiting < 8 {
         tokio::task::yield_now().await;
@@ -275,7 +275,7 @@ async fn bounded_wait_across_worker_threads_is_admitted_when_a_seat_frees() {
         release.await.unwrap();
         drop(held);
     });
-    let waiter = tokio::spawn(db.clone().acquire_owned(Duration::from_secs(3600)));
+    let waiter = tokio::spawn(db.clone().acquire_within_owned(Duration::from_secs(3600)));
     while db.state().waiting < 1 {
         tokio::task::yield_now().await;
     }
@@ -335,7 +335,12 @@ async fn a_task_looping_on_acquire_and_release_yields_like_with_tokios_semaphore
         // No other await point: only the coop budget can make this yield.
         for i in 0..1000 {
             if owned {
-                drop(db.clone().acquire_owned(MaxWait::FailFast).await.unwrap());
+                drop(
+                    db.clone()
+                        .acquire_within_owned(MaxWait::FailFast)
+                        .await
+                        .unwrap(),
+                );
             } else {
                 drop(db.acquire_within(Duration::from_secs(1)).await.unwrap());
             }

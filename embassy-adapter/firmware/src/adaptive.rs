@@ -15,7 +15,7 @@ use critical_section::Mutex;
 
 use bulkhead_embassy::limit::{Adaptive, Aimd, AimdParams, CallOutcome, Recorded};
 use bulkhead_embassy::raw::CriticalSectionRawMutex;
-use bulkhead_embassy::{BulkheadExt, EmbassyClock, EmbassyLock};
+use bulkhead_embassy::{EmbassyAcquire, EmbassyClock, EmbassyLock};
 use embassy_time::{Duration, Timer};
 
 pub const TASKS: u32 = 4;

@@ -32,7 +32,7 @@ use core::cell::{Cell, RefCell};
 use core::fmt::{self, Write};
 use core::future::Future;
 
-use bulkhead_embassy::{BulkheadExt, EmbassySeat, Error, raw::RawMutex};
+use bulkhead_embassy::{EmbassyAcquire, Error, Seat, raw::RawMutex};
 use critical_section::Mutex;
 use embassy_sync::blocking_mutex::raw::CriticalSectionRawMutex;
 use embassy_sync::semaphore::{FairSemaphore, Semaphore, SemaphoreReleaser};
@@ -87,7 +87,7 @@ pub trait Compartment: Sync + 'static {
 }
 
 impl<M: RawMutex + Sync + 'static> Compartment for bulkhead_embassy::Bulkhead<M> {
-    type Permit<'a> = EmbassySeat<'a, M>;
+    type Permit<'a> = Seat<'a, M>;
     const PRIMITIVE: &'static str = "bulkhead";
 
     fn try_enter(&self) -> Option<Self::Permit<'_>> {

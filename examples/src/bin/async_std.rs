@@ -1,10 +1,11 @@
 //! async-std tasks sharing a compartment through bulkhead-std's
-//! `Run::acquire_async_std` (feature `async-std`), then the same with smol's
-//! timer, `Run::acquire_smol` (feature `smol`).
+//! `Run::run_timeout` with async-std's timer, `bulkhead_std::sleep_async_std`
+//! (feature `async-std`), then the same with smol's timer,
+//! `bulkhead_std::sleep_smol` (feature `smol`).
 //!
 //! async-std is discontinued upstream in favour of smol. The `async-std`
 //! feature is kept for existing programs; new code should use `smol` (or
-//! any runtime's timer with `Run::acquire_with_timer`).
+//! any runtime's own timer: every `_timeout` method takes one).
 //!
 //! Run it with `cargo run -p bulkhead-examples --bin async_std`.
 //! It finishes in well under a second.
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bulkhead_std::MaxWait;
 use bulkhead_std::prelude::*; // BlockingAcquire, Execute, Run, Inspect
-use bulkhead_std::{Bulkhead, Error};
+use bulkhead_std::{Bulkhead, Error, sleep_async_std, sleep_smol};
 
 /// Calls the "search" dependency (2 seats) from `tasks` async-std tasks:
 /// each waits at most `budget` for a seat, then holds it for `work`.
@@ -30,14 +31,10 @@ async fn async_std_tasks(
             let search = Arc::clone(search);
             async_std::task::spawn(async move {
                 // Queues in the compartment's FIFO line without blocking the
-                // executor; async-std's timer bounds the wait.
-                match search.acquire_async_std(budget).await {
-                    Ok(_seat) => {
-                        async_std::task::sleep(work).await; // the call
-                        Ok(()) // the seat goes back here
-                    }
-                    Err(e) => Err(e),
-                }
+                // executor; async-std's timer bounds the wait. The seat is
+                // held for the call and given back when it returns.
+                let call = async_std::task::sleep(work);
+                search.run_timeout(budget, call, sleep_async_std).await
             })
         })
         .collect();
@@ -83,27 +80,27 @@ fn main() {
     });
 
     // smol's timer (`async_io::Timer`) works under any executor; here under
-    // async-io's own `block_on`. `None` is the immediate verdict.
+    // async-io's own `block_on`. `MaxWait::FailFast` is the immediate
+    // verdict.
     async_io::block_on(async {
-        let first = search
-            .acquire_smol(MaxWait::FailFast)
+        let first = search.try_acquire().expect("a free seat");
+        let second = search.try_acquire().expect("a free seat");
+        let call = async { "searched" };
+        match search
+            .run_timeout(MaxWait::FailFast, call, sleep_smol)
             .await
-            .expect("a free seat");
-        let second = search
-            .acquire_smol(MaxWait::FailFast)
-            .await
-            .expect("a free seat");
-        match search.acquire_smol(MaxWait::FailFast).await {
+        {
             Err(e @ Error::Full { .. }) => println!("smol, no budget, while full: {e}"),
             other => panic!("expected Full, got {other:?}"),
         }
         drop(first); // a seat comes free, so a budgeted wait succeeds at once
-        let third = search
-            .acquire_smol(Duration::from_millis(10))
+        let call = async { "searched" };
+        let answer = search
+            .run_timeout(Duration::from_millis(10), call, sleep_smol)
             .await
             .expect("the freed seat");
-        println!("smol, 10 ms budget after a release: admitted");
-        drop((second, third));
+        println!("smol, 10 ms budget after a release: {answer}");
+        drop(second);
     });
 
     let s = search.snapshot();

@@ -92,7 +92,7 @@ fn main() -> Result<(), RegistryError> {
     let failing = limit(&registry, "search")?;
     for _ in 0..20 {
         let seats = (0..limit(&registry, "search")?)
-            .map(|_| registry.acquire("search"))
+            .map(|_| registry.acquire_blocking("search"))
             .collect::<Result<Vec<_>, _>>()?;
         drop(seats); // each seat given back is a success, with the compartment full
     }

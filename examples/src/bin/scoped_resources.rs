@@ -319,7 +319,10 @@ async fn run() -> Result<(), BoxError> {
             Ok(Scoped::new(
                 config,
                 "checkout-pool",
-                Opener::future(move || ConnPool::open("checkout", addr, POOL_SIZE)),
+                // One connection per seat, whatever overrides the limit.
+                Opener::future(move |opening| {
+                    ConnPool::open("checkout", addr, opening.max_concurrent)
+                }),
             )?
             .on_close_async(ConnPool::close))
         },
@@ -328,7 +331,7 @@ async fn run() -> Result<(), BoxError> {
         Ok(Scoped::new(
             config,
             "reports-pool",
-            Opener::future(move || ConnPool::open("reports", addr, POOL_SIZE)),
+            Opener::future(move |opening| ConnPool::open("reports", addr, opening.max_concurrent)),
         )?
         .on_close_async(ConnPool::close))
     })?;
@@ -339,19 +342,19 @@ async fn run() -> Result<(), BoxError> {
     let (app, scoped_checkout) = (app_pool.clone(), checkout.clone());
     let checkout_in_scope = move || {
         let (app, checkout) = (app.clone(), scoped_checkout.clone());
-        async move { checkout.run(checkout_request(&app)).await? }
+        async move { checkout.run_within(checkout_request(&app)).await? }
     };
     let (app, scoped_reports) = (app_pool.clone(), reports.clone());
     let report_in_scope = move || {
         let (app, reports) = (app.clone(), scoped_reports.clone());
-        async move { reports.run(report_request(&app)).await? }
+        async move { reports.run_within(report_request(&app)).await? }
     };
     let app_served_before = app_pool.served("/checkout") + app_pool.served("/report");
     let (mut scoped_latency, scoped_rejected) = flood(checkout_in_scope, report_in_scope).await;
     println!("  {}", scoped_latency.summary());
     println!("  reports rejected by their compartment: {scoped_rejected}");
-    let checkout_pool = checkout.enter().await?.shared();
-    let reports_pool = reports.enter().await?.shared();
+    let checkout_pool = checkout.enter_within().await?.shared();
+    let reports_pool = reports.enter_within().await?.shared();
     checkout_pool.print_usage();
     reports_pool.print_usage();
     for (name, state) in registry.resource_states() {
@@ -384,7 +387,7 @@ async fn run() -> Result<(), BoxError> {
     // 3. Shutdown: reverse order of opening, then the backend sees the
     // connections go.
     println!("\n3. registry shutdown (reverse order of opening)");
-    let reports_closed = registry.shutdown_async(Duration::from_secs(2)).await;
+    let reports_closed = registry.shutdown_within(Duration::from_secs(2)).await;
     for report in &reports_closed {
         println!(
             "  `{}` ({}): {:?} after {:?}",
@@ -403,6 +406,6 @@ async fn run() -> Result<(), BoxError> {
     );
     assert_eq!(backend.open_connections.load(Ordering::SeqCst), 0);
     assert_eq!(backend.accepted.load(Ordering::SeqCst), 3 * POOL_SIZE);
-    assert!(checkout.enter().await.is_err(), "closed for good");
+    assert!(checkout.enter_within().await.is_err(), "closed for good");
     Ok(())
 }

@@ -86,24 +86,6 @@ impl PoolConfig {
         self
     }
 
-    /// Deprecated name of [`queue_capacity`](Self::queue_capacity).
-    #[deprecated(
-        since = "0.1.0",
-        note = "renamed to `queue_capacity`, the name every crate uses"
-    )]
-    pub const fn queue(self, queue: usize) -> Self {
-        self.queue_capacity(queue)
-    }
-
-    /// Deprecated name of [`execution_timeout`](Self::execution_timeout).
-    #[deprecated(
-        since = "0.1.0",
-        note = "renamed to `execution_timeout`, the name every crate uses"
-    )]
-    pub const fn timeout(self, timeout: Duration) -> Self {
-        self.execution_timeout(timeout)
-    }
-
     /// Starts the pool: [`ThreadPoolBulkhead::new`].
     ///
     /// # Errors

@@ -59,9 +59,8 @@ pub enum PoolError {
     },
     /// The task was queued but never started: the pool was shut down with
     /// [`Shutdown::Cancel`](crate::Shutdown::Cancel), the caller cancelled
-    /// it ([`TaskHandle::cancel`](crate::TaskHandle::cancel), or dropped a
-    /// [`run`](crate::ThreadPoolBulkhead::run) future), or its workers
-    /// were lost.
+    /// it ([`TaskHandle::cancel`](crate::TaskHandle::cancel)), or its
+    /// workers were lost.
     Cancelled {
         /// The pool.
         name: Name,

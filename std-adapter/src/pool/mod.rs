@@ -22,7 +22,7 @@ pub use config::{PoolConfig, Shutdown};
 use deadline::Deadlines;
 pub use error::{BuildError, PoolError};
 pub use task::TaskHandle;
-use task::{CancelOnDrop, Completer, Expire, PoolSeat, Slot};
+use task::{Completer, Expire, PoolSeat, Slot};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -74,10 +74,10 @@ impl Inner {
 ///   that is rejected at once with [`Error::Full`] (wrapped in
 ///   [`PoolError::Rejected`]). Submissions never wait: a bounded queue
 ///   already absorbs bursts.
-/// - **Results.** [`submit`](Self::submit) returns a [`TaskHandle`]:
+/// - **Results.** [`spawn`](Self::spawn) returns a [`TaskHandle`]:
 ///   [`join`](TaskHandle::join) it from a thread or `.await` it on any
-///   runtime; [`run`](Self::run) is submit-then-await for async code, and
-///   [`execute`](Self::execute) submit-then-join for threads. One error
+///   runtime (`pool.spawn(f)?.await`); [`execute`](Self::execute) is
+///   spawn-then-join for threads. One error
 ///   type, [`PoolError`], `Send + Sync`, so `?` converts it into `anyhow`
 ///   or a boxed error.
 /// - **Execution timeout.** With [`PoolConfig::execution_timeout`], a task
@@ -91,7 +91,7 @@ impl Inner {
 /// - **Panics.** A panic inside a task is caught on the worker (which
 ///   lives on), its seat is given back, and the handle resolves to
 ///   [`PoolError::Panicked`] with the panic's message.
-/// - **State.** [`state`](Self::state) reports [`Kind::ThreadPool`],
+/// - **State.** [`snapshot`](Self::snapshot) reports [`Kind::ThreadPool`],
 ///   `queue_size`, and as `waiting` the admitted tasks no worker has
 ///   started yet.
 /// - **Shutdown.** [`shutdown`](Self::shutdown) with [`Shutdown::Drain`]
@@ -111,9 +111,9 @@ impl Inner {
 ///     .execution_timeout(Duration::from_secs(30))
 ///     .build()?;
 /// let (tx, rx) = std::sync::mpsc::channel::<()>();
-/// let running = pool.submit(move || rx.recv().ok())?; // takes the worker
-/// let queued = pool.submit(|| "rendered")?; // takes the queue seat
-/// let full = pool.submit(|| "no room").unwrap_err();
+/// let running = pool.spawn(move || rx.recv().ok())?; // takes the worker
+/// let queued = pool.spawn(|| "rendered")?; // takes the queue seat
+/// let full = pool.spawn(|| "no room").unwrap_err();
 /// assert!(matches!(full, PoolError::Rejected(Error::Full { max_concurrent: 2, .. })));
 /// tx.send(()).unwrap();
 /// assert_eq!(running.join(), Ok(Some(())));
@@ -194,70 +194,33 @@ impl ThreadPoolBulkhead {
         PoolConfig::new(name, 1)
     }
 
-    /// Runs `task` on one of the pool's threads and awaits its value, from
-    /// async code on any runtime: [`submit`](Self::submit), then the
-    /// [`TaskHandle`].
-    ///
-    /// Submission happens at the first poll, not when the future is made.
-    ///
-    /// # Cancel safety
-    /// Dropping the future before a worker starts the task cancels it: the
-    /// worker skips it and its seat is given back. Dropped later, the task
-    /// runs to completion (a thread cannot be interrupted) and its value is
-    /// dropped.
-    ///
-    /// # Errors
-    /// As [`submit`](Self::submit) and [`TaskHandle::join`].
-    ///
-    /// ```
-    /// use bulkhead_std::ThreadPoolBulkhead;
-    ///
-    /// async fn report(pool: &ThreadPoolBulkhead) -> anyhow_like::Result<Vec<u8>> {
-    ///     Ok(pool.run(|| b"report".to_vec()).await?) // `?` into any boxed error
-    /// }
-    /// # mod anyhow_like { pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>; }
-    /// let pool = ThreadPoolBulkhead::builder("reports").build().unwrap();
-    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    /// assert_eq!(rt.block_on(report(&pool)).unwrap(), b"report");
-    /// ```
-    pub async fn run<T, F>(&self, task: F) -> Result<T, PoolError>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        CancelOnDrop(self.submit(task)?).await
-    }
-
-    /// Deprecated name of [`submit`](Self::submit), from bulkhead-tokio's
-    /// former `BlockingPool`.
-    ///
-    /// # Errors
-    /// As [`submit`](Self::submit).
-    #[deprecated(
-        since = "0.1.0",
-        note = "renamed to `submit`; bulkhead-tokio's `BlockingPool` is now this pool"
-    )]
-    pub fn spawn<T, F>(&self, task: F) -> Result<TaskHandle<T>, PoolError>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        self.submit(task)
-    }
-
     /// The pool's name.
     pub fn name(&self) -> &str {
         self.inner.compartment.name()
     }
 
     /// Submits `task` without waiting: it runs on a worker as soon as one
-    /// is free.
+    /// is free. The [`TaskHandle`] is joined from a thread
+    /// ([`join`](TaskHandle::join)) or awaited from async code on any
+    /// runtime (it is a `Future`): `pool.spawn(f)?.await`.
+    ///
+    /// ```
+    /// use bulkhead_std::ThreadPoolBulkhead;
+    ///
+    /// async fn report(pool: &ThreadPoolBulkhead) -> anyhow_like::Result<Vec<u8>> {
+    ///     Ok(pool.spawn(|| b"report".to_vec())?.await?) // `?` into any boxed error
+    /// }
+    /// # mod anyhow_like { pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>; }
+    /// let pool = ThreadPoolBulkhead::builder("reports").build().unwrap();
+    /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    /// assert_eq!(rt.block_on(report(&pool)).unwrap(), b"report");
+    /// ```
     ///
     /// # Errors
     /// [`PoolError::Rejected`] with [`Error::Full`] when `workers + queue`
     /// tasks are already admitted, or with [`Error::Closed`] after
     /// [`shutdown`](Self::shutdown). The task is then dropped unrun.
-    pub fn submit<T, F>(&self, task: F) -> Result<TaskHandle<T>, PoolError>
+    pub fn spawn<T, F>(&self, task: F) -> Result<TaskHandle<T>, PoolError>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
@@ -299,10 +262,10 @@ impl ThreadPoolBulkhead {
     }
 
     /// Submits `task` and blocks this thread until its verdict:
-    /// [`submit`](Self::submit) then [`TaskHandle::join`].
+    /// [`spawn`](Self::spawn) then [`TaskHandle::join`].
     ///
     /// # Errors
-    /// As [`submit`](Self::submit) and [`TaskHandle::join`].
+    /// As [`spawn`](Self::spawn) and [`TaskHandle::join`].
     ///
     /// A task's panic is [`PoolError::Panicked`], not resumed here.
     pub fn execute<T, F>(&self, task: F) -> Result<T, PoolError>
@@ -310,7 +273,7 @@ impl ThreadPoolBulkhead {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        self.submit(task)?.join()
+        self.spawn(task)?.join()
     }
 
     /// Stops admitting tasks (later submissions get [`Error::Closed`]) and
@@ -388,7 +351,7 @@ impl ThreadPoolBulkhead {
     /// queue, `active` = tasks queued or running, `waiting` = tasks queued
     /// and not started, `timed_out` = tasks that overran the execution
     /// timeout.
-    pub fn state(&self) -> Snapshot {
+    pub fn snapshot(&self) -> Snapshot {
         let inner = &self.inner;
         let mut s = inner.compartment.snapshot();
         s.kind = Kind::ThreadPool;
@@ -465,7 +428,7 @@ impl fmt::Debug for ThreadPoolBulkhead {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ThreadPoolBulkhead")
             .field("workers", &self.inner.workers)
-            .field("state", &self.state())
+            .field("snapshot", &self.snapshot())
             .finish()
     }
 }

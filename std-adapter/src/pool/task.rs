@@ -214,8 +214,9 @@ impl<T> Drop for Completer<T> {
 /// # Cancel safety
 /// Dropping the handle, or a `.await` on it, never cancels the task: the
 /// task keeps its place, runs, gives its seat back when it finishes, and
-/// its value is dropped. [`ThreadPoolBulkhead::run`](crate::ThreadPoolBulkhead::run)
-/// is the variant whose drop cancels a task that has not started.
+/// its value is dropped. To give up on a task that has not started, call
+/// [`cancel`](Self::cancel) (a `tokio::select!` branch that loses can do
+/// it through a reference: `(&mut handle).await`, then `handle.cancel()`).
 ///
 /// # Memory ordering
 /// Everything the task did happens-before [`join`](Self::join) or the
@@ -229,9 +230,9 @@ impl<T> Drop for Completer<T> {
 /// use bulkhead_std::{PoolError, ThreadPoolBulkhead};
 ///
 /// let pool = ThreadPoolBulkhead::builder("reports").max_workers(2).queue_capacity(4).build()?;
-/// let handle = pool.submit(|| 6 * 7)?;
+/// let handle = pool.spawn(|| 6 * 7)?;
 /// assert_eq!(handle.join(), Ok(42));
-/// let panicked = pool.submit(|| -> u32 { panic!("bad input") })?.join();
+/// let panicked = pool.spawn(|| -> u32 { panic!("bad input") })?.join();
 /// assert!(matches!(panicked, Err(PoolError::Panicked { ref message, .. }) if message == "bad input"));
 /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
 /// ```
@@ -321,23 +322,5 @@ impl<T> fmt::Debug for TaskHandle<T> {
             .field("pool", &self.slot.name)
             .field("finished", &self.is_finished())
             .finish()
-    }
-}
-
-/// A [`TaskHandle`] that cancels its task on drop if no worker started it:
-/// the future of [`ThreadPoolBulkhead::run`](crate::ThreadPoolBulkhead::run).
-pub(crate) struct CancelOnDrop<T>(pub(crate) TaskHandle<T>);
-
-impl<T> Future for CancelOnDrop<T> {
-    type Output = Result<T, PoolError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-impl<T> Drop for CancelOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.cancel();
     }
 }

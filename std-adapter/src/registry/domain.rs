@@ -74,7 +74,7 @@ impl Domain {
     }
 
     /// Starts timing a seat of this compartment taken by any other wait
-    /// (a tokio `acquire_owned`, or a tower layer's admission), so that it
+    /// (a tokio `acquire_within_owned`, or a tower layer's admission), so that it
     /// feeds the limit when it is given back.
     ///
     /// Generic over the lock only so that code generic over it (the tower

@@ -100,7 +100,7 @@ pub enum RegistryError {
     /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
     ///
     /// fn call(registry: &Registry) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    ///     let _seat = registry.acquire("one_seat")?; // `?` boxes the RegistryError
+    ///     let _seat = registry.acquire_blocking("one_seat")?; // `?` boxes the RegistryError
     ///     Ok(())
     /// }
     /// let registry = Registry::local();

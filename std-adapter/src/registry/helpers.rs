@@ -12,7 +12,6 @@ use super::{DomainConfig, Registry, RegistryError, RegistrySeat};
 use crate::Bulkhead;
 use crate::adaptive::Classify;
 use crate::blocking::BlockingAcquire;
-use crate::run::Run;
 
 impl Registry {
     /// The semaphore compartment `name` and the settings it runs with,
@@ -41,8 +40,9 @@ impl Registry {
         Ok((compartment.semaphore()?, config))
     }
 
-    /// Takes a seat in compartment `name` from a thread, waiting at most
-    /// its configured `max_wait` (fail fast by default). The seat owns an
+    /// Takes a seat in compartment `name` from a thread, blocking it for
+    /// at most the compartment's configured `max_wait` (fail fast by
+    /// default). The seat owns an
     /// `Arc` of the compartment, so it may move to another thread.
     ///
     /// This is a blocking call. On a thread that drives an event loop (a
@@ -50,9 +50,9 @@ impl Registry {
     /// blocking acquire does (see [`event_loop`](crate::event_loop)), and
     /// a full compartment answers [`Error::FullOnEventLoop`] saying so
     /// (logged once per compartment as a `tracing` warning): from
-    /// async code use [`acquire_with_timer`](Self::acquire_with_timer), or
-    /// bulkhead-tokio's `RegistryExt::acquire_async`, which honour the
-    /// budget.
+    /// async code use [`acquire_timeout`](Self::acquire_timeout), or
+    /// bulkhead-tokio's `RegistryExt::acquire_within`, which honour the
+    /// budget; to never wait, [`try_acquire`](Self::try_acquire).
     ///
     /// A rejection is logged at `debug` level (`tracing`). With feature
     /// `metrics`, the wait is recorded in `bulkhead_wait_seconds` and a
@@ -66,7 +66,7 @@ impl Registry {
     /// use bulkhead_std::registry::{Registry, RegistryError};
     ///
     /// let registry = Registry::local();
-    /// let seat = registry.acquire("database")?;
+    /// let seat = registry.acquire_blocking("database")?;
     /// assert_eq!(registry.get("database")?.state().active, 1);
     /// drop(seat);
     /// # Ok::<(), RegistryError>(())
@@ -76,7 +76,7 @@ impl Registry {
     /// [`RegistryError::NotFound`] (never masked), [`RegistryError::WrongKind`]
     /// for a thread pool, or [`RegistryError::Rejected`] with the
     /// compartment's [`Error`].
-    pub fn acquire(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
+    pub fn acquire_blocking(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
         match domain
             .bulkhead
@@ -87,8 +87,44 @@ impl Registry {
         }
     }
 
+    /// Takes a seat in compartment `name` if one is free right now, never
+    /// waiting, whatever the compartment's configured `max_wait`.
+    ///
+    /// The seat owns an `Arc` of the compartment, so it outlives the
+    /// lookup and may move to another thread or task (a seat kept from
+    /// `registry.get("x")?.try_acquire()` would borrow the temporary `Arc`
+    /// and not compile, and would record no sample). In an
+    /// adaptive compartment it times itself and feeds the limit when it is
+    /// given back ([`RegistrySeat`]), as every registry verb's seat does.
+    /// Logging and metrics as [`acquire_blocking`](Self::acquire_blocking).
+    ///
+    /// ```
+    /// use bulkhead_std::Error;
+    /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create("search", DomainConfig::new(1))?;
+    /// let seat = registry.try_acquire("search")?;
+    /// let full = registry.try_acquire("search").unwrap_err();
+    /// assert!(matches!(full.rejection(), Some(Error::Full { .. })));
+    /// drop(seat);
+    /// assert!(registry.try_acquire("search").is_ok());
+    /// # Ok::<(), RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], [`RegistryError::WrongKind`] for a
+    /// thread pool, or [`RegistryError::Rejected`] with [`Error::Full`] or
+    /// [`Error::Closed`].
+    pub fn try_acquire(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
+        let domain = self.domain(name)?;
+        domain
+            .try_acquire()
+            .map_err(|error| rejected(&domain.bulkhead, error))
+    }
+
     /// Runs `work` on this thread inside compartment `name`, as
-    /// [`acquire`](Self::acquire) takes the seat. The seat is given back
+    /// [`acquire_blocking`](Self::acquire_blocking) takes the seat. The seat is given back
     /// when `work` returns or panics.
     ///
     /// In an adaptive compartment the call is timed and its result
@@ -106,7 +142,7 @@ impl Registry {
     /// ```
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire); `work` has then not run.
+    /// As [`acquire_blocking`](Self::acquire_blocking); `work` has then not run.
     pub fn execute<T: Classify>(
         &self,
         name: &str,
@@ -122,7 +158,7 @@ impl Registry {
     ///
     /// ```
     /// use bulkhead_std::registry::Registry;
-    /// use bulkhead_std::core::limit::CallOutcome;
+    /// use bulkhead_std::bulkhead_core::limit::CallOutcome;
     ///
     /// let registry = Registry::local();
     /// let n = registry.execute_classified("cache", || 6 * 7, |_| CallOutcome::Success)?;
@@ -131,14 +167,14 @@ impl Registry {
     /// ```
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire); `work` has then not run.
+    /// As [`acquire_blocking`](Self::acquire_blocking); `work` has then not run.
     pub fn execute_classified<T>(
         &self,
         name: &str,
         work: impl FnOnce() -> T,
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, RegistryError> {
-        let seat = self.acquire(name)?;
+        let seat = self.acquire_blocking(name)?;
         let value = work();
         finish(seat, classify(&value));
         Ok(value)
@@ -154,7 +190,7 @@ impl Registry {
     /// The future does nothing until it is polled: the lookup, the budget
     /// and the seat are all taken at the first poll. The seat owns an
     /// `Arc` of the compartment, so it can move into a spawned task.
-    /// Logging, metrics and adaptive timing as [`acquire`](Self::acquire).
+    /// Logging, metrics and adaptive timing as [`acquire_blocking`](Self::acquire_blocking).
     ///
     /// # Cancel safety
     /// Dropping the future at any point loses nothing: a waiting task
@@ -162,7 +198,7 @@ impl Registry {
     /// waiter.
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire).
+    /// As [`acquire_blocking`](Self::acquire_blocking).
     ///
     /// ```
     /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
@@ -172,32 +208,29 @@ impl Registry {
     /// let registry = Registry::local();
     /// registry.get_or_create("search", DomainConfig::new(1).max_wait(MaxWait::from_millis(20)))?;
     /// let sleep = tokio::time::sleep; // or async_io::Timer::after, async_std::task::sleep, ...
-    /// let seat = registry.acquire_with_timer("search", sleep).await?;
+    /// let seat = registry.acquire_timeout("search", sleep).await?;
     /// // Full: this caller waits its 20 ms budget, then times out.
-    /// let err = registry.acquire_with_timer("search", sleep).await.unwrap_err();
+    /// let err = registry.acquire_timeout("search", sleep).await.unwrap_err();
     /// assert!(matches!(err, RegistryError::Rejected(Error::Timeout { .. })));
     /// drop(seat);
     /// # Ok::<(), RegistryError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn acquire_with_timer<T: Future>(
+    pub async fn acquire_timeout<T: Future>(
         &self,
         name: &str,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
         let bulkhead = &domain.bulkhead;
-        match bulkhead
-            .acquire_with_timer(domain.config.max_wait, sleep)
-            .await
-        {
+        match crate::run::acquire_timeout(bulkhead, domain.config.max_wait, sleep).await {
             Ok(seat) => Ok(domain.start(OwnedSeat::from_seat(seat, Arc::clone(bulkhead)))),
             Err(error) => Err(rejected(bulkhead, error)),
         }
     }
 
     /// Runs `work` inside compartment `name`, as
-    /// [`acquire_with_timer`](Self::acquire_with_timer) takes the seat.
+    /// [`acquire_timeout`](Self::acquire_timeout) takes the seat.
     /// The budget bounds only the wait, not `work`. An adaptive compartment
     /// records `work`'s output as [`execute`](Self::execute) does; a task
     /// dropped while it holds the seat records a success.
@@ -208,29 +241,29 @@ impl Registry {
     /// given back.
     ///
     /// # Errors
-    /// As [`acquire`](Self::acquire); `work` has then not been polled.
+    /// As [`acquire_blocking`](Self::acquire_blocking); `work` has then not been polled.
     ///
     /// ```
     /// use bulkhead_std::registry::Registry;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let registry = Registry::local();
-    /// let n = registry.run_with_timer("cache", tokio::time::sleep, async { Ok::<_, ()>(6 * 7) }).await?;
+    /// let n = registry.run_timeout("cache", async { Ok::<_, ()>(6 * 7) }, tokio::time::sleep).await?;
     /// assert_eq!(n, Ok(42));
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// # }).unwrap();
     /// ```
-    pub async fn run_with_timer<F, T: Future>(
+    pub async fn run_timeout<F, T: Future>(
         &self,
         name: &str,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, RegistryError>
     where
         F: Future,
         F::Output: Classify,
     {
-        let seat = self.acquire_with_timer(name, sleep).await?;
+        let seat = self.acquire_timeout(name, sleep).await?;
         let value = work.await;
         finish(seat, value.outcome());
         Ok(value)

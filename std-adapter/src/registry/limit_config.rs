@@ -53,7 +53,7 @@ impl Algorithm {
 /// ```
 /// # #[cfg(feature = "config-file")] {
 /// use bulkhead_std::{Algorithm, LimitConfig};
-/// use bulkhead_std::core::limit::Limit;
+/// use bulkhead_std::bulkhead_core::limit::Limit;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Database {
@@ -127,12 +127,12 @@ impl LimitConfig {
     ///
     /// ```
     /// use bulkhead_std::{Algorithm, LimitConfig};
-    /// use bulkhead_std::core::limit::Limit;
+    /// use bulkhead_std::bulkhead_core::limit::Limit;
     ///
     /// let config = LimitConfig { min: Some(4), max: Some(200), ..LimitConfig::new(Algorithm::Gradient2) };
     /// assert_eq!(config.build_starting_at(10)?.limit(), 10);
     /// assert_eq!(config.build_starting_at(1)?.limit(), 4);
-    /// # Ok::<(), bulkhead_std::core::limit::LimitError>(())
+    /// # Ok::<(), bulkhead_std::bulkhead_core::limit::LimitError>(())
     /// ```
     ///
     /// # Errors

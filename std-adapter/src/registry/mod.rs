@@ -94,7 +94,7 @@ impl Registered {
     pub fn snapshot(&self) -> Snapshot {
         match self {
             Registered::Semaphore(b) => b.snapshot(),
-            Registered::Pool(p) => p.state(),
+            Registered::Pool(p) => p.snapshot(),
         }
     }
 
@@ -149,10 +149,11 @@ struct Entry {
 /// The returned `Arc<Bulkhead>` is also the **async view**: async callers
 /// share its seats and its state with threads. To take a seat by name with
 /// the compartment's configured `max_wait`, threads call
-/// [`acquire`](Self::acquire) / [`execute`](Self::execute) (blocking), async
-/// code on any runtime [`acquire_with_timer`](Self::acquire_with_timer) /
-/// [`run_with_timer`](Self::run_with_timer), and tokio tasks bulkhead-tokio's
-/// `RegistryExt::acquire_async` / `run_async`. Every path that takes a
+/// [`acquire_blocking`](Self::acquire_blocking) / [`execute`](Self::execute) (blocking), async
+/// code on any runtime [`acquire_timeout`](Self::acquire_timeout) /
+/// [`run_timeout`](Self::run_timeout), and tokio tasks bulkhead-tokio's
+/// `RegistryExt::acquire_within` / `run_within`; to never wait, any caller
+/// calls [`try_acquire`](Self::try_acquire). Every path that takes a
 /// seat, these and a bare `try_acquire` on the returned compartment
 /// alike, is counted in the metrics (the `metrics` module, feature
 /// `metrics`).
@@ -184,14 +185,15 @@ struct Entry {
 /// bounds that do not fit together are [`RegistryError::Limit`].
 ///
 /// Every registry path that takes a seat feeds the limit, with no code
-/// from the caller: [`acquire`](Self::acquire) and
-/// [`acquire_with_timer`](Self::acquire_with_timer) (and bulkhead-tokio's
-/// `RegistryExt::acquire_async`) hand out a [`RegistrySeat`] that times
+/// from the caller: [`try_acquire`](Self::try_acquire),
+/// [`acquire_blocking`](Self::acquire_blocking) and
+/// [`acquire_timeout`](Self::acquire_timeout) (and bulkhead-tokio's
+/// `RegistryExt::acquire_within`) hand out a [`RegistrySeat`] that times
 /// itself from admission to release and records a sample when it is
 /// given back (a success when dropped, a drop when dropped while its
 /// thread panics, or what [`RegistrySeat::record`] says);
-/// [`execute`](Self::execute) and [`run_with_timer`](Self::run_with_timer)
-/// (and `RegistryExt::run_async`) classify the work's result: `Err` or a
+/// [`execute`](Self::execute) and [`run_timeout`](Self::run_timeout)
+/// (and `RegistryExt::run_within`) classify the work's result: `Err` or a
 /// panic counts as dropped. [`domain`](Self::domain) gives the compartment
 /// with its [`DomainController`] for seats taken any other way
 /// ([`Domain::try_acquire`], [`Domain::track`]). A seat taken directly
@@ -468,8 +470,8 @@ impl Registry {
     /// adaptive, its limit's controller, from one lookup. Its
     /// [`try_acquire`](Domain::try_acquire) and [`track`](Domain::track)
     /// give seats that feed the limit; the registry's own lookups that take
-    /// a seat ([`acquire`](Self::acquire), [`execute`](Self::execute),
-    /// [`acquire_with_timer`](Self::acquire_with_timer), bulkhead-tokio's
+    /// a seat ([`acquire_blocking`](Self::acquire_blocking), [`execute`](Self::execute),
+    /// [`acquire_timeout`](Self::acquire_timeout), bulkhead-tokio's
     /// `RegistryExt`) start here.
     ///
     /// # Errors

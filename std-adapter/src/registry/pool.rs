@@ -30,7 +30,7 @@ use crate::snapshot::Snapshot;
 /// assert_eq!(pdf.execute(|| 6 * 7)?, 42);
 /// registry.reconfigure("pdf", DomainConfig::new(6).max_workers(3))?;
 /// assert_eq!(pdf.workers(), 3);
-/// assert_eq!(pdf.state().max_concurrent, 6);
+/// assert_eq!(pdf.snapshot().max_concurrent, 6);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct RegisteredPool {
@@ -59,16 +59,16 @@ impl RegisteredPool {
     }
 
     /// Submits `task` to the current pool; see
-    /// [`ThreadPoolBulkhead::submit`].
+    /// [`ThreadPoolBulkhead::spawn`].
     ///
     /// # Errors
-    /// As [`ThreadPoolBulkhead::submit`].
-    pub fn submit<T, F>(&self, task: F) -> Result<TaskHandle<T>, PoolError>
+    /// As [`ThreadPoolBulkhead::spawn`].
+    pub fn spawn<T, F>(&self, task: F) -> Result<TaskHandle<T>, PoolError>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        self.pool().submit(task)
+        self.pool().spawn(task)
     }
 
     /// Submits `task` and waits for its result; see
@@ -86,8 +86,8 @@ impl RegisteredPool {
 
     /// The current pool's snapshot (an old pool still draining is not
     /// included).
-    pub fn state(&self) -> Snapshot {
-        self.pool().state()
+    pub fn snapshot(&self) -> Snapshot {
+        self.pool().snapshot()
     }
 
     /// The current pool's number of workers.
@@ -108,7 +108,7 @@ impl RegisteredPool {
 
     /// Live seats or queued tasks in the current pool.
     pub(crate) fn is_busy(&self) -> bool {
-        let s = self.state();
+        let s = self.snapshot();
         s.active > 0 || s.waiting > 0
     }
 }
@@ -117,7 +117,7 @@ impl std::fmt::Debug for RegisteredPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegisteredPool")
             .field("name", &self.name)
-            .field("state", &self.state())
+            .field("snapshot", &self.snapshot())
             .finish()
     }
 }

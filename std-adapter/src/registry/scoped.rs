@@ -1,5 +1,5 @@
 //! Scoped compartments in the registry: registered by name like any
-//! other, closed in reverse order of opening by [`Registry::shutdown`].
+//! other, closed in reverse order of opening by [`Registry::shutdown_blocking`].
 
 use std::any::{Any, type_name};
 use std::collections::BTreeMap;
@@ -58,7 +58,7 @@ impl<R: Send + Sync + 'static> AnyScoped for Scoped<R> {
         bound: Duration,
         sleep: Sleep<'a>,
     ) -> BoxFuture<'a, ShutdownReport> {
-        Box::pin(self.shutdown_with_timer(bound, sleep))
+        Box::pin(self.shutdown_timeout(bound, sleep))
     }
 
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
@@ -76,11 +76,16 @@ impl Registry {
     /// file's `[domains.NAME]` and the `BULKHEAD_NAME_*` variables. `build`
     /// receives the resulting core [`Config`] and builds the compartment
     /// (initialiser, close hook); the wait budget is then set from the
-    /// settings' `max_wait`. The registry names the compartment `name`
+    /// settings' `max_wait`. Every seat borrows the one resource, so size
+    /// it in the opener from its [`Opening`](crate::scoped::Opening),
+    /// which carries the registered name and the `max_concurrent` after
+    /// the file's and the environment's overrides, never from a constant:
+    /// `BULKHEAD_CHECKOUT_MAX_CONCURRENT=40` then gives the pool 40
+    /// connections as well as 40 seats. The registry names the compartment `name`
     /// (a shared name, freed with the compartment): the `Config` that
     /// `build` sees has an empty `name`, since a `Config` can only hold a
     /// `&'static str`. The compartment is an ordinary registered
-    /// compartment too: [`get`](Self::get), [`acquire`](Self::acquire),
+    /// compartment too: [`get`](Self::get), [`acquire_blocking`](Self::acquire_blocking),
     /// [`reconfigure`](Self::reconfigure), [`all_states`](Self::all_states)
     /// and the metrics see its seats. A bounded registry never evicts it:
     /// the compartment keeps a handle to its seats, so it never counts as
@@ -93,9 +98,11 @@ impl Registry {
     ///
     /// let registry = Registry::local();
     /// let checkout = registry.create_scoped("checkout", DomainConfig::new(4).max_wait(MaxWait::from_millis(50)), |config| {
-    ///     Scoped::new(config, "checkout-pool", Opener::blocking(|| Ok::<_, std::io::Error>(vec!["conn"; 4])))
+    ///     // One connection per seat, whatever the file or the environment set.
+    ///     Scoped::new(config, "checkout-pool", Opener::blocking(|opening| Ok::<_, std::io::Error>(vec!["conn"; opening.max_concurrent])))
     /// })?;
     /// assert_eq!(checkout.wait_budget(), MaxWait::from_millis(50));
+    /// assert_eq!(checkout.execute(|pool| pool.len())?, 4);
     /// assert_eq!(registry.get("checkout")?.state().max_concurrent, 4); // like any compartment
     /// let again = registry.get_scoped::<Vec<&str>>("checkout")?;
     /// assert!(std::sync::Arc::ptr_eq(&checkout, &again));
@@ -175,7 +182,7 @@ impl Registry {
     /// Registers a scoped compartment built in code under its name,
     /// replacing any compartment of that name (as
     /// [`register`](Self::register), whose rules apply), and returns the
-    /// replaced one. The registry's [`shutdown`](Self::shutdown) closes it,
+    /// replaced one. The registry's [`shutdown_blocking`](Self::shutdown_blocking) closes it,
     /// also after [`unregister`](Self::unregister) removed its name from
     /// the lookups.
     ///
@@ -186,7 +193,7 @@ impl Registry {
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
     /// let registry = Registry::local();
-    /// let reports = Scoped::new(Config::new("reports", 2), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
+    /// let reports = Scoped::new(Config::new("reports", 2), "reports-db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?
     ///     .max_wait(Duration::from_millis(5));
     /// registry.register_scoped(reports);
     /// assert_eq!(registry.config("reports")?.max_wait, bulkhead_std::MaxWait::from_millis(5));
@@ -242,7 +249,7 @@ impl Registry {
     ///
     /// let registry = Registry::local();
     /// let db = registry.create_scoped("reports", DomainConfig::new(1), |c| {
-    ///     Scoped::new(c, "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))
+    ///     Scoped::new(c, "reports-db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))
     /// })?;
     /// assert!(!registry.resource_states()["reports"].open);
     /// db.execute(|_| ())?;
@@ -313,17 +320,17 @@ impl Registry {
     /// let registry = Registry::local();
     /// for name in ["first", "second"] {
     ///     registry.create_scoped(name, DomainConfig::new(1), |c| {
-    ///         Scoped::new(c, "pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))
+    ///         Scoped::new(c, "pool", Opener::blocking(|_| Ok::<_, std::io::Error>(())))
     ///     })?;
     /// }
     /// registry.get_scoped::<()>("first")?.execute(|_| ())?;
     /// registry.get_scoped::<()>("second")?.execute(|_| ())?;
-    /// let closed: Vec<_> = registry.shutdown(Duration::from_secs(1)).iter().map(|r| r.compartment.clone()).collect();
+    /// let closed: Vec<_> = registry.shutdown_blocking(Duration::from_secs(1)).iter().map(|r| r.compartment.clone()).collect();
     /// assert_eq!(closed, ["second", "first"]);
     /// assert!(registry.get("database")?.try_acquire().is_err()); // closed too
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(&self, bound: Duration) -> Vec<ShutdownReport> {
+    pub fn shutdown_blocking(&self, bound: Duration) -> Vec<ShutdownReport> {
         let started = Instant::now();
         self.begin_shutdown()
             .iter()
@@ -331,7 +338,7 @@ impl Registry {
             .collect()
     }
 
-    /// As [`shutdown`](Self::shutdown), from async code: waits with the
+    /// As [`shutdown_blocking`](Self::shutdown_blocking), from async code: waits with the
     /// runtime timer `sleep` (`tokio::time::sleep`, …) and awaits async
     /// close hooks.
     ///
@@ -348,16 +355,16 @@ impl Registry {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let registry = Registry::local();
     /// let api = registry.create_scoped("api", DomainConfig::new(1), |c| {
-    ///     Ok(Scoped::new(c, "api-client", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
+    ///     Ok(Scoped::new(c, "api-client", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?
     ///         .on_close_async(|()| async { tokio::task::yield_now().await }))
     /// })?;
-    /// api.run_with_timer(tokio::time::sleep, async {}).await?;
-    /// let reports = registry.shutdown_with_timer(Duration::from_secs(1), tokio::time::sleep).await;
+    /// api.run_timeout(async {}, tokio::time::sleep).await?;
+    /// let reports = registry.shutdown_timeout(Duration::from_secs(1), tokio::time::sleep).await;
     /// assert_eq!(reports[0].outcome, CloseOutcome::Closed);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn shutdown_with_timer<T>(
+    pub async fn shutdown_timeout<T>(
         &self,
         bound: Duration,
         sleep: impl Fn(Duration) -> T + Send + Sync,

@@ -14,8 +14,8 @@ use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission};
 /// - `max_concurrent`: seats (for a thread-pool compartment: workers +
 ///   queue).
 /// - `max_wait`: the wait budget ([`MaxWait`]) of the registry's lookups
-///   that take a seat ([`Registry::acquire`](crate::registry::Registry::acquire),
-///   [`Registry::acquire_with_timer`](crate::registry::Registry::acquire_with_timer),
+///   that take a seat ([`Registry::acquire_blocking`](crate::registry::Registry::acquire_blocking),
+///   [`Registry::acquire_timeout`](crate::registry::Registry::acquire_timeout),
 ///   bulkhead-tokio's `RegistryExt` and `BulkheadLayer::from_registry`);
 ///   fail fast by default.
 /// - `max_waiting`: the queue limit; `None` for none.

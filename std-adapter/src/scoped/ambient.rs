@@ -4,8 +4,8 @@
 //! One thread-local holds the current scope, a chain of frames (innermost
 //! first), each lending one compartment's resource of one type. Entering
 //! a compartment through [`Scoped::execute`](super::Scoped::execute) sets
-//! it for the closure; the async entries ([`Scoped::run_with_timer`](super::Scoped::run_with_timer),
-//! bulkhead-tokio's `ScopedExt::run`) set it during every poll of the
+//! it for the closure; the async entries ([`Scoped::run_timeout`](super::Scoped::run_timeout),
+//! bulkhead-tokio's `ScopedExt::run_within`) set it during every poll of the
 //! entered future, and restore the previous one when the poll returns,
 //! exactly as tokio's `task_local!` does. So the scope is task-local for
 //! async code on any runtime, and thread-local for threads, with one
@@ -74,8 +74,8 @@ pub(crate) fn with_resource<R: Send + Sync + 'static>(
 /// if it runs inside a compartment that lends one.
 ///
 /// Inside [`Scoped::execute`](super::Scoped::execute) (threads) or a future
-/// entered with [`Scoped::run_with_timer`](super::Scoped::run_with_timer)
-/// or bulkhead-tokio's `ScopedExt::run` (tasks), this is that
+/// entered with [`Scoped::run_timeout`](super::Scoped::run_timeout)
+/// or bulkhead-tokio's `ScopedExt::run_within` (tasks), this is that
 /// compartment's resource; nested compartments lending the same type
 /// shadow outer ones. Outside any scope it is `None`. Code that has an
 /// application default should call [`resolve`] instead.
@@ -88,7 +88,7 @@ pub(crate) fn with_resource<R: Send + Sync + 'static>(
 /// use bulkhead_std::scoped::{self, Opener, Scoped};
 ///
 /// struct Db(&'static str);
-/// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|| Ok::<_, std::io::Error>(Db("checkout"))))?;
+/// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|_| Ok::<_, std::io::Error>(Db("checkout"))))?;
 ///
 /// assert!(scoped::current::<Db>().is_none());
 /// checkout.execute(|_| {
@@ -122,7 +122,7 @@ pub fn current<R: Send + Sync + 'static>() -> Option<Shared<R>> {
 /// struct Pool(&'static str);
 /// let app_default = Pool("app");
 /// let chosen = Pool("chosen");
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(Pool("reports"))))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(Pool("reports"))))?;
 ///
 /// fn pool_name(explicit: Option<&Pool>, default: &Pool) -> &'static str {
 ///     scoped::resolve(explicit, default).0
@@ -198,7 +198,7 @@ impl<R> fmt::Debug for Resolved<'_, R> {
 /// use bulkhead_std::Config;
 /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
 ///
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(42_u32)))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(42_u32)))?;
 /// reports.execute(|_| {
 ///     // Not inherited by a new thread...
 ///     std::thread::spawn(|| assert!(scoped::current::<u32>().is_none())).join().unwrap();
@@ -231,7 +231,7 @@ impl Scope {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(3_u8)))?;
     /// db.execute(|_| {
     ///     assert!(scoped::current::<u8>().is_some());
     ///     assert!(Scope::empty().run(|| scoped::current::<u8>().is_none()));
@@ -280,7 +280,7 @@ impl Scope {
     /// use bulkhead_std::scoped::{self, Opener, Scope, Scoped};
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(3_u8)))?;
     /// let scope = db.execute(|_| Scope::capture())?; // kept past the entry
     /// let seen = scope.wrap(async { scoped::current::<u8>().map(|r| *r) }).await;
     /// assert_eq!(seen, Some(3));
@@ -312,15 +312,18 @@ impl fmt::Debug for Scope {
 /// use bulkhead_std::scoped::{self, Opener, Scoped};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|| Ok::<_, std::io::Error>(7_u8)))?;
+/// let reports = Scoped::new(Config::new("reports", 1), "reports-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(7_u8)))?;
 /// let seen = reports
-///     .run_with_timer(tokio::time::sleep, async {
-///         let plain = tokio::spawn(async { scoped::current::<u8>().is_some() });
-///         let carried = tokio::spawn(scoped::in_current_scope(async {
-///             scoped::current::<u8>().map(|r| *r)
-///         }));
-///         (plain.await.unwrap(), carried.await.unwrap())
-///     })
+///     .run_timeout(
+///         async {
+///             let plain = tokio::spawn(async { scoped::current::<u8>().is_some() });
+///             let carried = tokio::spawn(scoped::in_current_scope(async {
+///                 scoped::current::<u8>().map(|r| *r)
+///             }));
+///             (plain.await.unwrap(), carried.await.unwrap())
+///         },
+///         tokio::time::sleep,
+///     )
 ///     .await?;
 /// assert_eq!(seen, (false, Some(7)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())

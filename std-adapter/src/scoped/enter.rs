@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bulkhead_core::Error;
 
 use super::slot::{Holder, Shared, Step};
-use super::{Scope, ScopeError, Scoped, ambient};
+use super::{Opening, Scope, ScopeError, Scoped, ambient};
 use crate::Seat;
 use crate::blocking::BlockingAcquire;
 use crate::detect::event_loop;
@@ -54,7 +54,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 2), "db", Opener::blocking(|| Ok::<_, std::io::Error>(40)))?;
+    /// let db = Scoped::new(Config::new("db", 2), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(40)))?;
     /// let inside = db.enter_blocking()?;
     /// assert_eq!(*inside + 2, 42);
     /// assert_eq!(db.state().active, 1);
@@ -87,7 +87,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                             resource: self.slot.resource,
                         });
                     }
-                    let resource = ticket.finish(self.opener.open_blocking())?;
+                    let resource = ticket.finish(self.opener.open_blocking(&self.opening()))?;
                     return Ok(Entered::new(resource, holder, seat));
                 }
                 Step::Wait(version) => {
@@ -134,14 +134,14 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-    /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|| async { Ok::<_, std::io::Error>("client") }))?
+    /// let api = Scoped::new(Config::new("api", 2), "api-client", Opener::future(|_| async { Ok::<_, std::io::Error>("client") }))?
     ///     .max_wait(Duration::from_millis(100));
-    /// let inside = api.enter_with_timer(tokio::time::sleep).await?;
+    /// let inside = api.enter_timeout(tokio::time::sleep).await?;
     /// assert_eq!(*inside, "client");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn enter_with_timer<T: Future>(
+    pub async fn enter_timeout<T: Future>(
         &self,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<Entered<'_, R>, ScopeError> {
@@ -174,7 +174,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
             match step {
                 Step::Ready(resource) => return Ok(Entered::new(resource, holder, seat)),
                 Step::Open(ticket) => {
-                    let resource = ticket.finish(self.opener.open_async().await)?;
+                    let resource = ticket.finish(self.opener.open_async(&self.opening()).await)?;
                     return Ok(Entered::new(resource, holder, seat));
                 }
                 Step::Wait(version) => match &mut limit {
@@ -191,6 +191,16 @@ impl<R: Send + Sync + 'static> Scoped<R> {
                 Step::Fail(e) => return Err(e),
             }
             step = holder.step();
+        }
+    }
+
+    /// What the opener is told: the settings as they stand now.
+    fn opening(&self) -> Opening {
+        Opening {
+            compartment: self.name.clone(),
+            resource: self.slot.resource,
+            max_concurrent: self.bulkhead.state().max_concurrent,
+            max_wait: self.max_wait,
         }
     }
 
@@ -224,7 +234,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{self, Opener, Scoped};
     ///
-    /// let reports = Scoped::new(Config::new("reports", 1), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>("reports-db")))?;
+    /// let reports = Scoped::new(Config::new("reports", 1), "reports-db", Opener::blocking(|_| Ok::<_, std::io::Error>("reports-db")))?;
     /// let name = reports.execute(|db| (*db, scoped::current::<&str>().is_some()))?;
     /// assert_eq!(name, ("reports-db", true));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -235,14 +245,14 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     }
 
     /// Runs the future `work` inside the compartment: enters as
-    /// [`enter_with_timer`](Self::enter_with_timer), then polls `work`
+    /// [`enter_timeout`](Self::enter_timeout), then polls `work`
     /// with the ambient scope set for each poll (task-local: tasks that
     /// `work` spawns do not inherit it; see [`Scope`]). The seat is held
     /// until `work` completes.
     ///
     /// # Cancel safety
     /// Dropping the future loses nothing: before admission as
-    /// [`enter_with_timer`](Self::enter_with_timer); after it, `work` is
+    /// [`enter_timeout`](Self::enter_timeout); after it, `work` is
     /// dropped unfinished and the seat given back.
     ///
     /// # Errors
@@ -256,23 +266,26 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::scoped::{self, Opener, Scoped};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-    /// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|| Ok::<_, std::io::Error>(5_u32)))?;
+    /// let checkout = Scoped::new(Config::new("checkout", 2), "checkout-db", Opener::blocking(|_| Ok::<_, std::io::Error>(5_u32)))?;
     /// let out = checkout
-    ///     .run_with_timer(tokio::time::sleep, async {
-    ///         tokio::task::yield_now().await; // still in scope after a suspension
-    ///         *scoped::current::<u32>().unwrap() * 2
-    ///     })
+    ///     .run_timeout(
+    ///         async {
+    ///             tokio::task::yield_now().await; // still in scope after a suspension
+    ///             *scoped::current::<u32>().unwrap() * 2
+    ///         },
+    ///         tokio::time::sleep,
+    ///     )
     ///     .await?;
     /// assert_eq!(out, 10);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn run_with_timer<F: Future, T: Future>(
+    pub async fn run_timeout<F: Future, T: Future>(
         &self,
-        sleep: impl FnOnce(Duration) -> T,
         work: F,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> Result<F::Output, ScopeError> {
-        let entered = self.enter_with_timer(sleep).await?;
+        let entered = self.enter_timeout(sleep).await?;
         let output = entered.scope().wrap(work).await;
         drop(entered);
         Ok(output)
@@ -287,7 +300,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
 /// use bulkhead_std::Config;
 /// use bulkhead_std::scoped::{Opener, Scoped};
 ///
-/// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(String::from("conn"))))?;
+/// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(String::from("conn"))))?;
 /// let inside = db.enter_blocking()?;
 /// assert_eq!(inside.len(), 4);
 /// assert_eq!(inside.compartment(), "db");
@@ -331,7 +344,7 @@ impl<R: Send + Sync + 'static> Entered<'_, R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{self, Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(1_i64)))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(1_i64)))?;
     /// let inside = db.enter_blocking()?;
     /// assert_eq!(inside.scope().run(|| scoped::current::<i64>().map(|r| *r)), Some(1));
     /// assert_eq!(inside.scope().compartments(), ["db"]);

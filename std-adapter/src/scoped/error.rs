@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use bulkhead_core::{Error, Name};
 
-/// The error an initialiser returns, boxed: any `std::error::Error` that is
-/// `Send + Sync` (strings convert too).
+/// A boxed error: any `std::error::Error` that is `Send + Sync` (strings
+/// convert too). What an initialiser returns, and the error of
+/// bulkhead-tokio's tower services (tower's usual boxed error); the one
+/// such type of the workspace, also at `bulkhead_std::BoxError`.
 ///
 /// ```
-/// use bulkhead_std::scoped::BoxError;
+/// use bulkhead_std::BoxError;
 ///
 /// let from_io: BoxError = std::io::Error::other("refused").into();
 /// let from_str: BoxError = "refused".into();
@@ -32,7 +34,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// let reports: Scoped<String> = Scoped::new(
 ///     Config::new("reports", 2),
 ///     "reports-db",
-///     Opener::blocking(|| Err(std::io::Error::other("connection refused"))),
+///     Opener::blocking(|_| Err(std::io::Error::other("connection refused"))),
 /// )?;
 /// let Err(ScopeError::Open(err)) = reports.enter_blocking() else { panic!() };
 /// assert_eq!((err.compartment().as_str(), err.resource()), ("reports", "reports-db"));
@@ -88,7 +90,7 @@ impl std::error::Error for OpenError {
 /// use bulkhead_std::{Config, Error};
 /// use bulkhead_std::scoped::{Opener, ScopeError, Scoped};
 ///
-/// let cache = Scoped::new(Config::new("cache", 1), "cache-client", Opener::blocking(|| Ok::<_, std::io::Error>(7)))?;
+/// let cache = Scoped::new(Config::new("cache", 1), "cache-client", Opener::blocking(|_| Ok::<_, std::io::Error>(7)))?;
 /// let inside = cache.enter_blocking()?;
 /// let Err(err) = cache.enter_blocking() else { panic!() };
 /// assert!(matches!(err, ScopeError::Rejected(Error::Full { .. })));
@@ -147,7 +149,7 @@ impl ScopeError {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Err::<(), _>("down")))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Err::<(), _>("down")))?;
     /// assert!(db.enter_blocking().unwrap_err().is_transient()); // a failed opening: retry later
     /// db.shutdown_blocking(Duration::ZERO);
     /// assert!(!db.enter_blocking().unwrap_err().is_transient()); // closed for good
@@ -188,7 +190,7 @@ impl fmt::Display for ScopeError {
                 f,
                 "bulkhead `{compartment}`: its resource `{resource}` has an async initialiser, \
                  which a blocking entry cannot drive on a thread that runs an event loop; \
-                 enter from async code (enter_with_timer, or bulkhead-tokio's ScopedExt::enter) \
+                 enter from async code (enter_timeout, or bulkhead-tokio's ScopedExt::enter_within) \
                  or from a spawn_blocking thread"
             ),
         }

@@ -16,18 +16,30 @@
 //!   the next entry tries again.
 //! - **Entering** takes a seat and gives `&R` for as long as the seat is
 //!   held ([`Entered`]). [`execute`](Scoped::execute) and
-//!   [`run_with_timer`](Scoped::run_with_timer) also set the **ambient
+//!   [`run_timeout`](Scoped::run_timeout) also set the **ambient
 //!   scope**: inside them, [`resolve`] and [`current`] find this
 //!   compartment's resource instead of the application's default, while an
 //!   explicitly passed resource always wins.
 //! - **Shutdown** ([`shutdown_blocking`](Scoped::shutdown_blocking),
-//!   [`shutdown_with_timer`](Scoped::shutdown_with_timer)) closes the
+//!   [`shutdown_timeout`](Scoped::shutdown_timeout)) closes the
 //!   compartment (new entries get [`Error::Closed`](crate::Error::Closed)), waits at most a
 //!   bound for the holders to finish, then closes the resource: by `Drop`,
 //!   or with a close hook ([`on_close`](Scoped::on_close),
 //!   [`on_close_async`](Scoped::on_close_async)). The registry's
-//!   [`shutdown`](crate::registry::Registry::shutdown) closes every scoped
+//!   [`shutdown`](crate::registry::Registry::shutdown_blocking) closes every scoped
 //!   compartment in reverse order of opening.
+//!
+//! # One resource, sized by the compartment
+//!
+//! Every entry borrows the same `&R`: the compartment's seats, not the
+//! resource, decide how many callers use it at once. A resource with a
+//! fixed number of connections (a connection pool) must therefore have at
+//! least `max_concurrent` of them, or callers holding a seat queue again
+//! inside the resource, out of the compartment's sight. The opener is
+//! given the compartment's effective settings ([`Opening`]: its name and
+//! `max_concurrent` after every file, environment or live override), so
+//! size the resource from [`Opening::max_concurrent`], never from a
+//! constant kept equal to the limit by hand.
 //!
 //! # Nothing is closed while it can be reached
 //!
@@ -69,7 +81,7 @@
 //! let checkout = Scoped::new(
 //!     Config::new("checkout", 4),
 //!     "checkout-pool",
-//!     Opener::blocking(move || {
+//!     Opener::blocking(move |_| {
 //!         counter.fetch_add(1, Ordering::Relaxed);
 //!         Ok::<_, std::io::Error>(Pool { name: "checkout" })
 //!     }),
@@ -109,7 +121,7 @@ use crate::{Bulkhead, StdLock};
 pub use ambient::{InScope, Resolved, Scope, current, in_current_scope, resolve};
 pub use enter::Entered;
 pub use error::{BoxError, OpenError, ScopeError};
-pub use opener::Opener;
+pub use opener::{Opener, Opening};
 pub use shutdown::{CloseOutcome, ShutdownReport};
 pub use slot::{ResourceState, Shared};
 
@@ -117,6 +129,11 @@ use slot::{Closer, Slot};
 
 /// A compartment that owns a resource `R`, opened on first entry and
 /// closed at shutdown. See the [module docs](self) for the semantics.
+///
+/// Every seat borrows the one `R`: size a resource with a fixed number of
+/// connections from the [`Opening`] its opener is given
+/// ([`Opening::max_concurrent`]), so that it always has a connection per
+/// seat, whatever overrides the limit.
 pub struct Scoped<R> {
     bulkhead: Arc<Bulkhead>,
     /// The compartment's name (`config.name` for [`new`](Self::new), a
@@ -141,9 +158,9 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::{Config, ConfigError};
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let ok = Scoped::new(Config::new("reports", 2), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())));
+    /// let ok = Scoped::new(Config::new("reports", 2), "reports-db", Opener::blocking(|_| Ok::<_, std::io::Error>(())));
     /// assert!(ok.is_ok());
-    /// let zero = Scoped::new(Config::new("reports", 0), "reports-db", Opener::blocking(|| Ok::<_, std::io::Error>(())));
+    /// let zero = Scoped::new(Config::new("reports", 0), "reports-db", Opener::blocking(|_| Ok::<_, std::io::Error>(())));
     /// assert!(matches!(zero, Err(ConfigError::ZeroCapacity { name }) if name == "reports"));
     /// ```
     pub fn new(
@@ -182,7 +199,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     ///
     /// let flushed = Arc::new(AtomicBool::new(false));
     /// let seen = flushed.clone();
-    /// let audit = Scoped::new(Config::new("audit", 1), "audit-log", Opener::blocking(|| Ok::<_, std::io::Error>(vec!["boot"])))?
+    /// let audit = Scoped::new(Config::new("audit", 1), "audit-log", Opener::blocking(|_| Ok::<_, std::io::Error>(vec!["boot"])))?
     ///     .on_close(move |log| seen.store(log == ["boot"], Ordering::Relaxed));
     /// audit.execute(|_| ())?;
     /// audit.shutdown_blocking(Duration::from_secs(1));
@@ -208,10 +225,10 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-    /// let pool = Scoped::new(Config::new("pool", 1), "pool", Opener::blocking(|| Ok::<_, std::io::Error>(3_u8)))?
+    /// let pool = Scoped::new(Config::new("pool", 1), "pool", Opener::blocking(|_| Ok::<_, std::io::Error>(3_u8)))?
     ///     .on_close_async(|n| async move { tokio::time::sleep(Duration::from_millis(n.into())).await });
-    /// pool.enter_with_timer(tokio::time::sleep).await?;
-    /// let report = pool.shutdown_with_timer(Duration::from_secs(1), tokio::time::sleep).await;
+    /// pool.enter_timeout(tokio::time::sleep).await?;
+    /// let report = pool.shutdown_timeout(Duration::from_secs(1), tokio::time::sleep).await;
     /// assert_eq!(report.outcome, CloseOutcome::Closed);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
@@ -233,7 +250,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let first = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
+    /// let first = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?;
     /// first.execute(|_| ())?;
     /// first.shutdown_blocking(Duration::from_secs(1));
     /// let next = first.renewed();
@@ -278,7 +295,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::{Config, MaxWait};
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("orders", 3), "orders-db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?
+    /// let db = Scoped::new(Config::new("orders", 3), "orders-db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?
     ///     .max_wait(Duration::from_millis(20));
     /// assert_eq!((db.name().as_str(), db.resource_name()), ("orders", "orders-db"));
     /// assert_eq!(db.wait_budget(), MaxWait::UpTo(Duration::from_millis(20)));
@@ -325,7 +342,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?;
     /// assert!(!db.resource_state().open);
     /// let inside = db.enter_blocking()?;
     /// let s = db.resource_state();
@@ -345,7 +362,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let open = || Opener::blocking(|| Ok::<_, std::io::Error>(()));
+    /// let open = || Opener::blocking(|_| Ok::<_, std::io::Error>(()));
     /// let (a, b) = (Scoped::new(Config::new("a", 1), "a", open())?, Scoped::new(Config::new("b", 1), "b", open())?);
     /// assert_eq!(a.opened_order(), None);
     /// b.execute(|_| ())?;

@@ -26,7 +26,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?;
     /// let inside = db.enter_blocking()?;
     /// let report = db.shutdown_blocking(Duration::from_millis(10));
     /// assert_eq!(report.outcome, CloseOutcome::Deferred { holders: 1 });
@@ -69,12 +69,12 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// use bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
-    /// assert_eq!(db.shutdown_with_timer(Duration::from_secs(1), tokio::time::sleep).await.outcome, CloseOutcome::NeverOpened);
+    /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?;
+    /// assert_eq!(db.shutdown_timeout(Duration::from_secs(1), tokio::time::sleep).await.outcome, CloseOutcome::NeverOpened);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
-    pub async fn shutdown_with_timer<T: Future>(
+    pub async fn shutdown_timeout<T: Future>(
         &self,
         bound: Duration,
         sleep: impl FnOnce(Duration) -> T,
@@ -138,7 +138,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
 /// use bulkhead_std::Config;
 /// use bulkhead_std::scoped::{CloseOutcome, Opener, Scoped};
 ///
-/// let db = Scoped::new(Config::new("db", 1), "db-pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
+/// let db = Scoped::new(Config::new("db", 1), "db-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?;
 /// db.execute(|_| ())?;
 /// let report = db.shutdown_blocking(Duration::from_secs(1));
 /// assert_eq!((report.compartment.as_str(), report.resource, report.outcome), ("db", "db-pool", CloseOutcome::Closed));
@@ -160,7 +160,7 @@ pub struct ShutdownReport {
 
 /// What a shutdown did with the resource. Examples of each are at
 /// [`Scoped::shutdown_blocking`] (`Deferred`, `AlreadyClosed`),
-/// [`Scoped::shutdown_with_timer`] (`NeverOpened`) and [`ShutdownReport`]
+/// [`Scoped::shutdown_timeout`] (`NeverOpened`) and [`ShutdownReport`]
 /// (`Closed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -136,7 +136,7 @@ impl<R> Drop for Held<R> {
 /// use bulkhead_std::Config;
 /// use bulkhead_std::scoped::{Opener, Scoped};
 ///
-/// let cache = Scoped::new(Config::new("cache", 2), "cache-map", Opener::blocking(|| Ok::<_, std::io::Error>(vec![1, 2, 3])))?;
+/// let cache = Scoped::new(Config::new("cache", 2), "cache-map", Opener::blocking(|_| Ok::<_, std::io::Error>(vec![1, 2, 3])))?;
 /// let inside = cache.enter_blocking()?;
 /// let shared = inside.shared();
 /// assert_eq!(shared.len(), 3); // Deref to the resource
@@ -184,7 +184,7 @@ impl<R> Shared<R> {
     /// use bulkhead_std::Config;
     /// use bulkhead_std::scoped::{Opener, Scoped};
     ///
-    /// let db = Scoped::new(Config::new("db", 2), "db-pool", Opener::blocking(|| Ok::<_, std::io::Error>(())))?;
+    /// let db = Scoped::new(Config::new("db", 2), "db-pool", Opener::blocking(|_| Ok::<_, std::io::Error>(())))?;
     /// let (a, b) = (db.enter_blocking()?, db.enter_blocking()?);
     /// assert!(a.shared().same_as(&b.shared())); // the second borrows the first's
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -13,13 +13,13 @@ use pin_project_lite::pin_project;
 use tower_service::Service;
 
 use super::{BoxErrors, ClassifyResponse, ErrIsDropped, ErrorRepr, LayerHandle};
-use crate::{AcquireOwnedWithin, Bulkhead};
+use crate::{AcquireWithinOwned, Bulkhead};
 
 pin_project! {
     /// The response future of a [`BulkheadService`](super::BulkheadService).
     ///
     /// Allocation-free in both modes: a request that must wait holds a
-    /// named owned wait ([`AcquireOwnedWithin`]) and the ready inner
+    /// named owned wait ([`AcquireWithinOwned`]) and the ready inner
     /// service with its request, and calls the service once it is handed a
     /// seat. A rejection is made into the service's error (`R`, see
     /// [`ErrorRepr`]) only when it is returned: boxed by default, or a
@@ -65,7 +65,7 @@ pin_project! {
     {
         Waiting {
             #[pin]
-            admit: AcquireOwnedWithin<H::Owner>,
+            admit: AcquireWithinOwned<H::Owner>,
             // The ready service and the request, called once admitted,
             // and the classifier of its response.
             call: Option<(S, Req, K)>,
@@ -94,7 +94,7 @@ impl<S: Service<Req>, Req, H: LayerHandle, R, K> ResponseFuture<S, Req, H, R, K>
     }
 
     pub(super) fn waiting(
-        admit: AcquireOwnedWithin<H::Owner>,
+        admit: AcquireWithinOwned<H::Owner>,
         service: S,
         request: Req,
         feedback: H::Feedback,

@@ -17,24 +17,16 @@ use bulkhead_std::registry::Domain;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::{AcquireOwnedWithin, Bulkhead};
+use crate::{AcquireWithinOwned, Bulkhead};
 pub use classify::{ClassifyResponse, ErrIsDropped};
 pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
 pub use handle::LayerHandle;
 pub use http::HttpRejection;
 
-/// The error of a [`BulkheadService`] by default: tower's usual boxed
-/// error.
-///
-/// A rejection by the compartment is a boxed [`Error`](crate::Error);
-/// [`HttpRejection::find`] turns it into a `503` response with
-/// `Retry-After` in one call (or find it with
-/// `err.downcast_ref::<bulkhead_tokio::Error>()`). Errors of the inner service pass through
-/// unchanged (boxed). Boxing a rejection allocates; a layer built with
-/// [`typed_errors`](BulkheadLayer::typed_errors) returns a
-/// [`ServiceError`] instead, which does not.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+// The services' default error is bulkhead-std's `BoxError` (the crate
+// root re-exports it with its documentation).
+pub(crate) use bulkhead_std::BoxError;
 
 /// Wraps a service in a [`BulkheadService`] that admits at most
 /// `max_concurrent` requests at once through one compartment.
@@ -380,7 +372,7 @@ impl<H: Clone, K: Clone> Clone for Gate<H, K> {
 /// # Allocation
 ///
 /// Neither mode allocates per admitted request: the response future holds
-/// a named owned wait ([`AcquireOwnedWithin`], built on core's
+/// a named owned wait ([`AcquireWithinOwned`], built on core's
 /// `AcquireOwned`) and the ready service with its request, with no boxing.
 /// A rejected request allocates once by default (its [`BoxError`]), and
 /// nothing with [`typed_errors`](Self::typed_errors) (tested by
@@ -546,7 +538,7 @@ where
         // The ready instance goes with the request; a clone stays.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = AcquireOwnedWithin::new(self.gate.handle.owner(), self.gate.max_wait);
+        let admit = AcquireWithinOwned::new(self.gate.handle.owner(), self.gate.max_wait);
         // The wait starts at the response future's first poll (a queued
         // wait is pinned in it and cannot move), so nothing is allocated.
         ResponseFuture::waiting(
