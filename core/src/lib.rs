@@ -15,7 +15,6 @@ extern crate alloc;
 extern crate std;
 
 mod acquire;
-mod acquire_owned;
 mod bulkhead;
 mod config;
 mod engine;
@@ -25,6 +24,7 @@ mod list;
 mod lock;
 mod max_wait;
 mod name;
+mod owned;
 mod seat;
 #[cfg(bulkhead_shuttle)]
 mod shuttle_lock;
@@ -37,7 +37,6 @@ mod word;
 mod tests;
 
 pub use acquire::{Acquire, AcquireTimeout};
-pub use acquire_owned::AcquireOwned;
 pub use bulkhead::Bulkhead;
 pub use config::{Admission, Config, MAX_LOST_RACES, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
 pub use error::{ConfigError, Error};
@@ -48,7 +47,8 @@ pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
 pub use max_wait::{MaxWait, ParseMaxWaitError};
 pub use name::Name;
-pub use seat::{AsBulkhead, Handle, OwnedSeat, Seat};
+pub use owned::{AcquireOwned, AcquireOwnedTimeout, AsBulkhead, Handle, OwnedSeat};
+pub use seat::Seat;
 #[cfg(bulkhead_shuttle)]
 pub use shuttle_lock::ShuttleLock;
 pub use word::MAX_CONCURRENT_LIMIT;
