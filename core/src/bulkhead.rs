@@ -6,7 +6,8 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::acquire::{Acquire, AcquireTimeout};
-use crate::config::{Admission, Config, MAX_WAITING_LIMIT, Problem, State};
+use crate::admission::Admission;
+use crate::config::{Config, MAX_WAITING_LIMIT, Problem, State};
 use crate::engine::Engine;
 use crate::error::{ConfigError, Error};
 use crate::lock::{ConstInit, RawLock};

@@ -109,7 +109,8 @@ use core::time::Duration;
 
 use heapless::Deque;
 
-use crate::config::{Admission, Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
+use crate::admission::Admission;
+use crate::config::{Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
@@ -142,7 +143,7 @@ pub(crate) struct Engine<L: RawLock> {
     /// engine where it links and unlinks nodes (only under the lock), and
     /// read without the lock by snapshots. 32 bits: the queue limit, also
     /// when there is none, is at most [`MAX_WAITING_LIMIT`].
-    waiting: AtomicU32,
+    pub(crate) waiting: AtomicU32,
     rejected: Counter,
     timed_out: Counter,
     /// The name, as the start of its bytes and its length in 31 bits
@@ -450,7 +451,7 @@ const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
 const LOST_RACES: u8 = if cfg!(any(bulkhead_loom, bulkhead_shuttle)) {
     1
 } else {
-    crate::MAX_LOST_RACES
+    crate::admission::MAX_LOST_RACES
 };
 
 /// `BATCH`, for the test that bounds a section's work.

@@ -15,6 +15,7 @@ extern crate alloc;
 extern crate std;
 
 mod acquire;
+mod admission;
 mod bulkhead;
 mod config;
 mod engine;
@@ -37,8 +38,9 @@ mod word;
 mod tests;
 
 pub use acquire::{Acquire, AcquireTimeout};
+pub use admission::{Admission, MAX_LOST_RACES};
 pub use bulkhead::Bulkhead;
-pub use config::{Admission, Config, MAX_LOST_RACES, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
+pub use config::{Config, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
 pub use error::{ConfigError, Error};
 #[cfg(feature = "critical-section")]
 pub use lock::CsLock;

@@ -93,8 +93,7 @@ impl<L: RawLock> AsBulkhead for Bulkhead<L> {
     }
 }
 
-impl<L: RawLock, A: Limit, C: Clock> AsBulkhead for Adaptive<L, A, C>
-{
+impl<L: RawLock, A: Limit, C: Clock> AsBulkhead for Adaptive<L, A, C> {
     type Lock = L;
 
     #[inline]

@@ -75,4 +75,3 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
             .finish()
     }
 }
-
