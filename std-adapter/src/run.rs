@@ -287,7 +287,7 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
     {
         let max_wait = max_wait.into();
         match max_wait.budget() {
-            Some(budget) => Timed::new(self.acquire_timeout(budget, sleep(budget)), self).await,
+            Some(budget) => Timed::new(self.acquire_timeout(budget, sleep), self).await,
             None if max_wait.is_unbounded() => Timed::new(self.acquire(), self).await,
             None => self.try_acquire(),
         }

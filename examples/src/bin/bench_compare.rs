@@ -1192,7 +1192,7 @@ fn main() {
             let _g = rt.enter();
             size_of_val(&ours_c.acquire_timeout(
                 Duration::from_millis(1),
-                tokio::time::sleep(Duration::from_millis(1)),
+                tokio::time::sleep,
             ))
         },
     );
