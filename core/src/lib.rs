@@ -1,11 +1,5 @@
 #![no_std]
 #![doc = include_str!("../README.md")]
-// Without `critical-section` there is no `CsLock` for the README's links to
-// resolve to: they go to its page on docs.rs, built with every feature.
-#![cfg_attr(
-    not(feature = "critical-section"),
-    doc = "\n[`CsLock`]: https://docs.rs/bulkhead-core/latest/bulkhead_core/struct.CsLock.html"
-)]
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
