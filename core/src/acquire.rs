@@ -369,7 +369,8 @@ pub(crate) trait Bounded: Future {
 
 impl<'a, L: RawLock> Bounded for Acquire<'a, L> {
     fn try_now(self: Pin<&mut Self>) -> Self::Output {
-        // SAFETY: nothing is moved out; the node is not linked yet.
+        // SAFETY: nothing is moved out of the future: `take_now` only
+        // reads and sets its phase (a fail-fast wait never links its node).
         unsafe { self.get_unchecked_mut() }.take_now()
     }
 

@@ -401,9 +401,9 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// Waits for a seat at most `max_wait`, measured by a timer you
     /// supply: `sleep(d)` returns a future that completes after `d`
-    /// (`tokio::time::sleep`, `|d| embassy_time::Timer::after(d.try_into().unwrap())`,
-    /// an async-std or smol timer). Any runtime's timer fits, so a library
-    /// can offer bounded waits without picking a runtime.
+    /// (`tokio::time::sleep`, `async_io::Timer::after`, an embassy-time
+    /// timer). Any runtime's timer fits, so a library can offer bounded
+    /// waits without picking a runtime.
     ///
     /// - [`MaxWait::FailFast`] and a zero [`MaxWait::UpTo`] decide at the
     ///   first poll, as [`try_acquire`](Self::try_acquire) does (a seat,
