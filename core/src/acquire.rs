@@ -6,11 +6,11 @@ use core::ptr::NonNull;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::bulkhead::Bulkhead;
-use crate::engine::{Abandoned, Enqueued, Refusal};
+use crate::engine::{Abandoned, Engine, Enqueued, Refusal};
 use crate::error::Error;
 use crate::list::Node;
 use crate::lock::RawLock;
+use crate::max_wait::MaxWait;
 use crate::seat::Seat;
 use crate::status::Status;
 
@@ -44,7 +44,8 @@ enum Phase {
     Done,
 }
 
-/// Waits for a seat in a [`Bulkhead`]. Returned by [`Bulkhead::acquire`].
+/// Waits for a seat in a [`Bulkhead`](crate::Bulkhead). Returned by
+/// [`Bulkhead::acquire`](crate::Bulkhead::acquire).
 ///
 /// Resolves to a [`Seat`], or to [`Error::Closed`] or [`Error::QueueFull`].
 ///
@@ -61,7 +62,7 @@ enum Phase {
 /// happens-before everything done after this future resolves to `Ok`,
 /// whether the seat was free or handed over. An `Err` promises no
 /// ordering. The precise orderings are in
-/// [`Bulkhead`](Bulkhead#memory-ordering).
+/// [`Bulkhead`](crate::Bulkhead#memory-ordering).
 ///
 /// # Leaking
 ///
@@ -91,7 +92,9 @@ enum Phase {
 /// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct Acquire<'a, L: RawLock> {
-    bulkhead: &'a Bulkhead<L>,
+    /// The compartment's state; [`bulkhead`](Self::bulkhead) names the
+    /// compartment itself.
+    engine: &'a Engine<L>,
     node: Node,
     phase: Phase,
     /// Whether the node was ever linked (see [`has_queued`](Self::has_queued)).
@@ -106,18 +109,18 @@ unsafe impl<L: RawLock + Sync> Send for Acquire<'_, L> {}
 unsafe impl<L: RawLock + Sync> Sync for Acquire<'_, L> {}
 
 impl<'a, L: RawLock> Acquire<'a, L> {
-    pub(crate) fn new(bulkhead: &'a Bulkhead<L>) -> Self {
+    pub(crate) fn new(engine: &'a Engine<L>) -> Self {
         Self {
-            bulkhead,
+            engine,
             node: Node::new(),
             phase: Phase::Start,
             queued: false,
         }
     }
 
-    /// The compartment this future waits on.
-    pub fn bulkhead(&self) -> &'a Bulkhead<L> {
-        self.bulkhead
+    /// The compartment's state.
+    pub(crate) fn engine(&self) -> &'a Engine<L> {
+        self.engine
     }
 
     /// Whether this wait joined the line: a poll linked its node. It
@@ -147,7 +150,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place.
         let this = unsafe { self.get_unchecked_mut() };
         match this.give_up() {
-            Some(Abandoned::Granted) => Some(Seat::new(this.bulkhead)),
+            Some(Abandoned::Granted) => Some(Seat::new(this.engine)),
             _ => None,
         }
     }
@@ -164,9 +167,9 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place.
         let this = unsafe { self.get_unchecked_mut() };
         match this.give_up() {
-            Some(Abandoned::Granted) => Ok(Seat::new(this.bulkhead)),
-            Some(Abandoned::Closed) => Err(this.bulkhead.closed_error()),
-            Some(Abandoned::Unlinked) | None => Err(this.bulkhead.time_out(budget)),
+            Some(Abandoned::Granted) => Ok(Seat::new(this.engine)),
+            Some(Abandoned::Closed) => Err(this.engine.closed_error()),
+            Some(Abandoned::Unlinked) | None => Err(this.engine.time_out(budget)),
         }
     }
 
@@ -185,11 +188,11 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         }
         let node = self.node_ptr();
         let guard = SettleOnUnwind {
-            bulkhead: self.bulkhead,
+            engine: self.engine,
             node,
             phase: &mut self.phase,
         };
-        let outcome = guard.bulkhead.abandon(node);
+        let outcome = guard.engine.abandon(node);
         core::mem::forget(guard);
         self.phase = Phase::Done;
         Some(outcome)
@@ -222,9 +225,9 @@ impl<'a, L: RawLock> Future for Acquire<'a, L> {
                     // panic swallowed.
                     return this.start(cx);
                 }
-                let bulkhead = this.bulkhead;
+                let engine = this.engine;
                 let node = this.node_ptr();
-                if bulkhead.repoll(node, cx.waker().clone()) {
+                if engine.repoll(node, cx.waker().clone()) {
                     return this.seated();
                 }
                 this.poll_verdict()
@@ -238,10 +241,10 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// The first poll (or a re-run after a cut-short one): the fast path,
     /// then `enqueue`.
     fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
-        let bulkhead = self.bulkhead;
-        match bulkhead.try_take() {
+        let engine = self.engine;
+        match engine.try_take() {
             Ok(()) => return self.seated(),
-            Err(Refusal::Closed) => return self.finish(Err(bulkhead.closed_error())),
+            Err(Refusal::Closed) => return self.finish(Err(engine.closed_error())),
             Err(Refusal::Full) => {}
         }
         let waker = cx.waker().clone();
@@ -251,7 +254,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // it.
         self.phase = Phase::Queued;
         let node = self.node_ptr();
-        match bulkhead.enqueue(node, waker) {
+        match engine.enqueue(node, waker) {
             Ok(Enqueued::Seated) => self.seated(),
             // A drain at the end of `enqueue`'s section may have granted
             // the node already.
@@ -266,7 +269,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
                 let queue_full = matches!(e, Error::QueueFull { .. });
                 let done = self.finish(Err(e));
                 if queue_full {
-                    bulkhead.count_rejection();
+                    engine.count_rejection();
                 }
                 done
             }
@@ -285,7 +288,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// again when dropped).
     fn seated(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
         self.phase = Phase::Done;
-        Poll::Ready(Ok(Seat::new(self.bulkhead)))
+        Poll::Ready(Ok(Seat::new(self.engine)))
     }
 
     /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
@@ -293,7 +296,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
         match self.node.status.get() {
             Status::Granted => self.seated(),
-            Status::Closed => self.finish(Err(self.bulkhead.closed_error())),
+            Status::Closed => self.finish(Err(self.engine.closed_error())),
             _ => Poll::Pending,
         }
     }
@@ -303,7 +306,7 @@ impl<L: RawLock> Drop for Acquire<'_, L> {
     fn drop(&mut self) {
         if let Some(Abandoned::Granted) = self.give_up() {
             // The seat was ours; pass it on (bug class 1 in docs/bug-classes.md).
-            self.bulkhead.release();
+            self.engine.release();
         }
     }
 }
@@ -318,17 +321,17 @@ impl<L: RawLock> Drop for Acquire<'_, L> {
 /// docs/bug-classes.md). A seat found granted is given back: the caller
 /// that would have received it is unwinding.
 struct SettleOnUnwind<'p, 'a, L: RawLock> {
-    bulkhead: &'a Bulkhead<L>,
+    engine: &'a Engine<L>,
     node: NonNull<Node>,
     phase: &'p mut Phase,
 }
 
 impl<L: RawLock> Drop for SettleOnUnwind<'_, '_, L> {
     fn drop(&mut self) {
-        let outcome = self.bulkhead.abandon(self.node);
+        let outcome = self.engine.abandon(self.node);
         *self.phase = Phase::Done;
         if let Abandoned::Granted = outcome {
-            self.bulkhead.release();
+            self.engine.release();
         }
     }
 }
@@ -336,14 +339,90 @@ impl<L: RawLock> Drop for SettleOnUnwind<'_, '_, L> {
 impl<L: RawLock> fmt::Debug for Acquire<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Acquire")
-            .field("bulkhead", &self.bulkhead.name())
+            .field("bulkhead", &self.engine.name())
             .field("phase", &self.phase)
             .finish()
     }
 }
 
-/// Waits for a seat until a timer fires. Returned by
-/// [`Bulkhead::acquire_timeout`].
+impl<'a, L: RawLock> Acquire<'a, L> {
+    /// The verdict of a wait that may not wait (a fail-fast budget), at
+    /// its first poll: as `try_acquire`. Finishes the future.
+    fn take_now(&mut self) -> Result<Seat<'a, L>, Error> {
+        assert!(
+            self.phase == Phase::Start,
+            "`Acquire` polled after it completed"
+        );
+        self.phase = Phase::Done;
+        Seat::try_take(self.engine)
+    }
+}
+
+/// A wait that a budget can bound: [`Acquire`], and the owned wait built
+/// on it. [`poll_bounded`] drives either under a [`MaxWait`].
+pub(crate) trait Bounded: Future {
+    /// The verdict without waiting, at the first poll (fail fast).
+    fn try_now(self: Pin<&mut Self>) -> Self::Output;
+    /// Gives up because the budget ran out.
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output;
+}
+
+impl<'a, L: RawLock> Bounded for Acquire<'a, L> {
+    fn try_now(self: Pin<&mut Self>) -> Self::Output {
+        // SAFETY: nothing is moved out of the future: `take_now` only
+        // reads and sets its phase (a fail-fast wait never links its node).
+        unsafe { self.get_unchecked_mut() }.take_now()
+    }
+
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {
+        Acquire::time_out(self, budget)
+    }
+}
+
+/// `max_wait` with a zero budget made `FailFast`: what a bounded wait
+/// keeps, so that its poll tells the cases by the variant alone.
+pub(crate) fn normalize(max_wait: MaxWait) -> MaxWait {
+    match max_wait {
+        MaxWait::UpTo(budget) => MaxWait::up_to(budget),
+        other => other,
+    }
+}
+
+/// The timer of a bounded wait: `sleep(budget)` for `UpTo(budget)`, none
+/// otherwise (`sleep` is not called). `max_wait` is normalized.
+pub(crate) fn timer<T>(max_wait: MaxWait, sleep: impl FnOnce(Duration) -> T) -> Option<T> {
+    match max_wait {
+        MaxWait::UpTo(budget) => Some(sleep(budget)),
+        MaxWait::FailFast | MaxWait::Forever => None,
+    }
+}
+
+/// One poll of `wait` under a normalized `max_wait`: fail fast, wait until
+/// `timer` completes, or wait without one. A seat that arrives with the
+/// timer wins: the wait is polled first, and `time_out` decides under the
+/// lock.
+pub(crate) fn poll_bounded<W: Bounded, T: Future>(
+    mut wait: Pin<&mut W>,
+    timer: Option<Pin<&mut T>>,
+    max_wait: MaxWait,
+    cx: &mut Context<'_>,
+) -> Poll<W::Output> {
+    if max_wait == MaxWait::FailFast {
+        return Poll::Ready(wait.try_now());
+    }
+    if let ready @ Poll::Ready(_) = wait.as_mut().poll(cx) {
+        return ready;
+    }
+    if let (MaxWait::UpTo(budget), Some(timer)) = (max_wait, timer)
+        && timer.poll(cx).is_ready()
+    {
+        return Poll::Ready(wait.time_out(budget));
+    }
+    Poll::Pending
+}
+
+/// Waits for a seat at most a [`MaxWait`], on a timer the caller supplies.
+/// Returned by [`Bulkhead::acquire_timeout`](crate::Bulkhead::acquire_timeout).
 ///
 /// # Cancel safety
 /// As [`Acquire`]: dropping it loses nothing. The timer is dropped with
@@ -355,16 +434,23 @@ impl<L: RawLock> fmt::Debug for Acquire<'_, L> {
 #[must_use = "futures do nothing unless polled"]
 pub struct AcquireTimeout<'a, L: RawLock, T> {
     acquire: Acquire<'a, L>,
-    timer: T,
-    budget: Duration,
+    /// `Some` for `UpTo`: the caller's `sleep(budget)`.
+    timer: Option<T>,
+    /// Normalized: a zero `UpTo` is `FailFast`.
+    max_wait: MaxWait,
 }
 
 impl<'a, L: RawLock, T> AcquireTimeout<'a, L, T> {
-    pub(crate) fn new(acquire: Acquire<'a, L>, budget: Duration, timer: T) -> Self {
+    pub(crate) fn new(
+        acquire: Acquire<'a, L>,
+        max_wait: MaxWait,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Self {
+        let max_wait = normalize(max_wait);
         Self {
             acquire,
-            timer,
-            budget,
+            timer: timer(max_wait, sleep),
+            max_wait,
         }
     }
 }
@@ -380,20 +466,15 @@ impl<'a, L: RawLock, T: Future> Future for AcquireTimeout<'a, L, T> {
     type Output = Result<Seat<'a, L>, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: a pin projection: neither field is moved out of, and both
-        // are dropped in place with the struct.
+        // SAFETY: a pin projection: no field is moved out of, and each is
+        // dropped in place with the struct (`timer` too: `as_pin_mut`
+        // pins the `Option`'s contents where they are).
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above.
-        let mut acquire = unsafe { Pin::new_unchecked(&mut this.acquire) };
-        if let Poll::Ready(result) = acquire.as_mut().poll(cx) {
-            return Poll::Ready(result);
-        }
+        let acquire = unsafe { Pin::new_unchecked(&mut this.acquire) };
         // SAFETY: as above.
-        let timer = unsafe { Pin::new_unchecked(&mut this.timer) };
-        match timer.poll(cx) {
-            Poll::Ready(_) => Poll::Ready(acquire.time_out(this.budget)),
-            Poll::Pending => Poll::Pending,
-        }
+        let timer = unsafe { Pin::new_unchecked(&mut this.timer) }.as_pin_mut();
+        poll_bounded(acquire, timer, this.max_wait, cx)
     }
 }
 
@@ -401,7 +482,7 @@ impl<L: RawLock, T> fmt::Debug for AcquireTimeout<'_, L, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AcquireTimeout")
             .field("acquire", &self.acquire)
-            .field("budget", &self.budget)
+            .field("max_wait", &self.max_wait)
             .finish()
     }
 }

@@ -6,15 +6,16 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::acquire::{Acquire, AcquireTimeout};
-use crate::config::{Admission, Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, Problem, State};
-use crate::engine::Refusal;
+use crate::admission::Admission;
+use crate::config::{Config, MAX_WAITING_LIMIT, Problem, State};
+use crate::engine::Engine;
 use crate::error::{ConfigError, Error};
-use crate::list::List;
 use crate::lock::{ConstInit, RawLock};
+use crate::max_wait::MaxWait;
 use crate::name::{Name, Repr};
 use crate::seat::Seat;
-use crate::sync::{AtomicU32, AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
-use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
+use crate::sync::loom_const_fn;
+use crate::word::MAX_CONCURRENT_LIMIT;
 
 /// A compartment: at most `max_concurrent` callers inside at once.
 ///
@@ -95,56 +96,14 @@ use crate::word::{self, CLOSED, MAX_CONCURRENT_LIMIT};
 /// [`try_acquire`]: Bulkhead::try_acquire
 /// [`acquire`]: Bulkhead::acquire
 /// [`acquire_timeout`]: Bulkhead::acquire_timeout
+#[repr(transparent)]
 pub struct Bulkhead<L: RawLock> {
-    /// Available seats and flags; see [`crate::word`].
-    pub(crate) word: AtomicUsize,
-    /// Barging mode: the waiters notified and not re-polled yet, plus
-    /// [`ALL_NOTIFIED`](crate::engine::ALL_NOTIFIED) while none is left to
-    /// notify. Written only under the lock (rule 8 in `engine.rs`).
-    pub(crate) notified: AtomicUsize,
-    /// The limit, for snapshots and reconfiguration. Written under the lock.
-    /// 32 bits, as is `max_waiting`: the two share one word on 64-bit
-    /// targets ([`MAX_CONCURRENT_LIMIT`] and [`MAX_WAITING_LIMIT`] keep
-    /// them in range).
-    pub(crate) max: AtomicU32,
-    /// The queue limit, [`NO_QUEUE_LIMIT`] for none; read it with
-    /// [`queue_limit`](Self::queue_limit).
-    pub(crate) max_waiting: AtomicU32,
-    /// How many nodes the list links: the list's one count, kept by the
-    /// engine where it links and unlinks nodes (only under the lock), and
-    /// read without the lock by snapshots. 32 bits: the queue limit, also
-    /// when there is none, is at most [`MAX_WAITING_LIMIT`].
-    pub(crate) waiting: AtomicU32,
-    pub(crate) rejected: Counter,
-    pub(crate) timed_out: Counter,
-    /// The name, as the start of its bytes and its length in 31 bits
-    /// (checked by [`Config::validate`]): 12 bytes on 64-bit targets
-    /// instead of 16, and the length shares a word with `waiting`. The top
-    /// bit, [`SHARED`], says whether the bytes are those of an `Arc<str>`
-    /// whose one strong reference this compartment owns (given back in
-    /// `Drop`); without it they are a `&'static str`. Read it with
-    /// [`name`](Self::name), share it with [`name_handle`](Self::name_handle).
-    name_start: *const u8,
-    name_len: u32,
-    /// # Safety
-    /// Accessed only inside `lock`'s closures.
-    pub(crate) list: UnsafeCell<List>,
-    pub(crate) lock: L,
+    /// All of the compartment's state; this type is its public face.
+    /// `#[repr(transparent)]`, so that [`from_engine`](Self::from_engine)
+    /// can turn the engine a seat or a future holds back into its
+    /// compartment.
+    engine: Engine<L>,
 }
-
-// SAFETY: the list's raw pointers are only dereferenced under `lock`, which
-// is `Sync`; the nodes they point to belong to `Send` futures that unlink
-// them before they move or die. `name_start` points into a `&'static str`
-// or into an `Arc<str>` this compartment owns a reference to; both are
-// `Send` and `Sync`. Everything else is atomic or immutable.
-unsafe impl<L: RawLock + Send> Send for Bulkhead<L> {}
-// SAFETY: as above; shared access to the list goes through `lock`.
-unsafe impl<L: RawLock + Sync> Sync for Bulkhead<L> {}
-
-// A panic never leaves a compartment inconsistent: core runs no foreign
-// code under the lock, and seats and waiters are given back by `Drop`.
-impl<L: RawLock + core::panic::RefUnwindSafe> core::panic::RefUnwindSafe for Bulkhead<L> {}
-impl<L: RawLock + core::panic::UnwindSafe> core::panic::UnwindSafe for Bulkhead<L> {}
 
 impl<L: RawLock + ConstInit> Bulkhead<L> {
     loom_const_fn! {
@@ -239,7 +198,7 @@ impl<L: RawLock> Bulkhead<L> {
             // On the name-free `Problem`, not on `validate`'s error: an
             // error may own a shared name, which a `const fn` cannot drop.
             match config.problem(config.name.len()) {
-                None => Self::build(config, lock),
+                None => Self { engine: Engine::new(config, lock) },
                 // `const` panics take a literal: one message per error.
                 Some(Problem::ZeroCapacity) => panic!(
                     "bulkhead: max_concurrent = 0 would admit nobody; give it at least 1 seat"
@@ -269,7 +228,7 @@ impl<L: RawLock> Bulkhead<L> {
         /// As [`Config::validate`].
         pub fn with_lock(config: Config, lock: L) -> Result<Self, ConfigError> {
             match config.problem(config.name.len()) {
-                None => Ok(Self::build(config, lock)),
+                None => Ok(Self { engine: Engine::new(config, lock) }),
                 Some(problem) => {
                     // A `const fn` cannot run `L`'s destructor. Locks hold
                     // no resources before first use, so forgetting is free.
@@ -328,35 +287,30 @@ impl<L: RawLock> Bulkhead<L> {
         if let Some(problem) = config.problem(name.len()) {
             return Err(problem.error(&config).renamed(Name::shared(name)));
         }
-        let len = name.len();
-        let mut bulkhead = Self::build(config, lock);
-        // The reference `into_raw` hands over is the compartment's; `Drop`
-        // gives it back.
-        bulkhead.name_start = Arc::into_raw(name).cast::<u8>();
-        // Checked above: the length fits in 31 bits, below `SHARED`.
-        bulkhead.name_len = len as u32 | SHARED;
-        Ok(bulkhead)
+        Ok(Self {
+            engine: Engine::with_shared_name(name, config, lock),
+        })
     }
 
-    loom_const_fn! {
-        /// The compartment of a validated `config`.
-        fn build(config: Config, lock: L) -> Self {
-            Self {
-                word: AtomicUsize::new(word::initial(config.max_concurrent, config.admission)),
-                notified: AtomicUsize::new(crate::engine::ALL_NOTIFIED),
-                // Validated: both fit in 32 bits.
-                max: AtomicU32::new(config.max_concurrent as u32),
-                max_waiting: AtomicU32::new(queue_limit_field(config.max_waiting)),
-                waiting: AtomicU32::new(0),
-                rejected: Counter::new(),
-                timed_out: Counter::new(),
-                name_start: config.name.as_ptr(),
-                // Validated: the length fits in 32 bits.
-                name_len: config.name.len() as u32,
-                list: UnsafeCell::new(List::new()),
-                lock,
-            }
-        }
+    /// The compartment that holds `engine`. Seats and the acquire futures
+    /// hold the engine, not the compartment, so that they sit below the
+    /// facade; this is how they name their compartment.
+    #[inline]
+    pub(crate) fn from_engine(engine: &Engine<L>) -> &Self {
+        // SAFETY: `Bulkhead` is `#[repr(transparent)]` over `Engine`, so
+        // the two have one layout, and a reference to one is a valid
+        // reference to the other. Every `Engine` is the field of a
+        // `Bulkhead`: only `Bulkhead`'s constructors make one, and it is
+        // never moved out (nothing takes the field by value). So the
+        // compartment this reference points to exists, for the lifetime
+        // of the borrow of its field.
+        unsafe { &*core::ptr::from_ref(engine).cast::<Self>() }
+    }
+
+    /// The state this compartment wraps.
+    #[inline]
+    pub(crate) fn engine(&self) -> &Engine<L> {
+        &self.engine
     }
 
     /// The compartment's name.
@@ -365,61 +319,19 @@ impl<L: RawLock> Bulkhead<L> {
     /// `with_shared_name` (feature `alloc`)) lives only as long as
     /// its holders. To keep it, take a [`name_handle`](Self::name_handle).
     pub fn name(&self) -> &str {
-        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
-        // SAFETY: `name_start` and the length are the start and the length
-        // of the string this compartment was built with (checked to fit in
-        // 31 bits, so the length is exact). That string is valid UTF-8 and
-        // immutable, and lives at least as long as `self`: a `&'static str`
-        // forever, a shared name until `Drop` gives back the reference the
-        // compartment owns, which cannot happen while `self` is borrowed.
-        unsafe { core::str::from_utf8_unchecked(&*bytes) }
+        self.engine.name()
     }
 
     /// The compartment's name, to keep: the `&'static str` it was built
     /// with, or one more reference to its shared name. Errors and states
     /// carry this.
     pub fn name_handle(&self) -> Name {
-        #[cfg(feature = "alloc")]
-        if self.name_len & SHARED != 0 {
-            let name =
-                core::ptr::slice_from_raw_parts(self.name_start, self.name_len()) as *const str;
-            // SAFETY: with `SHARED` set, `name` is the pointer
-            // `Arc::<str>::into_raw` returned in `with_shared_name` (the
-            // same address and length), and the compartment still owns
-            // the reference that call handed over (`Drop` has not run
-            // while `self` is borrowed), so the count is at least 1 and
-            // the allocation is live. Incrementing first and then taking
-            // the new reference with `from_raw` leaves the compartment's
-            // own reference untouched.
-            return Name::shared(unsafe {
-                Arc::increment_strong_count(name);
-                Arc::from_raw(name)
-            });
-        }
-        Name::from_static(self.static_name())
-    }
-
-    /// The name of a compartment built with a `&'static str`.
-    fn static_name(&self) -> &'static str {
-        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
-        // SAFETY: only called without `SHARED` (`name_handle` checks it,
-        // and without `alloc` no constructor sets it), so `name_start` and
-        // the length are those of the `&'static str` the compartment was
-        // built with: valid UTF-8, immutable, for the rest of the program.
-        unsafe { core::str::from_utf8_unchecked(&*bytes) }
-    }
-
-    /// The name's length, without the `SHARED` bit.
-    fn name_len(&self) -> usize {
-        (self.name_len & !SHARED) as usize
+        self.engine.name_handle()
     }
 
     /// The admission order chosen at construction.
     pub fn admission(&self) -> Admission {
-        // The mode's bits never change after construction (a hand-off only
-        // flips `BARGING` of a `BoundedBarging` compartment, whose
-        // `BOUNDED` bit tells), so any value of the word tells.
-        word::admission(self.word.load(Ordering::Relaxed))
+        self.engine.admission()
     }
 
     /// Takes a seat if one is free right now, without waiting.
@@ -445,11 +357,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Seat<'_, L>, Error> {
-        match self.try_take() {
-            Ok(()) => Ok(Seat::new(self)),
-            Err(Refusal::Closed) => Err(self.closed_error()),
-            Err(Refusal::Full) => Err(self.reject_full()),
-        }
+        Seat::try_take(&self.engine)
     }
 
     /// Waits for a seat, with no time limit.
@@ -488,15 +396,25 @@ impl<L: RawLock> Bulkhead<L> {
     /// let Poll::Ready(Ok(_seat)) = waiting.poll(&mut cx) else { panic!() };
     /// ```
     pub fn acquire(&self) -> Acquire<'_, L> {
-        Acquire::new(self)
+        Acquire::new(&self.engine)
     }
 
-    /// Waits for a seat at most until `timer` completes.
+    /// Waits for a seat at most `max_wait`, measured by a timer you
+    /// supply: `sleep(d)` returns a future that completes after `d`
+    /// (`tokio::time::sleep`, `async_io::Timer::after`, an embassy-time
+    /// timer). Any runtime's timer fits, so a library can offer bounded
+    /// waits without picking a runtime.
     ///
-    /// `timer` is any future that completes when the budget has elapsed:
-    /// `tokio::time::sleep(budget)`, `embassy_time::Timer::after(budget)`,
-    /// an async-std or smol timer. `budget` is only reported in the error.
-    /// The adapter crates wrap this with their own timers.
+    /// - [`MaxWait::FailFast`] and a zero [`MaxWait::UpTo`] decide at the
+    ///   first poll, as [`try_acquire`](Self::try_acquire) does (a seat,
+    ///   [`Error::Full`] or [`Error::Closed`]), and never call `sleep`.
+    /// - `UpTo(d)` calls `sleep(d)` here, so the budget starts now, and
+    ///   waits until a seat arrives or the timer completes, then gives up
+    ///   with [`Error::Timeout`] (counted in [`State::timed_out`]).
+    /// - [`MaxWait::Forever`] waits as [`acquire`](Self::acquire) does,
+    ///   and never calls `sleep`.
+    ///
+    /// A plain [`Duration`] is a `MaxWait` too (zero fails fast).
     ///
     /// Whether the caller got a seat or timed out is decided in one step
     /// under the lock: a seat handed over at the moment the timer fires is
@@ -509,14 +427,53 @@ impl<L: RawLock> Bulkhead<L> {
     /// As for every seat; see [Memory ordering](Self#memory-ordering).
     ///
     /// # Errors
-    /// [`Error::Timeout`] (counted in [`State::timed_out`]), and those of
-    /// [`acquire`](Self::acquire).
+    /// [`Error::Full`] (fail fast, counted in [`State::rejected`]),
+    /// [`Error::Timeout`], and those of [`acquire`](Self::acquire).
+    ///
+    /// # Examples
+    ///
+    /// Each budget, with a timer that completes at its first poll (the
+    /// examples run without a runtime):
+    ///
+    /// ```
+    /// use core::{future::ready, pin::pin, task::{Context, Poll, Waker}, time::Duration};
+    /// use bulkhead_core::{Bulkhead, CsLock, Error, MaxWait};
+    ///
+    /// let api: Bulkhead<CsLock> = Bulkhead::new("api", 1)?;
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let held = api.try_acquire()?;
+    ///
+    /// // Fail fast: decided at the first poll; the timer is never asked for.
+    /// let no_timer = |_: Duration| -> core::future::Ready<()> { unreachable!() };
+    /// let wait = pin!(api.acquire_timeout(MaxWait::FailFast, no_timer));
+    /// let Poll::Ready(Err(Error::Full { .. })) = wait.poll(&mut cx) else { panic!() };
+    ///
+    /// // A zero budget is the same.
+    /// let wait = pin!(api.acquire_timeout(Duration::ZERO, no_timer));
+    /// assert!(matches!(wait.poll(&mut cx), Poll::Ready(Err(Error::Full { .. }))));
+    ///
+    /// // Up to 50 ms: the timer completes, the wait times out.
+    /// let wait = pin!(api.acquire_timeout(MaxWait::UpTo(Duration::from_millis(50)), |_| ready(())));
+    /// let Poll::Ready(Err(Error::Timeout { budget, .. })) = wait.poll(&mut cx) else { panic!() };
+    /// assert_eq!(budget, Duration::from_millis(50));
+    /// assert_eq!(api.state().timed_out, 1);
+    ///
+    /// // Forever: no timer; the seat comes when the holder gives it back.
+    /// let mut wait = pin!(api.acquire_timeout(MaxWait::Forever, no_timer));
+    /// assert!(wait.as_mut().poll(&mut cx).is_pending());
+    /// drop(held);
+    /// let Poll::Ready(Ok(_seat)) = wait.poll(&mut cx) else { panic!() };
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// With tokio it reads
+    /// `api.acquire_timeout(Duration::from_millis(250), tokio::time::sleep).await`.
     pub fn acquire_timeout<T: Future>(
         &self,
-        budget: Duration,
-        timer: T,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
     ) -> AcquireTimeout<'_, L, T> {
-        AcquireTimeout::new(self.acquire(), budget, timer)
+        AcquireTimeout::new(self.acquire(), max_wait.into(), sleep)
     }
 
     /// Changes the number of seats, live.
@@ -547,7 +504,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// ```
     pub fn set_max_concurrent(&self, max_concurrent: usize) -> Result<usize, ConfigError> {
         self.check_capacity(max_concurrent)?;
-        Ok(self.with_list(|_, _| self.resize_locked(max_concurrent)))
+        Ok(self.engine.resize(max_concurrent))
     }
 
     /// As [`set_max_concurrent`](Self::set_max_concurrent), but never waits
@@ -578,24 +535,7 @@ impl<L: RawLock> Bulkhead<L> {
         max_concurrent: usize,
     ) -> Result<Option<usize>, ConfigError> {
         self.check_capacity(max_concurrent)?;
-        Ok(self.try_with_list(|_, _| self.resize_locked(max_concurrent)))
-    }
-
-    /// The current limit.
-    #[inline]
-    pub(crate) fn max_concurrent(&self) -> usize {
-        self.max.load(Ordering::Relaxed) as usize
-    }
-
-    /// The current queue limit. With none it is [`MAX_WAITING_LIMIT`],
-    /// the most that the 32-bit waiter count holds (documented on
-    /// [`Config::max_waiting`]).
-    #[inline]
-    pub(crate) fn queue_limit(&self) -> usize {
-        match self.max_waiting.load(Ordering::Relaxed) {
-            NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
-            n => n as usize,
-        }
+        Ok(self.engine.try_resize(max_concurrent))
     }
 
     fn check_capacity(&self, max_concurrent: usize) -> Result<(), ConfigError> {
@@ -607,24 +547,6 @@ impl<L: RawLock> Bulkhead<L> {
             });
         }
         Ok(())
-    }
-
-    /// Moves the limit to `max_concurrent`; returns the old one. Only with
-    /// the lock held, so that concurrent changes apply in some order.
-    fn resize_locked(&self, max_concurrent: usize) -> usize {
-        let old = self.max_concurrent();
-        // Checked against `MAX_CONCURRENT_LIMIT`: it fits in 32 bits.
-        self.max.store(max_concurrent as u32, Ordering::Relaxed);
-        if max_concurrent > old {
-            self.add_seats(max_concurrent - old);
-        } else if max_concurrent < old {
-            // A debt that later releases pay before anyone is admitted.
-            // `Relaxed`: it frees no seat and publishes nothing; as an RMW
-            // it continues the release sequences of the seats in the word.
-            self.word
-                .fetch_sub(word::seats(old - max_concurrent), Ordering::Relaxed);
-        }
-        old
     }
 
     /// Changes the queue limit, live; `None` removes it. Callers already
@@ -652,8 +574,7 @@ impl<L: RawLock> Bulkhead<L> {
                 limit: MAX_WAITING_LIMIT,
             });
         }
-        self.max_waiting
-            .store(queue_limit_field(max_waiting), Ordering::Relaxed);
+        self.engine.set_queue_limit(max_waiting);
         Ok(())
     }
 
@@ -671,11 +592,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// assert!(b.state().closed);
     /// ```
     pub fn close(&self) {
-        self.with_list(|_, _| {
-            // `Release`: pairs with `is_closed`'s `Acquire`. The closer
-            // reads nothing it needs, so no `Acquire`.
-            self.word.fetch_or(CLOSED, Ordering::Release);
-        });
+        self.engine.close();
     }
 
     /// Whether [`close`](Self::close) was called.
@@ -687,7 +604,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// shutdown flag: what the closer wrote before closing is visible to a
     /// thread that saw the compartment closed.
     pub fn is_closed(&self) -> bool {
-        self.word.load(Ordering::Acquire) & CLOSED != 0
+        self.engine.is_closed()
     }
 
     /// A snapshot of the compartment's counters.
@@ -704,17 +621,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// treat `active` under a concurrent resize as an estimate. The other
     /// fields are plain counters with no ordering.
     pub fn state(&self) -> State {
-        let w = self.word.load(Ordering::Acquire);
-        let max = self.max_concurrent();
-        State {
-            name: self.name_handle(),
-            max_concurrent: max,
-            active: active(max, w),
-            waiting: self.waiting.load(Ordering::Relaxed) as usize,
-            rejected: self.rejected.get(),
-            timed_out: self.timed_out.get(),
-            closed: w & CLOSED != 0,
-        }
+        self.engine.state()
     }
 
     /// The lock that guards the waiter list. Adapters whose lock also
@@ -725,81 +632,33 @@ impl<L: RawLock> Bulkhead<L> {
     /// lock, because a seat given back while someone else held it would
     /// strand the oldest waiter.
     pub fn raw_lock(&self) -> &L {
-        &self.lock
+        &self.engine.lock
     }
 
-    /// Counts a caller turned away (full, or queue full).
-    pub(crate) fn count_rejection(&self) {
-        self.rejected.increment();
-        self.lock.record_rejection();
-    }
-
-    /// Counts a fail-fast rejection and describes it.
-    pub(crate) fn reject_full(&self) -> Error {
-        self.count_rejection();
-        let max_concurrent = self.max_concurrent();
-        Error::Full {
-            name: self.name_handle(),
-            max_concurrent,
-            active: active(max_concurrent, self.word.load(Ordering::Relaxed)),
-        }
-    }
-
-    /// Counts a timed-out wait and describes it.
-    pub(crate) fn time_out(&self, budget: Duration) -> Error {
-        self.timed_out.increment();
-        self.lock.record_rejection();
-        Error::Timeout {
-            name: self.name_handle(),
-            budget,
-        }
+    /// The most nodes one lock section reached through the list since the
+    /// last call, and starts counting afresh; for the loom models of rule
+    /// 7 of the engine (`loom-tests/tests/drain.rs`). Not part of the API:
+    /// it exists only under `--cfg bulkhead_loom`. Call it only while no
+    /// other thread uses the compartment: misuse can strand a seat, never
+    /// cause undefined behaviour.
+    #[cfg(bulkhead_loom)]
+    #[doc(hidden)]
+    pub fn loom_max_section_visits(&self) -> usize {
+        self.engine.take_max_section_visits()
     }
 }
 
-/// The top bit of `name_len`: the name is a shared `Arc<str>` the
-/// compartment owns a reference to. Never set in a validated length
-/// (at most [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)).
-const SHARED: u32 = 1 << 31;
-
-/// Gives back the compartment's reference to a shared name. A no-op for a
-/// `&'static str` name (and without `alloc`), so a `static` compartment,
-/// which is never dropped anyway, costs nothing more. The impl exists in
-/// every build, so that enabling `alloc` changes nothing about where a
-/// compartment may be built (`Drop` types cannot be dropped in a `const`
-/// initializer: build `static`s with `new_static`/`from_config_static`).
-impl<L: RawLock> Drop for Bulkhead<L> {
-    fn drop(&mut self) {
-        #[cfg(feature = "alloc")]
-        if self.name_len & SHARED != 0 {
-            let name =
-                core::ptr::slice_from_raw_parts(self.name_start, self.name_len()) as *const str;
-            // SAFETY: with `SHARED` set, `name` is what
-            // `Arc::<str>::into_raw` returned in `with_shared_name`, and
-            // the reference that call handed over is the compartment's
-            // alone (`name_handle` takes new ones). It is given back once:
-            // `drop` runs once, and nothing borrows `self` any more, so no
-            // `name()` borrow outlives the string.
-            drop(unsafe { Arc::from_raw(name) });
-        }
+impl<'a, L: RawLock> Seat<'a, L> {
+    /// The compartment this seat belongs to.
+    pub fn bulkhead(&self) -> &'a Bulkhead<L> {
+        Bulkhead::from_engine(self.engine())
     }
 }
 
-/// The stored queue limit for a validated `max_waiting`: at most
-/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`].
-const fn queue_limit_field(max_waiting: Option<usize>) -> u32 {
-    match max_waiting {
-        Some(n) => n as u32,
-        None => NO_QUEUE_LIMIT,
-    }
-}
-
-/// Seats held: `max - available`, clamped into `usize`.
-fn active(max: usize, w: usize) -> usize {
-    let available = word::available(w);
-    if available >= 0 {
-        max.saturating_sub(available as usize)
-    } else {
-        max.saturating_add(available.unsigned_abs())
+impl<'a, L: RawLock> Acquire<'a, L> {
+    /// The compartment this future waits on.
+    pub fn bulkhead(&self) -> &'a Bulkhead<L> {
+        Bulkhead::from_engine(self.engine())
     }
 }
 

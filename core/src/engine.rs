@@ -1,5 +1,11 @@
-//! The state machine behind [`Bulkhead`]: lock sections, hand-off and the
-//! delegated release. All of core's lock-related reasoning lives here.
+//! [`Engine`], the state behind the public compartment (`Bulkhead`,
+//! which wraps one), and its state machine: lock sections, hand-off and
+//! the delegated release. All of core's lock-related reasoning lives here.
+//!
+//! The engine knows nothing of seats or futures: `Seat`, `Acquire` and
+//! the facade call it, never the other way round. It holds the seat word
+//! (`word.rs`), the waiter list (`list.rs`) and its lock (`lock.rs`), the
+//! counters and the name.
 //!
 //! # The rules this file keeps
 //!
@@ -95,18 +101,336 @@
 //!    is rule 8's case, with the ending section as the one whose store it
 //!    may miss and whose re-check then sees its seat.
 
+#[cfg(feature = "alloc")]
+use alloc::sync::Arc;
 use core::ptr::NonNull;
 use core::task::Waker;
+use core::time::Duration;
 
 use heapless::Deque;
 
-use crate::bulkhead::Bulkhead;
+use crate::admission::Admission;
+use crate::config::{Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
+use crate::name::Name;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use crate::sync::{AtomicU32, AtomicUsize, Counter, UnsafeCell, loom_const_fn};
 use crate::word::{self, BARGING, BOUNDED, CLOSED, ONE, WAITERS};
+
+/// A compartment's state: the seat word, the waiter list and its lock,
+/// the limits, the counters and the name. The public `Bulkhead` is this
+/// and nothing else (`#[repr(transparent)]`); seats and the acquire
+/// futures hold a reference to it.
+pub(crate) struct Engine<L: RawLock> {
+    /// Available seats and flags; see [`crate::word`].
+    pub(crate) word: AtomicUsize,
+    /// Barging mode: the waiters notified and not re-polled yet, plus
+    /// [`ALL_NOTIFIED`] while none is left to notify. Written only under
+    /// the lock (rule 8).
+    pub(crate) notified: AtomicUsize,
+    /// The limit, for snapshots and reconfiguration. Written under the lock.
+    /// 32 bits, as is `max_waiting`: the two share one word on 64-bit
+    /// targets (`MAX_CONCURRENT_LIMIT` and [`MAX_WAITING_LIMIT`] keep
+    /// them in range).
+    max: AtomicU32,
+    /// The queue limit, [`NO_QUEUE_LIMIT`] for none; read it with
+    /// [`queue_limit`](Self::queue_limit).
+    max_waiting: AtomicU32,
+    /// How many nodes the list links: the list's one count, kept by the
+    /// engine where it links and unlinks nodes (only under the lock), and
+    /// read without the lock by snapshots. 32 bits: the queue limit, also
+    /// when there is none, is at most [`MAX_WAITING_LIMIT`].
+    pub(crate) waiting: AtomicU32,
+    rejected: Counter,
+    timed_out: Counter,
+    /// The name, as the start of its bytes and its length in 31 bits
+    /// (checked by [`Config::validate`]): 12 bytes on 64-bit targets
+    /// instead of 16, and the length shares a word with `waiting`. The top
+    /// bit, [`SHARED`], says whether the bytes are those of an `Arc<str>`
+    /// whose one strong reference this compartment owns (given back in
+    /// `Drop`); without it they are a `&'static str`. Read it with
+    /// [`name`](Self::name), share it with [`name_handle`](Self::name_handle).
+    name_start: *const u8,
+    name_len: u32,
+    /// # Safety
+    /// Accessed only inside `lock`'s closures.
+    list: UnsafeCell<List>,
+    pub(crate) lock: L,
+}
+
+// SAFETY: the list's raw pointers are only dereferenced under `lock`, which
+// is `Sync`; the nodes they point to belong to `Send` futures that unlink
+// them before they move or die. `name_start` points into a `&'static str`
+// or into an `Arc<str>` this compartment owns a reference to; both are
+// `Send` and `Sync`. Everything else is atomic or immutable.
+unsafe impl<L: RawLock + Send> Send for Engine<L> {}
+// SAFETY: as above; shared access to the list goes through `lock`.
+unsafe impl<L: RawLock + Sync> Sync for Engine<L> {}
+
+// A panic never leaves a compartment inconsistent: core runs no foreign
+// code under the lock, and seats and waiters are given back by `Drop`.
+impl<L: RawLock + core::panic::RefUnwindSafe> core::panic::RefUnwindSafe for Engine<L> {}
+impl<L: RawLock + core::panic::UnwindSafe> core::panic::UnwindSafe for Engine<L> {}
+
+/// The top bit of `name_len`: the name is a shared `Arc<str>` the
+/// compartment owns a reference to. Never set in a validated length
+/// (at most [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)).
+const SHARED: u32 = 1 << 31;
+
+impl<L: RawLock> Engine<L> {
+    loom_const_fn! {
+        /// The state of a compartment built from `config`, which
+        /// [`Config::validate`] accepts (the caller checked it).
+        pub(crate) fn new(config: Config, lock: L) -> Self {
+            Self {
+                word: AtomicUsize::new(word::initial(config.max_concurrent, config.admission)),
+                notified: AtomicUsize::new(ALL_NOTIFIED),
+                // Validated: both fit in 32 bits.
+                max: AtomicU32::new(config.max_concurrent as u32),
+                max_waiting: AtomicU32::new(queue_limit_field(config.max_waiting)),
+                waiting: AtomicU32::new(0),
+                rejected: Counter::new(),
+                timed_out: Counter::new(),
+                name_start: config.name.as_ptr(),
+                // Validated: the length fits in 32 bits.
+                name_len: config.name.len() as u32,
+                list: UnsafeCell::new(List::new()),
+                lock,
+            }
+        }
+    }
+
+    /// As [`new`](Self::new), called `name` instead of `config.name`; the
+    /// length of `name` has been validated.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn with_shared_name(name: Arc<str>, config: Config, lock: L) -> Self {
+        let len = name.len();
+        let mut engine = Self::new(config, lock);
+        // The reference `into_raw` hands over is the compartment's; `Drop`
+        // gives it back.
+        engine.name_start = Arc::into_raw(name).cast::<u8>();
+        // Validated by the caller: the length fits in 31 bits, below
+        // `SHARED`.
+        engine.name_len = len as u32 | SHARED;
+        engine
+    }
+
+    /// The compartment's name, borrowed from the compartment.
+    pub(crate) fn name(&self) -> &str {
+        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
+        // SAFETY: `name_start` and the length are the start and the length
+        // of the string this compartment was built with (checked to fit in
+        // 31 bits, so the length is exact). That string is valid UTF-8 and
+        // immutable, and lives at least as long as `self`: a `&'static str`
+        // forever, a shared name until `Drop` gives back the reference the
+        // compartment owns, which cannot happen while `self` is borrowed.
+        unsafe { core::str::from_utf8_unchecked(&*bytes) }
+    }
+
+    /// The compartment's name, to keep: the `&'static str` it was built
+    /// with, or one more reference to its shared name.
+    pub(crate) fn name_handle(&self) -> Name {
+        #[cfg(feature = "alloc")]
+        if self.name_len & SHARED != 0 {
+            let name =
+                core::ptr::slice_from_raw_parts(self.name_start, self.name_len()) as *const str;
+            // SAFETY: with `SHARED` set, `name` is the pointer
+            // `Arc::<str>::into_raw` returned in `with_shared_name` (the
+            // same address and length), and the compartment still owns
+            // the reference that call handed over (`Drop` has not run
+            // while `self` is borrowed), so the count is at least 1 and
+            // the allocation is live. Incrementing first and then taking
+            // the new reference with `from_raw` leaves the compartment's
+            // own reference untouched.
+            return Name::shared(unsafe {
+                Arc::increment_strong_count(name);
+                Arc::from_raw(name)
+            });
+        }
+        Name::from_static(self.static_name())
+    }
+
+    /// The name of a compartment built with a `&'static str`.
+    fn static_name(&self) -> &'static str {
+        let bytes = core::ptr::slice_from_raw_parts(self.name_start, self.name_len());
+        // SAFETY: only called without `SHARED` (`name_handle` checks it,
+        // and without `alloc` no constructor sets it), so `name_start` and
+        // the length are those of the `&'static str` the compartment was
+        // built with: valid UTF-8, immutable, for the rest of the program.
+        unsafe { core::str::from_utf8_unchecked(&*bytes) }
+    }
+
+    /// The name's length, without the `SHARED` bit.
+    fn name_len(&self) -> usize {
+        (self.name_len & !SHARED) as usize
+    }
+
+    /// The admission order chosen at construction.
+    pub(crate) fn admission(&self) -> Admission {
+        // The mode's bits never change after construction (a hand-off only
+        // flips `BARGING` of a `BoundedBarging` compartment, whose
+        // `BOUNDED` bit tells), so any value of the word tells.
+        word::admission(self.word.load(Relaxed))
+    }
+
+    /// The current limit.
+    #[inline]
+    pub(crate) fn max_concurrent(&self) -> usize {
+        self.max.load(Relaxed) as usize
+    }
+
+    /// The current queue limit. With none it is [`MAX_WAITING_LIMIT`],
+    /// the most that the 32-bit waiter count holds (documented on
+    /// [`Config::max_waiting`]).
+    #[inline]
+    pub(crate) fn queue_limit(&self) -> usize {
+        match self.max_waiting.load(Relaxed) {
+            NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
+            n => n as usize,
+        }
+    }
+
+    /// Moves the limit to `max_concurrent` (at most `MAX_CONCURRENT_LIMIT`,
+    /// checked by the caller), under the lock so that concurrent changes
+    /// apply in some order; returns the old one.
+    pub(crate) fn resize(&self, max_concurrent: usize) -> usize {
+        self.with_list(|_, _| self.resize_locked(max_concurrent))
+    }
+
+    /// As [`resize`](Self::resize) if the lock is free right now; `None`,
+    /// changing nothing, if another caller holds it.
+    pub(crate) fn try_resize(&self, max_concurrent: usize) -> Option<usize> {
+        self.try_with_list(|_, _| self.resize_locked(max_concurrent))
+    }
+
+    /// Moves the limit to `max_concurrent`; returns the old one. Only with
+    /// the lock held, so that concurrent changes apply in some order.
+    fn resize_locked(&self, max_concurrent: usize) -> usize {
+        let old = self.max_concurrent();
+        // Checked against `MAX_CONCURRENT_LIMIT`: it fits in 32 bits.
+        self.max.store(max_concurrent as u32, Relaxed);
+        if max_concurrent > old {
+            self.add_seats(max_concurrent - old);
+        } else if max_concurrent < old {
+            // A debt that later releases pay before anyone is admitted.
+            // `Relaxed`: it frees no seat and publishes nothing; as an RMW
+            // it continues the release sequences of the seats in the word.
+            self.word
+                .fetch_sub(word::seats(old - max_concurrent), Relaxed);
+        }
+        old
+    }
+
+    /// Stores the queue limit (`None` for none), which the caller checked
+    /// against [`MAX_WAITING_LIMIT`].
+    pub(crate) fn set_queue_limit(&self, max_waiting: Option<usize>) {
+        self.max_waiting
+            .store(queue_limit_field(max_waiting), Relaxed);
+    }
+
+    /// Closes the compartment and wakes every waiter with `Closed`.
+    pub(crate) fn close(&self) {
+        self.with_list(|_, _| {
+            // `Release`: pairs with `is_closed`'s `Acquire`. The closer
+            // reads nothing it needs, so no `Acquire`.
+            self.word.fetch_or(CLOSED, Release);
+        });
+    }
+
+    /// Whether the compartment is closed; `Acquire`, pairing with
+    /// `close`'s `Release`.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.word.load(Acquire) & CLOSED != 0
+    }
+
+    /// A snapshot of the counters: `active` and `closed` from one
+    /// `Acquire` load of the seat word, the rest plain counters.
+    pub(crate) fn state(&self) -> State {
+        let w = self.word.load(Acquire);
+        let max = self.max_concurrent();
+        State {
+            name: self.name_handle(),
+            max_concurrent: max,
+            active: active(max, w),
+            waiting: self.waiting.load(Relaxed) as usize,
+            rejected: self.rejected.get(),
+            timed_out: self.timed_out.get(),
+            closed: w & CLOSED != 0,
+        }
+    }
+
+    /// Counts a caller turned away (full, or queue full).
+    pub(crate) fn count_rejection(&self) {
+        self.rejected.increment();
+        self.lock.record_rejection();
+    }
+
+    /// Counts a fail-fast rejection and describes it.
+    pub(crate) fn reject_full(&self) -> Error {
+        self.count_rejection();
+        let max_concurrent = self.max_concurrent();
+        Error::Full {
+            name: self.name_handle(),
+            max_concurrent,
+            active: active(max_concurrent, self.word.load(Relaxed)),
+        }
+    }
+
+    /// Counts a timed-out wait and describes it.
+    pub(crate) fn time_out(&self, budget: Duration) -> Error {
+        self.timed_out.increment();
+        self.lock.record_rejection();
+        Error::Timeout {
+            name: self.name_handle(),
+            budget,
+        }
+    }
+}
+
+/// Gives back the compartment's reference to a shared name. A no-op for a
+/// `&'static str` name (and without `alloc`), so a `static` compartment,
+/// which is never dropped anyway, costs nothing more. The impl exists in
+/// every build, so that enabling `alloc` changes nothing about where a
+/// compartment may be built (`Drop` types cannot be dropped in a `const`
+/// initializer: build `static`s with `new_static`/`from_config_static`).
+impl<L: RawLock> Drop for Engine<L> {
+    fn drop(&mut self) {
+        #[cfg(feature = "alloc")]
+        if self.name_len & SHARED != 0 {
+            let name =
+                core::ptr::slice_from_raw_parts(self.name_start, self.name_len()) as *const str;
+            // SAFETY: with `SHARED` set, `name` is what
+            // `Arc::into_raw` returned in `with_shared_name`, and
+            // the reference that call handed over is the compartment's
+            // alone (`name_handle` takes new ones). It is given back once:
+            // `drop` runs once, and nothing borrows `self` any more, so no
+            // `name()` borrow outlives the string.
+            drop(unsafe { Arc::from_raw(name) });
+        }
+    }
+}
+
+/// The stored queue limit for a validated `max_waiting`: at most
+/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`].
+const fn queue_limit_field(max_waiting: Option<usize>) -> u32 {
+    match max_waiting {
+        Some(n) => n as u32,
+        None => NO_QUEUE_LIMIT,
+    }
+}
+
+/// Seats held: `max - available`, clamped into `usize`.
+fn active(max: usize, w: usize) -> usize {
+    let available = word::available(w);
+    if available >= 0 {
+        max.saturating_sub(available as usize)
+    } else {
+        max.saturating_add(available.unsigned_abs())
+    }
+}
 
 /// The flag of the `notified` cell: no linked waiter is still `Waiting`,
 /// so a drain would find nobody to notify (rule 8). The top bit: the count
@@ -127,7 +451,7 @@ const BATCH: usize = if cfg!(bulkhead_loom) { 2 } else { 8 };
 const LOST_RACES: u8 = if cfg!(any(bulkhead_loom, bulkhead_shuttle)) {
     1
 } else {
-    crate::MAX_LOST_RACES
+    crate::admission::MAX_LOST_RACES
 };
 
 /// `BATCH`, for the test that bounds a section's work.
@@ -138,7 +462,7 @@ pub(crate) const SECTION_BATCH: usize = BATCH;
 /// re-check of rule 1. Everything happens in `Drop`, so a panicking waker
 /// or a panic inside a section cannot skip either.
 pub(crate) struct Batch<'a, L: RawLock> {
-    bulkhead: &'a Bulkhead<L>,
+    engine: &'a Engine<L>,
     wake: Deque<Waker, BATCH>,
     /// Wakers replaced or removed under the lock; dropped after it, since
     /// dropping a waker runs foreign code. A section discards at most two.
@@ -157,9 +481,9 @@ pub(crate) struct Batch<'a, L: RawLock> {
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
-    fn new(bulkhead: &'a Bulkhead<L>) -> Self {
+    fn new(engine: &'a Engine<L>) -> Self {
         Self {
-            bulkhead,
+            engine,
             wake: Deque::new(),
             stale: Deque::new(),
             ran: false,
@@ -204,10 +528,10 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.ran || !self.bulkhead.drain_owed() {
+            if !self.ran || !self.engine.drain_owed() {
                 return;
             }
-            if !self.bulkhead.try_section(self) {
+            if !self.engine.try_section(self) {
                 return;
             }
         }
@@ -238,7 +562,7 @@ pub(crate) enum Abandoned {
     Closed,
 }
 
-impl<L: RawLock> Bulkhead<L> {
+impl<L: RawLock> Engine<L> {
     /// Runs `f` with the lock held and the list in hand, drains, unlocks,
     /// then wakes and re-checks (rules 3 and 6). `f` must not call foreign
     /// code and must not panic.
@@ -290,20 +614,8 @@ impl<L: RawLock> Bulkhead<L> {
     }
 
     /// The most nodes one lock section reached through the list since the
-    /// last call, and starts counting afresh; for the loom models of rule
-    /// 7 (`loom-tests/tests/drain.rs`). Not part of the API: it exists only
-    /// under `--cfg bulkhead_loom`. Call it only while no other thread uses
-    /// the compartment (see `take_max_section_visits`): misuse can strand a
-    /// seat, never cause undefined behaviour.
-    #[cfg(bulkhead_loom)]
-    #[doc(hidden)]
-    pub fn loom_max_section_visits(&self) -> usize {
-        self.take_max_section_visits()
-    }
-
-    /// The most nodes one lock section reached through the list since the
-    /// last call, and starts counting afresh; for the tests of rule 7.
-    /// Call it only while no other thread uses the compartment: it locks
+    /// last call, and starts counting afresh; for the tests and the loom
+    /// models of rule 7 (`loom-tests/tests/drain.rs`). Call it only while no other thread uses the compartment: it locks
     /// without the drain and re-check of rule 6, so a release whose try
     /// failed meanwhile would hand its seat to nobody.
     #[cfg(any(test, bulkhead_loom))]
@@ -908,7 +1220,7 @@ pub(crate) enum Refusal {
     Closed,
 }
 
-/// How a caller of [`Bulkhead::take_seat`] takes a seat.
+/// How a caller of [`Engine::take_seat`] takes a seat.
 ///
 /// | taker | yields to waiters | clears `WAITERS` |
 /// |---|---|---|
@@ -916,7 +1228,7 @@ pub(crate) enum Refusal {
 /// | barging re-poll | no | if its node is the last |
 /// | FIFO drain | no (it *is* the queue) | if the node is the last |
 ///
-/// Every taker's CAS is `Acquire` (see [`Bulkhead::take_seat`]).
+/// Every taker's CAS is `Acquire` (see [`Engine::take_seat`]).
 #[derive(Clone, Copy)]
 struct Take {
     /// A newcomer: in FIFO mode (the word's `BARGING` bit clear) it refuses

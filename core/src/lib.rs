@@ -1,11 +1,5 @@
 #![no_std]
 #![doc = include_str!("../README.md")]
-// Without `critical-section` there is no `CsLock` for the README's links to
-// resolve to: they go to its page on docs.rs, built with every feature.
-#![cfg_attr(
-    not(feature = "critical-section"),
-    doc = "\n[`CsLock`]: https://docs.rs/bulkhead-core/latest/bulkhead_core/struct.CsLock.html"
-)]
 #![warn(clippy::std_instead_of_core, clippy::alloc_instead_of_core)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -15,7 +9,7 @@ extern crate alloc;
 extern crate std;
 
 mod acquire;
-mod acquire_owned;
+mod admission;
 mod bulkhead;
 mod config;
 mod engine;
@@ -25,6 +19,7 @@ mod list;
 mod lock;
 mod max_wait;
 mod name;
+mod owned;
 mod seat;
 #[cfg(bulkhead_shuttle)]
 mod shuttle_lock;
@@ -37,9 +32,9 @@ mod word;
 mod tests;
 
 pub use acquire::{Acquire, AcquireTimeout};
-pub use acquire_owned::AcquireOwned;
+pub use admission::{Admission, MAX_LOST_RACES};
 pub use bulkhead::Bulkhead;
-pub use config::{Admission, Config, MAX_LOST_RACES, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
+pub use config::{Config, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
 pub use error::{ConfigError, Error};
 #[cfg(feature = "critical-section")]
 pub use lock::CsLock;
@@ -48,7 +43,8 @@ pub use lock::LoomLock;
 pub use lock::{ConstInit, RawLock};
 pub use max_wait::{MaxWait, ParseMaxWaitError};
 pub use name::Name;
-pub use seat::{AsBulkhead, Handle, OwnedSeat, Seat};
+pub use owned::{AcquireOwned, AcquireOwnedTimeout, AsBulkhead, Handle, OwnedSeat};
+pub use seat::Seat;
 #[cfg(bulkhead_shuttle)]
 pub use shuttle_lock::ShuttleLock;
 pub use word::MAX_CONCURRENT_LIMIT;

@@ -17,6 +17,7 @@ mod fifo;
 mod layout;
 mod lifecycle;
 mod list;
+mod max_wait;
 mod memory;
 mod model;
 mod mutants;

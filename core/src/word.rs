@@ -12,6 +12,8 @@
 //! below the number held leaves a negative *debt* that later releases pay
 //! before anyone is admitted again.
 
+use crate::admission::Admission;
+
 /// Set while the waiter list is non-empty. Only changed with the list lock
 /// held, so under the lock it is exact.
 pub(crate) const WAITERS: usize = 0b01;
@@ -22,9 +24,9 @@ pub(crate) const CLOSED: usize = 0b10;
 /// in the word saves a field, and the fast path tests it in the value it
 /// has already loaded.
 ///
-/// Set at construction for [`Admission::Barging`](crate::Admission::Barging)
-/// and [`Admission::BoundedBarging`](crate::Admission::BoundedBarging),
-/// clear for [`Admission::Fifo`](crate::Admission::Fifo). In a `Barging`
+/// Set at construction for [`Admission::Barging`](Admission::Barging)
+/// and [`Admission::BoundedBarging`](Admission::BoundedBarging),
+/// clear for [`Admission::Fifo`](Admission::Fifo). In a `Barging`
 /// or `Fifo` compartment it never changes: every transition of the word is
 /// an add of whole seats or an RMW of single flag bits. In a
 /// `BoundedBarging` compartment (`BOUNDED` set) it is cleared when a
@@ -32,7 +34,7 @@ pub(crate) const CLOSED: usize = 0b10;
 /// both with the lock held, so under the lock it is exact.
 pub(crate) const BARGING: usize = 0b100;
 /// Set at construction for
-/// [`Admission::BoundedBarging`](crate::Admission::BoundedBarging), and
+/// [`Admission::BoundedBarging`](Admission::BoundedBarging), and
 /// never changed.
 pub(crate) const BOUNDED: usize = 0b1000;
 #[cfg(test)]
@@ -70,12 +72,12 @@ pub(crate) const fn seats(n: usize) -> usize {
 }
 
 /// The word of a new compartment with `max` free seats.
-pub(crate) const fn initial(max: usize, admission: crate::Admission) -> usize {
+pub(crate) const fn initial(max: usize, admission: Admission) -> usize {
     seats(max)
         | match admission {
-            crate::Admission::Fifo => 0,
-            crate::Admission::Barging => BARGING,
-            crate::Admission::BoundedBarging => BARGING | BOUNDED,
+            Admission::Fifo => 0,
+            Admission::Barging => BARGING,
+            Admission::BoundedBarging => BARGING | BOUNDED,
         }
 }
 
@@ -87,13 +89,13 @@ pub(crate) const fn fifo(word: usize) -> bool {
 }
 
 /// The admission mode the compartment was built with.
-pub(crate) const fn admission(word: usize) -> crate::Admission {
+pub(crate) const fn admission(word: usize) -> Admission {
     if word & BOUNDED != 0 {
-        crate::Admission::BoundedBarging
+        Admission::BoundedBarging
     } else if word & BARGING != 0 {
-        crate::Admission::Barging
+        Admission::Barging
     } else {
-        crate::Admission::Fifo
+        Admission::Fifo
     }
 }
 
@@ -103,7 +105,6 @@ mod tests {
 
     #[test]
     fn count_never_touches_flags() {
-        use crate::Admission;
         let w = initial(3, Admission::BoundedBarging) | WAITERS;
         let w = w.wrapping_sub(seats(5)); // debt of 2
         assert_eq!(available(w), -2);
@@ -126,8 +127,7 @@ mod tests {
 
     #[test]
     fn extremes_fit() {
-        let top =
-            initial(MAX_CONCURRENT_LIMIT, crate::Admission::BoundedBarging) | CLOSED | WAITERS;
+        let top = initial(MAX_CONCURRENT_LIMIT, Admission::BoundedBarging) | CLOSED | WAITERS;
         assert_eq!(available(top), MAX_CONCURRENT_LIMIT as isize);
         let bottom = top.wrapping_sub(seats(MAX_CONCURRENT_LIMIT) * 2);
         assert_eq!(available(bottom), -(MAX_CONCURRENT_LIMIT as isize));

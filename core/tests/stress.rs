@@ -175,11 +175,7 @@ async fn task_worker<L: RawLock + Sync>(s: Arc<Shared<L>>, seed: u64) {
             }
             _ => {
                 let budget = Duration::from_micros(50 + rng.below(2000));
-                match s
-                    .b
-                    .acquire_timeout(budget, tokio::time::sleep(budget))
-                    .await
-                {
+                match s.b.acquire_timeout(budget, tokio::time::sleep).await {
                     Ok(seat) => {
                         s.hold(rng.below(200));
                         tokio::task::yield_now().await;

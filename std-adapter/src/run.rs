@@ -202,11 +202,9 @@ pub(crate) async fn acquire_timeout<L: RawLock, T: Future>(
     max_wait: MaxWait,
     sleep: impl FnOnce(Duration) -> T,
 ) -> Result<Seat<'_, L>, Error> {
-    match max_wait.budget() {
-        Some(budget) => Timed::new(bulkhead.acquire_timeout(budget, sleep(budget)), bulkhead).await,
-        None if max_wait.is_unbounded() => Timed::new(bulkhead.acquire(), bulkhead).await,
-        None => bulkhead.try_acquire(),
-    }
+    // Core decides fail fast at the first poll without calling `sleep`, and
+    // `Timed` times only a wait that really queued.
+    Timed::new(bulkhead.acquire_timeout(max_wait, sleep), bulkhead).await
 }
 
 /// async-std's timer, for the `_timeout` methods (`sleep` arguments):

@@ -174,7 +174,7 @@ fn a_bounded_wait_times_out_after_at_least_the_budget() {
         .collect();
     let start = Instant::now();
     let err = rt
-        .block_on(async { b.acquire_timeout(BUDGET, tokio::time::sleep(BUDGET)).await })
+        .block_on(async { b.acquire_timeout(BUDGET, tokio::time::sleep).await })
         .unwrap_err();
     let mut results = vec![(err, start.elapsed())];
     results.extend(threads.into_iter().map(|t| t.join().unwrap()));

@@ -50,7 +50,7 @@ fn threads_and_tokio_tasks_never_exceed_the_limit() {
                 tokio::spawn(async move {
                     for _ in 0..ROUNDS {
                         let seat = b
-                            .acquire_timeout(PATIENCE, tokio::time::sleep(PATIENCE))
+                            .acquire_timeout(PATIENCE, tokio::time::sleep)
                             .await
                             .unwrap();
                         check_inside(&inside);
@@ -88,7 +88,7 @@ fn a_task_and_a_thread_queue_in_one_fifo_line() {
         let b = b.clone();
         rt.spawn(async move {
             let _seat = b
-                .acquire_timeout(PATIENCE, tokio::time::sleep(PATIENCE))
+                .acquire_timeout(PATIENCE, tokio::time::sleep)
                 .await
                 .unwrap();
             b.state().waiting

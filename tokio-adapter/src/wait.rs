@@ -145,7 +145,7 @@ impl<L: RawLock> TokioAcquire<L> for Bulkhead<L> {
             // `Forever` is a timer that never fires.
             let budget = max_wait.budget().unwrap_or(Duration::MAX);
             State::Waiting {
-                wait: self.acquire_timeout(budget, LazySleep::new(budget)),
+                wait: self.acquire_timeout(budget, LazySleep::new),
                 timer: WaitTimer::new(),
             }
         };

@@ -45,11 +45,7 @@ async fn every_method_of_both_preludes_resolves_on_one_type() {
         Ok(6)
     );
     // Core's inherent waits.
-    drop(
-        db.acquire_timeout(MS, tokio::time::sleep(MS))
-            .await
-            .unwrap(),
-    );
+    drop(db.acquire_timeout(MS, tokio::time::sleep).await.unwrap());
     drop(db.acquire().await.unwrap());
     assert_eq!(db.snapshot().last_rejection, db.last_rejection());
     assert_eq!(db.state().active, 0);

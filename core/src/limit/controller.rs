@@ -314,7 +314,7 @@ impl<A: Limit> Controller<A> {
     fn apply<L: RawLock>(&self, bulkhead: &Bulkhead<L>, limit: usize) -> Recorded {
         // One relaxed load: `max` is what `state()` reports, written under
         // the lock by every resize.
-        let current = bulkhead.max_concurrent();
+        let current = bulkhead.engine().max_concurrent();
         if current == limit {
             return Recorded::Unchanged { limit };
         }

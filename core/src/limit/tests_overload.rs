@@ -266,10 +266,10 @@ where
                         after
                     );
                 }
-                let before = bulkhead.max_concurrent();
+                let before = bulkhead.engine().max_concurrent();
                 let sample = step.sample(before);
                 controller.record(&bulkhead, &sample);
-                let after = bulkhead.max_concurrent();
+                let after = bulkhead.engine().max_concurrent();
                 prop_assert!(after >= 1);
                 if sample.outcome.is_overload() {
                     prop_assert!(

@@ -131,7 +131,7 @@ fn the_largest_adaptive_limit_fits_every_compartment() {
         c.record(&b, &with(CallOutcome::Success, 1, top)),
         Recorded::Changed { old: 1, new: top }
     );
-    assert_eq!(b.max_concurrent(), top);
+    assert_eq!(b.engine().max_concurrent(), top);
 }
 
 // ---- Windowed fed directly ----------------------------------------------

@@ -22,7 +22,7 @@ type Waiter<'a> = Pin<std::boxed::Box<Acquire<'a, super::TestLock>>>;
 /// `Waiting`. A stale count makes a release skip the lock wrongly (too
 /// high) or try it needlessly (too low).
 fn assert_notified_cell_exact(b: &TestBulkhead, context: &str) {
-    let (notified, any_waiting) = b.inspect_list(|list| {
+    let (notified, any_waiting) = b.engine().inspect_list(|list| {
         let statuses: Vec<Status> = list
             .order()
             .into_iter()
@@ -36,10 +36,10 @@ fn assert_notified_cell_exact(b: &TestBulkhead, context: &str) {
     });
     let expected = notified | if any_waiting { 0 } else { ALL_NOTIFIED };
     assert_eq!(
-        b.notified.load(SeqCst),
+        b.engine().notified.load(SeqCst),
         expected,
         "the notified cell ({context}, hand-off: {})",
-        b.fifo()
+        b.engine().fifo()
     );
 }
 
@@ -299,7 +299,7 @@ fn no_waiter_loses_more_than_the_bound_in_random_schedules() {
                     let woken = tasks[i].wakes() > seen_wakes[i];
                     seen_wakes[i] = tasks[i].wakes();
                     // Nothing changes the mode between here and the poll.
-                    let barging = !b.fifo();
+                    let barging = !b.engine().fifo();
                     match tasks[i].poll(waiter.as_mut()) {
                         Poll::Ready(Ok(seat)) => {
                             holders.push(seat);
@@ -334,7 +334,7 @@ fn no_waiter_loses_more_than_the_bound_in_random_schedules() {
                 }
             }
             assert_notified_cell_exact(&b, &std::format!("seed {seed}"));
-            in_hand_off |= b.fifo();
+            in_hand_off |= b.engine().fifo();
         }
         // Drain: release everything; then polling the woken waiters, each
         // of which gives its seat straight back, serves everyone.

@@ -147,7 +147,7 @@ fn acquire_timeout_gives_up_when_the_timer_fires() {
     let b = fifo(1);
     let held = b.try_acquire().unwrap();
     let t = Task::new();
-    let mut w = boxed(b.acquire_timeout(Duration::from_secs(2), Countdown(1)));
+    let mut w = boxed(b.acquire_timeout(Duration::from_secs(2), |_| Countdown(1)));
     assert!(t.poll(w.as_mut()).is_pending());
     assert_eq!(b.state().waiting, 1);
     assert_eq!(
@@ -166,7 +166,7 @@ fn acquire_timeout_prefers_a_seat_that_arrived_with_the_timer() {
     let b = fifo(1);
     let held = b.try_acquire().unwrap();
     let t = Task::new();
-    let mut w = boxed(b.acquire_timeout(Duration::from_secs(1), Countdown(1)));
+    let mut w = boxed(b.acquire_timeout(Duration::from_secs(1), |_| Countdown(1)));
     assert!(t.poll(w.as_mut()).is_pending());
     drop(held); // seat and timer are both ready at the next poll
     assert!(matches!(t.poll(w.as_mut()), Poll::Ready(Ok(_))));
@@ -178,7 +178,7 @@ fn dropping_a_timeout_future_mid_wait_leaves_no_trace() {
     let b = fifo(1);
     let held = b.try_acquire().unwrap();
     let t = Task::new();
-    let mut w = boxed(b.acquire_timeout(Duration::from_secs(1), Countdown(5)));
+    let mut w = boxed(b.acquire_timeout(Duration::from_secs(1), |_| Countdown(5)));
     assert!(t.poll(w.as_mut()).is_pending());
     drop(w);
     drop(held);

@@ -67,12 +67,12 @@ fn bounded(max: usize) -> B {
 
 /// The most nodes one section reached since the last call (rule 7).
 fn take_visits<L: RawLock>(b: &Bulkhead<L>) -> usize {
-    b.take_max_section_visits()
+    b.engine().take_max_section_visits()
 }
 
 /// The statuses of the linked nodes, oldest first.
 fn statuses<L: RawLock>(b: &Bulkhead<L>) -> Vec<Status> {
-    b.inspect_list(|list| {
+    b.engine().inspect_list(|list| {
         list.order()
             .into_iter()
             // SAFETY: linked nodes are valid while the lock is held.
@@ -128,12 +128,12 @@ fn hand_off_with_notified<'a>(
                 .expect("barging: bargers take the new seats"),
         );
     }
-    assert!(!b.fifo());
+    assert!(!b.engine().fifo());
     assert!(
         task.poll(head.as_mut()).is_pending(),
         "the head's last lost race"
     );
-    assert!(b.fifo(), "the hand-off began");
+    assert!(b.engine().fifo(), "the hand-off began");
     let s = statuses(b);
     assert_eq!(s.len(), n + 1);
     assert!(s.iter().all(|&s| s == Status::Notified), "{s:?}");
@@ -217,7 +217,7 @@ fn assert_notified_cell_exact<L: RawLock>(b: &Bulkhead<L>, context: &str) {
         ALL_NOTIFIED
     };
     assert_eq!(
-        b.notified.load(SeqCst),
+        b.engine().notified.load(SeqCst),
         notified | flag,
         "the notified cell ({context})"
     );
@@ -259,7 +259,7 @@ fn notified_waiters_re_polled_during_a_hand_off_are_requeued_behind_the_head() {
         [Status::Notified, Status::Waiting, Status::Waiting]
     );
     assert_notified_cell_exact(&b, "the head re-polled");
-    assert!(b.fifo(), "still in the hand-off");
+    assert!(b.engine().fifo(), "still in the hand-off");
     // Seats freed one at a time go to the head, then to the line in its
     // order (the second waiter, requeued last, is first, as a barging
     // loser requeued last is the next notified): each is woken
@@ -311,7 +311,7 @@ fn notified_behind_a_batch<'a>(
         seats.push(b.try_acquire().unwrap());
     }
     assert!(task.poll(x.as_mut()).is_pending());
-    assert!(!b.fifo(), "one race short of the hand-off");
+    assert!(!b.engine().fifo(), "one race short of the hand-off");
     // Freeing every barger's seat notifies `x` again (the others cover
     // `SECTION_BATCH` seats, and there are more).
     let woken = task.wakes();
@@ -342,7 +342,10 @@ fn a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off() {
     assert_eq!(statuses(&b), [Status::Notified]);
     let err = super::ready_err(task.poll(x.as_mut()));
     assert!(matches!(err, Error::Closed { .. }), "{err}");
-    assert!(!b.fifo(), "a hand-off began on a closed compartment");
+    assert!(
+        !b.engine().fifo(),
+        "a hand-off began on a closed compartment"
+    );
     assert_eq!(b.state().waiting, 0);
     assert_notified_cell_exact(&b, "x took its verdict");
     for w in &mut ahead {
@@ -444,7 +447,7 @@ fn rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races() {
         assert_eq!(b.set_max_concurrent(2), Ok(1));
     }
     assert!(
-        b.fifo(),
+        b.engine().fifo(),
         "x was woken {MAX_LOST_RACES} times and passed by {passes} later callers, \
          and no hand-off began"
     );
@@ -470,7 +473,7 @@ fn a_drain_cut_short_as_the_seats_run_out_still_ends_the_hand_off() {
     // Exactly SECTION_BATCH new seats for SECTION_BATCH + 1 nodes.
     assert_eq!(b.set_max_concurrent(2 * n + 2), Ok(n + 2));
     assert_eq!(statuses(&b).len(), 1, "one waiter left");
-    let still_fifo = b.fifo();
+    let still_fifo = b.engine().fifo();
     let mut seats = held;
     let Poll::Ready(Ok(s)) = task.poll(head.as_mut()) else {
         panic!()
@@ -530,7 +533,7 @@ fn a_waiting_node_re_polled_in_a_closed_compartment_gets_closed() {
         let last = ws.last_mut().unwrap();
         let err = super::ready_err(other.poll(last.as_mut()));
         assert!(matches!(err, Error::Closed { .. }), "{admission:?}: {err}");
-        assert!(!b.fifo(), "{admission:?}");
+        assert!(!b.engine().fifo(), "{admission:?}");
         assert_eq!(
             b.state().waiting,
             0,

@@ -144,7 +144,7 @@ fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
 fn with_no_queue_limit_the_32_bit_count_turns_a_waiter_away_rather_than_wrap() {
     let b = fifo(1);
     let held = b.try_acquire().unwrap();
-    b.waiting.store(
+    b.engine().waiting.store(
         MAX_WAITING_LIMIT as u32,
         core::sync::atomic::Ordering::Relaxed,
     );
@@ -158,7 +158,9 @@ fn with_no_queue_limit_the_32_bit_count_turns_a_waiter_away_rather_than_wrap() {
         }
     );
     assert_eq!(b.state().waiting, MAX_WAITING_LIMIT);
-    b.waiting.store(0, core::sync::atomic::Ordering::Relaxed);
+    b.engine()
+        .waiting
+        .store(0, core::sync::atomic::Ordering::Relaxed);
     let mut w = boxed(b.acquire());
     assert!(t.poll(w.as_mut()).is_pending());
     assert_eq!(b.state().waiting, 1);

@@ -52,7 +52,7 @@ fn dropping_a_middle_waiter_keeps_the_list_intact() {
     }
     futs[1] = None;
     assert_eq!(
-        b.inspect_list(|list| list.assert_valid()),
+        b.engine().inspect_list(|list| list.assert_valid()),
         b.state().waiting
     );
     drop(held);

@@ -684,7 +684,7 @@ macro_rules! check_eq {
 /// woken waiters (and flags that none is left to wake), and the intrusive
 /// list is well linked.
 fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
-    let w = b.word.load(SeqCst);
+    let w = b.engine().word.load(SeqCst);
     check_eq!(w & WAITERS != 0, !m.line.is_empty(), "WAITERS flag");
     check_eq!(word::available(w), m.available(), "available seats");
     if !m.fifo {
@@ -693,11 +693,19 @@ fn check_internals(b: &TestBulkhead, m: &Model) -> Result<(), String> {
             .iter()
             .all(|&id| m.waiter(id).status != Status::Waiting);
         let expected = m.notified() | if all_woken { ALL_NOTIFIED } else { 0 };
-        check_eq!(b.notified.load(SeqCst), expected, "the notified cell");
+        check_eq!(
+            b.engine().notified.load(SeqCst),
+            expected,
+            "the notified cell"
+        );
     }
-    let linked = b.inspect_list(|list| list.assert_valid());
+    let linked = b.engine().inspect_list(|list| list.assert_valid());
     check_eq!(linked, m.line.len(), "linked nodes");
-    check_eq!(b.waiting.load(SeqCst) as usize, linked, "the waiter count");
+    check_eq!(
+        b.engine().waiting.load(SeqCst) as usize,
+        linked,
+        "the waiter count"
+    );
     Ok(())
 }
 

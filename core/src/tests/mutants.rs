@@ -41,10 +41,9 @@ fn debug_output_names_the_type_and_the_compartment() {
     );
     drop(wait);
 
-    let timed = b.acquire_timeout(
-        core::time::Duration::from_millis(250),
-        core::future::pending::<()>(),
-    );
+    let timed = b.acquire_timeout(core::time::Duration::from_millis(250), |_| {
+        core::future::pending::<()>()
+    });
     let shown = format!("{timed:?}");
     assert!(
         shown.starts_with("AcquireTimeout")

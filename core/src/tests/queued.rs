@@ -79,10 +79,9 @@ fn timed_and_owned_waits_report_an_in_poll_hand_off() {
     let b = after_lock(Config::new("handed", 1));
     let held = b.try_acquire().unwrap();
     *b.raw_lock().after.lock().unwrap() = Some(Box::new(move || drop(held)));
-    let mut wait = boxed(b.acquire_timeout(
-        core::time::Duration::from_secs(1),
-        core::future::pending::<()>(),
-    ));
+    let mut wait = boxed(b.acquire_timeout(core::time::Duration::from_secs(1), |_| {
+        core::future::pending::<()>()
+    }));
     assert!(matches!(
         Task::new().poll(wait.as_mut()),
         Poll::Ready(Ok(_))

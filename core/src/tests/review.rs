@@ -167,11 +167,11 @@ fn review_closing_with_many_notified_waiters_stays_within_the_section_bound() {
     }
     b.set_max_concurrent(n + 1).unwrap(); // every waiter is notified
     assert_eq!(t.wakes(), n);
-    b.take_max_section_visits();
+    b.engine().take_max_section_visits();
     b.close();
     // Exactly a full batch of verdicts per section: a counter that stopped
     // counting would pass an upper bound alone.
-    let visits = b.take_max_section_visits();
+    let visits = b.engine().take_max_section_visits();
     assert_eq!(
         visits,
         crate::engine::SECTION_BATCH,

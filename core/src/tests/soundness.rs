@@ -420,7 +420,7 @@ const SECTION_VISITS_BOUND: usize = crate::engine::SECTION_BATCH + 2;
 /// reaches exactly `SECTION_BATCH`), so that a counter that stops counting
 /// fails them instead of passing every upper bound.
 fn max_section_visits<L: RawLock>(b: &Bulkhead<L>) -> usize {
-    b.take_max_section_visits()
+    b.engine().take_max_section_visits()
 }
 
 /// Defect 5: a barging drain walked the whole notified prefix on every
@@ -465,7 +465,7 @@ fn every_lock_section_reaches_a_bounded_number_of_nodes() {
                 assert!(t.poll(w.as_mut()).is_pending());
             }
             assert_eq!(
-                b.inspect_list(|list| list.assert_valid()),
+                b.engine().inspect_list(|list| list.assert_valid()),
                 b.state().waiting
             );
             // Releases one by one, each notifying one waiter, which then

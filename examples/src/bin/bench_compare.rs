@@ -1190,10 +1190,7 @@ fn main() {
         size_of::<bulkhead_core::OwnedSeat<Arc<Ours>>>(),
         {
             let _g = rt.enter();
-            size_of_val(&ours_c.acquire_timeout(
-                Duration::from_millis(1),
-                tokio::time::sleep(Duration::from_millis(1)),
-            ))
+            size_of_val(&ours_c.acquire_timeout(Duration::from_millis(1), tokio::time::sleep))
         },
     );
 

@@ -155,7 +155,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         };
         let mut timer = pin!(sleep(budget));
         let seat = Timed::new(
-            self.bulkhead.acquire_timeout(budget, timer.as_mut()),
+            self.bulkhead.acquire_timeout(budget, |_| timer.as_mut()),
             &self.bulkhead,
         )
         .await?;
