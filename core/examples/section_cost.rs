@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Each section's work is bounded by a constant (see `RawLock`'s docs), so
-//! a grow is O(n) in both modes; before issue 12 a barging drain walked
+//! a grow is O(n) in both modes; an earlier barging drain walked
 //! the whole notified prefix in every section, and a grow was O(n^2).
 
 use std::pin::Pin;

@@ -1181,7 +1181,7 @@ impl<L: RawLock> Engine<L> {
             }
             // A notified node that leaves no longer covers a seat: `unlink`
             // counts it settled, and this section's drain notifies the next
-            // waiter if a seat is then uncovered (embassy #6964, rule 8).
+            // waiter if a seat is then uncovered (the lost wake-up embassy-sync once shipped, rule 8).
             self.unlink(list, node, Verdict::Left, false, batch);
             Abandoned::Unlinked
         })

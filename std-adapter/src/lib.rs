@@ -14,6 +14,7 @@
 // 1. Waiting: the lock, parking, event-loop detection, wait timing and
 //    the series it records.
 mod blocking;
+mod box_error;
 mod detect;
 mod lock;
 mod park;
@@ -41,6 +42,7 @@ pub use adaptive::{Adaptive, Classify, ExecuteAdaptive, StdClock};
 #[cfg(feature = "metrics")]
 pub use adaptive::{adaptive_metrics, publish_adaptive};
 pub use blocking::BlockingAcquire;
+pub use box_error::BoxError;
 /// The core crate, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead)
 /// and its `limit` module.
 pub use bulkhead_core;
@@ -61,7 +63,6 @@ pub use run::Run;
 pub use run::sleep_async_std;
 #[cfg(feature = "smol")]
 pub use run::sleep_smol;
-pub use scoped::BoxError;
 pub use snapshot::{Inspect, Kind, Snapshot};
 pub use wait_timer::WaitTimer;
 

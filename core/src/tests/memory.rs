@@ -88,7 +88,7 @@ fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
     assert_eq!((s.active, s.waiting), (2, 1));
 }
 
-/// Defect 6 of issue 12, documented on `Acquire` ("Leaking"): in barging
+/// A defect found in review, documented on `Acquire` ("Leaking"): in barging
 /// mode a leaked waiter that had been notified is never re-polled, so it
 /// covers one free seat for good (rule 8 in `engine.rs`), as a leaked FIFO
 /// waiter keeps its seat. The seat itself stays free: any caller may take

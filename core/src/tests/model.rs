@@ -1,4 +1,4 @@
-//! Model-based tests (issue 3): random sequences of operations run against a
+//! Model-based tests: random sequences of operations run against a
 //! real compartment and against a reference model small enough to be
 //! obviously right. After every step the outcome, the wake-ups each task
 //! received and the `state()` snapshot must agree.

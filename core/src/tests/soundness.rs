@@ -1,4 +1,4 @@
-//! Regression tests for the soundness defects of issue 12: a lock that
+//! Regression tests for soundness defects found in review: a lock that
 //! panics, a future re-polled after a panic, and reconfiguration at the
 //! limit. They run under miri too, except the one that needs a child
 //! process to watch the process abort.
@@ -374,8 +374,8 @@ unsafe impl RawLock for HookLock {
 }
 
 /// The seat of a future that is granted just as it is dropped, when the
-/// same lock section then wakes another waiter whose waker panics. Before
-/// issue 12 the outcome `Granted` was lost in the unwind, and with it the
+/// same lock section then wakes another waiter whose waker panics. Once,
+/// the outcome `Granted` was lost in the unwind, and with it the
 /// seat (`active` stayed 1 for good).
 #[test]
 fn a_seat_granted_as_the_future_is_dropped_survives_a_panicking_waker() {

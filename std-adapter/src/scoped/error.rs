@@ -6,19 +6,7 @@ use std::time::Duration;
 
 use bulkhead_core::{Error, Name};
 
-/// A boxed error: any `std::error::Error` that is `Send + Sync` (strings
-/// convert too). What an initialiser returns, and the error of
-/// bulkhead-tokio's tower services (tower's usual boxed error); the one
-/// such type of the workspace, also at `bulkhead_std::BoxError`.
-///
-/// ```
-/// use bulkhead_std::BoxError;
-///
-/// let from_io: BoxError = std::io::Error::other("refused").into();
-/// let from_str: BoxError = "refused".into();
-/// assert_eq!(from_io.to_string(), from_str.to_string());
-/// ```
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use crate::box_error::BoxError;
 
 /// A compartment's resource failed to open.
 ///
