@@ -382,3 +382,20 @@ fn the_global_registry_is_lazy_resettable_and_replaceable() {
         &bulkhead_std::registry::global().unwrap()
     ));
 }
+
+#[test]
+fn a_domain_reports_its_state_like_every_compartment() {
+    let registry = Registry::local();
+    registry
+        .get_or_create("reports", DomainConfig::new(2))
+        .unwrap();
+    let reports = registry.domain("reports").unwrap();
+    let seat = reports.try_acquire().unwrap();
+    assert_eq!(reports.state(), reports.bulkhead().state());
+    assert_eq!(
+        (reports.state().max_concurrent, reports.state().active),
+        (2, 1)
+    );
+    drop(seat);
+    assert_eq!(reports.state().active, 0);
+}

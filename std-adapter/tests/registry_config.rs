@@ -254,7 +254,11 @@ mod file {
             ("[default]\ntimeout = 3", K::UnknownKey, "timeout"),
             ("[registry]\nmax_entries = 3", K::UnknownKey, "registry"),
             ("max_concurrent = 3", K::UnknownKey, "max_concurrent"),
-            ("[domains.cache\nmax_concurrent = 3", K::Syntax, "<string>"),
+            (
+                "[domains.cache\nmax_concurrent = 3",
+                K::Syntax,
+                "the TOML string",
+            ),
         ];
         for &(text, kind, named) in table {
             let err = file_error(text);
@@ -522,4 +526,131 @@ fn capture_warnings(f: impl FnOnce()) -> Vec<String> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     tracing::subscriber::with_default(Capture(seen.clone()), f);
     seen.lock().unwrap().clone()
+}
+
+/// A misspelled key anywhere in the file is reported like every other
+/// file error: by its full key path, with the source and the key it
+/// nearly spells.
+#[cfg(feature = "config-file")]
+#[test]
+fn a_misspelled_file_key_names_its_path_its_source_and_the_key_it_nearly_spells() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[domains.payments]\nmax_concurent = 2\n",
+            "domains.payments.max_concurent",
+            "did you mean max_concurrent?",
+        ),
+        (
+            "[default]\nmax_wiat = \"1s\"\n",
+            "default.max_wiat",
+            "did you mean max_wait?",
+        ),
+        (
+            "[domains.search]\nlimit = { algoritm = \"aimd\" }\n",
+            "domains.search.limit.algoritm",
+            "did you mean algorithm?",
+        ),
+        (
+            "[domain.payments]\nmax_concurrent = 2\n",
+            "domain",
+            "did you mean domains?",
+        ),
+    ];
+    for &(text, key, hint) in cases {
+        let err = Registry::builder()
+            .without_env()
+            .toml_str(text)
+            .build()
+            .unwrap_err();
+        let settings = err.settings().unwrap();
+        assert_eq!(
+            (settings.kind(), settings.key()),
+            (K::UnknownKey, key),
+            "{err}"
+        );
+        let message = err.to_string();
+        assert!(message.contains(hint), "{message}");
+        assert!(message.contains("the TOML string"), "{message}");
+        assert!(!message.contains("unknown field"), "{message}");
+    }
+    // A file names itself by its path.
+    let path = std::env::temp_dir().join(format!("bulkhead-typo-{}.toml", std::process::id()));
+    std::fs::write(&path, "[domains.payments]\nmax_concurent = 2\n").unwrap();
+    let err = Registry::builder()
+        .without_env()
+        .toml_file(&path)
+        .build()
+        .unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(
+        err.settings().unwrap().key(),
+        "domains.payments.max_concurent"
+    );
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("did you mean max_concurrent?"),
+        "{err}"
+    );
+}
+
+/// A variable whose name segment nearly spells a registered compartment
+/// (and is not one) is a typo, refused like a misspelled setting.
+#[test]
+fn a_misspelled_compartment_in_a_variable_is_refused_or_listed() {
+    let env = EnvSource::from_pairs([("BULKHEAD_DATABSE_MAX_CONCURRENT", "5")]);
+    let err = Registry::builder().env(env.clone()).build().unwrap_err();
+    let settings = err.settings().unwrap();
+    assert_eq!(
+        (settings.kind(), settings.key(), settings.value()),
+        (K::UnknownKey, "BULKHEAD_DATABSE_MAX_CONCURRENT", "5")
+    );
+    assert!(err.to_string().contains("`database`"), "{err}");
+    assert!(
+        err.to_string().contains("BULKHEAD_DATABASE_MAX_CONCURRENT"),
+        "{err}"
+    );
+
+    let registry = Registry::builder()
+        .env(env)
+        .allow_unknown_variables()
+        .build()
+        .unwrap();
+    let unknown = registry.unknown_variables();
+    assert_eq!(unknown.len(), 1);
+    assert_eq!(unknown[0].variable(), "BULKHEAD_DATABSE_MAX_CONCURRENT");
+    assert_eq!(
+        unknown[0].suggestion(),
+        Some("BULKHEAD_DATABASE_MAX_CONCURRENT")
+    );
+    assert_eq!(registry.get("database").unwrap().state().max_concurrent, 10);
+
+    // Names that are not near a registered one, and children of one
+    // (`database:replica`), are left for the code to create.
+    let env = EnvSource::from_pairs([
+        ("BULKHEAD_REPORTS_MAX_CONCURRENT", "3"),
+        ("BULKHEAD_DATABASE_R1_MAX_CONCURRENT", "4"),
+        ("BULKHEAD_CACHE_X_MAX_CONCURRENT", "4"),
+    ]);
+    let registry = Registry::builder().env(env).build().unwrap();
+    assert!(registry.unknown_variables().is_empty());
+}
+
+/// The file's compartments count as registered names for the check.
+#[cfg(feature = "config-file")]
+#[test]
+fn a_variable_misspelling_a_compartment_the_file_declares_is_refused() {
+    let env = EnvSource::from_pairs([("BULKHEAD_PAYMNETS_MAX_CONCURRENT", "5")]);
+    let err = Registry::builder()
+        .env(env)
+        .toml_str("[domains.payments]\nmax_concurrent = 2\n")
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.settings().unwrap().key(),
+        "BULKHEAD_PAYMNETS_MAX_CONCURRENT"
+    );
+    assert!(err.to_string().contains("`payments`"), "{err}");
 }

@@ -123,7 +123,13 @@ impl RegistryBuilder {
     /// assert_eq!(unknown[0].suggestion(), Some("BULKHEAD_DATABASE_MAX_CONCURRENT"));
     /// ```
     pub fn unknown_variables(&self) -> Vec<super::env::UnknownVariable> {
-        self.env.unknown()
+        let registered: Vec<&str> = self
+            .builtins
+            .keys()
+            .copied()
+            .chain(self.file.domains.keys().map(String::as_str))
+            .collect();
+        self.env.unknown(&registered)
     }
 
     /// Accepts `BULKHEAD_*` variables that name no setting: [`build`](Self::build)
@@ -216,7 +222,7 @@ impl RegistryBuilder {
     /// ```
     #[cfg(feature = "config-file")]
     pub fn toml_str(self, text: &str) -> Self {
-        self.with_file(FileSettings::parse("<string>", text))
+        self.with_file(FileSettings::parse("the TOML string", text))
     }
 
     /// Reads settings from the TOML file at `path`:

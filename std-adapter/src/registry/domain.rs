@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use bulkhead_core::limit::{AnyLimit, CallOutcome, Clock, Controller, Recorded, Sample, Windowed};
-use bulkhead_core::{Bulkhead as CoreBulkhead, Error, OwnedSeat, RawLock};
+use bulkhead_core::{Bulkhead as CoreBulkhead, Error, OwnedSeat, RawLock, State};
 
 use super::settings::DomainConfig;
 use crate::adaptive::StdClock;
@@ -50,9 +50,28 @@ impl Domain {
         &self.bulkhead
     }
 
+    /// The compartment's seat counters, as on every compartment: for an
+    /// adaptive one, `max_concurrent` is the current limit.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// let registry = Registry::local();
+    /// let database = registry.domain("database")?;
+    /// let seat = database.try_acquire()?;
+    /// let state = database.state();
+    /// assert_eq!((state.max_concurrent, state.active), (10, 1));
+    /// drop(seat);
+    /// assert_eq!(database.state().active, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn state(&self) -> State {
+        self.bulkhead.state()
+    }
+
     /// The settings it runs with (for an adaptive compartment,
     /// `max_concurrent` is where the limit started; the current limit is
-    /// in `bulkhead().state()`).
+    /// in [`state`](Self::state)).
     pub fn config(&self) -> &DomainConfig {
         &self.config
     }

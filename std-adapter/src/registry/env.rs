@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::limit_config::{ENV_KEYS as LIMIT_ENV_KEYS, LimitConfig};
 use super::parse::{Field, SettingsError, SettingsErrorKind};
 use super::settings::Overlay;
-use super::spelling::{ENV_PREFIX, env_segment};
+use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 
 /// The environment a registry reads its settings from: a snapshot taken
 /// once, so that tests can inject a map instead of touching the process
@@ -140,33 +140,85 @@ fn prefix(name: Option<&str>) -> String {
 
 impl EnvSource {
     /// The `BULKHEAD_*` variables that end in no known setting, each with
-    /// the closest valid variable when one is near.
-    pub(crate) fn unknown(&self) -> Vec<UnknownVariable> {
+    /// the closest valid variable when one is near, and those whose name
+    /// segment is not one of the `registered` compartments but nearly
+    /// spells one (`BULKHEAD_DATABSE_MAX_CONCURRENT`).
+    pub(crate) fn unknown(&self, registered: &[&str]) -> Vec<UnknownVariable> {
         let suffixes: Vec<String> = Field::ALL
             .iter()
             .map(|f| f.key().to_ascii_uppercase())
             .chain(LIMIT_ENV_KEYS.iter().map(|k| (*k).to_owned()))
             .collect();
+        let segments: Vec<(String, &str)> =
+            registered.iter().map(|n| (env_segment(n), *n)).collect();
         self.vars
             .iter()
             .filter_map(|(var, value)| {
                 let rest = var.strip_prefix(ENV_PREFIX)?;
-                let known = suffixes
+                // Each way of reading the variable as NAME_SETTING: the
+                // name segment (empty for the template) and the setting.
+                let readings: Vec<(&str, &str)> = suffixes
                     .iter()
-                    .any(|s| rest == s || rest.ends_with(&format!("_{s}")));
-                (!known).then(|| UnknownVariable {
+                    .filter_map(|s| {
+                        let name = if rest == s {
+                            ""
+                        } else {
+                            rest.strip_suffix(s.as_str())?.strip_suffix('_')?
+                        };
+                        Some((name, s.as_str()))
+                    })
+                    .collect();
+                if readings.is_empty() {
+                    return Some(UnknownVariable {
+                        variable: var.clone(),
+                        value: value.clone(),
+                        suggestion: closest(rest, &suffixes).map(|s| format!("{ENV_PREFIX}{s}")),
+                        domain: None,
+                    });
+                }
+                let (segment, setting, domain) = misspelled_domain(&readings, &segments)?;
+                Some(UnknownVariable {
                     variable: var.clone(),
                     value: value.clone(),
-                    suggestion: closest(rest, &suffixes).map(|s| format!("{ENV_PREFIX}{s}")),
+                    suggestion: Some(format!("{ENV_PREFIX}{segment}_{setting}")),
+                    domain: Some(domain.to_owned()),
                 })
             })
             .collect()
     }
 }
 
+/// The registered compartment a variable's name segment nearly spells,
+/// as its segment, the setting and its name, unless some reading of the
+/// variable is valid: the template's (no name), a registered name's, or
+/// the name of a child of one (`DATABASE_REPLICA`, for
+/// `database:replica`, which code may create later). Any other name is
+/// left alone: code may create that compartment after the build.
+fn misspelled_domain<'a>(
+    readings: &[(&str, &'a str)],
+    registered: &'a [(String, &'a str)],
+) -> Option<(&'a str, &'a str, &'a str)> {
+    let valid = |name: &str| {
+        name.is_empty()
+            || registered.iter().any(|(segment, _)| {
+                name == segment
+                    || name
+                        .strip_prefix(segment.as_str())
+                        .is_some_and(|rest| rest.starts_with('_'))
+            })
+    };
+    if readings.iter().any(|(name, _)| valid(name)) {
+        return None;
+    }
+    readings.iter().find_map(|&(name, setting)| {
+        let segment = nearest(name, registered.iter().map(|(s, _)| s.as_str()))?;
+        let (_, domain) = registered.iter().find(|(s, _)| s == segment)?;
+        Some((segment, setting, *domain))
+    })
+}
+
 /// The valid variable nearest to `rest` (the part after `BULKHEAD_`):
-/// its last words replaced by the setting they nearly spell, if the edit
-/// distance is small (at most a third of the setting's length).
+/// its last words replaced by the setting they nearly spell.
 fn closest(rest: &str, suffixes: &[String]) -> Option<String> {
     let words: Vec<&str> = rest.split('_').collect();
     let mut best: Option<(usize, String)> = None;
@@ -174,10 +226,9 @@ fn closest(rest: &str, suffixes: &[String]) -> Option<String> {
         let n = suffix.split('_').count();
         for take in n.saturating_sub(1).max(1)..=(n + 1).min(words.len()) {
             let (head, tail) = words.split_at(words.len() - take);
-            let distance = edit_distance(&tail.join("_"), suffix);
-            if distance * 3 > suffix.len() {
+            let Some(distance) = nearly_spells(&tail.join("_"), suffix) else {
                 continue;
-            }
+            };
             let candidate = if head.is_empty() {
                 suffix.clone()
             } else {
@@ -189,24 +240,6 @@ fn closest(rest: &str, suffixes: &[String]) -> Option<String> {
         }
     }
     best.map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance, by bytes (variable names are ASCII).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, &ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// A `BULKHEAD_*` environment variable that names no setting, probably a
@@ -228,6 +261,9 @@ pub struct UnknownVariable {
     variable: String,
     value: String,
     suggestion: Option<String>,
+    /// The registered compartment the name segment nearly spells, when
+    /// that is the typo.
+    domain: Option<String>,
 }
 
 impl UnknownVariable {
@@ -246,9 +282,14 @@ impl UnknownVariable {
     /// and the way to accept unknown variables; `more` other unknown
     /// variables are counted.
     pub(crate) fn to_error(&self, more: usize) -> SettingsError {
-        let meant = match &self.suggestion {
-            Some(s) => format!("{s}, which it nearly spells,"),
-            None => format!("BULKHEAD_<NAME>_<SETTING> with SETTING one of {SETTINGS}"),
+        let meant = match (&self.suggestion, &self.domain) {
+            (Some(s), Some(domain)) => format!(
+                "{s}: `{domain}` is a registered compartment whose name it nearly spells; if \
+                 the name is meant, declare that compartment in the settings file \
+                 ([domains.NAME]),"
+            ),
+            (Some(s), None) => format!("{s}, which it nearly spells,"),
+            (None, _) => format!("BULKHEAD_<NAME>_<SETTING> with SETTING one of {SETTINGS}"),
         };
         let more = match more {
             0 => String::new(),
@@ -274,6 +315,14 @@ const SETTINGS: &str = "MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_
 
 impl std::fmt::Display for UnknownVariable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let (Some(s), Some(domain)) = (&self.suggestion, &self.domain) {
+            return write!(
+                f,
+                "environment variable {} names no registered compartment (it applies only if \
+                 code creates one by that name); did you mean {s}, for compartment `{domain}`?",
+                self.variable
+            );
+        }
         write!(
             f,
             "environment variable {} is not a bulkhead setting and is ignored",

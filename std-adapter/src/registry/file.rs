@@ -36,26 +36,17 @@ mod toml_file {
     use super::*;
     use crate::LimitConfig;
     use crate::registry::parse::{Field, SettingsError, SettingsErrorKind};
-    use serde::Deserialize;
+    use crate::registry::spelling::nearest;
 
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Document {
-        default: Option<Section>,
-        domains: Option<BTreeMap<String, Section>>,
-    }
+    /// The file's top-level tables.
+    const TABLES: [&str; 2] = ["default", "domains"];
 
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Section {
-        max_concurrent: Option<toml::Value>,
-        max_wait: Option<toml::Value>,
-        max_wait_ms: Option<toml::Value>,
-        max_waiting: Option<toml::Value>,
-        max_workers: Option<toml::Value>,
-        admission: Option<toml::Value>,
-        limit: Option<toml::Value>,
-    }
+    /// The keys of a `[default]` or `[domains.NAME]` table besides the
+    /// [`Field`]s.
+    const LIMIT: &str = "limit";
+
+    /// The keys of a `limit` table.
+    const LIMIT_TABLE_KEYS: [&str; 5] = ["algorithm", "min", "max", "initial", "window"];
 
     const ACCEPTED: &str = "tables [default] and [domains.NAME] with keys max_concurrent, \
                             max_wait, max_wait_ms, max_waiting, max_workers, admission, limit";
@@ -66,28 +57,134 @@ mod toml_file {
                               initial, window";
 
     impl FileSettings {
-        /// Parses and checks `text`; `origin` (a path, or `"<string>"`)
-        /// names the file in syntax errors.
+        /// Parses and checks `text`; `origin` (a path, or `"the TOML
+        /// string"`) names the file in syntax errors and unknown keys.
         pub(crate) fn parse(origin: &str, text: &str) -> Result<Self, SettingsError> {
-            let doc: Document = toml::from_str(text).map_err(|e| {
-                let message = e.message().to_owned();
-                let kind = if message.contains("unknown field") {
-                    SettingsErrorKind::UnknownKey
-                } else {
-                    SettingsErrorKind::Syntax
-                };
-                SettingsError::new(kind, origin, message, ACCEPTED)
+            let doc: toml::Table = toml::from_str(text).map_err(|e| {
+                SettingsError::new(SettingsErrorKind::Syntax, origin, e.message(), ACCEPTED)
             })?;
+            // Every key is checked here, rather than by serde, so that an
+            // unknown one is named by its path, with the key it nearly
+            // spells, like every other error of the file.
             let mut out = FileSettings::default();
-            if let Some(section) = &doc.default {
-                out.default = section.overlay("default")?;
-            }
-            for (name, section) in doc.domains.iter().flatten() {
-                let table = format!("domains.{name}");
-                out.domains.insert(name.clone(), section.overlay(&table)?);
+            for (key, value) in &doc {
+                match key.as_str() {
+                    "default" => out.default = section(origin, "default", value)?,
+                    "domains" => {
+                        let toml::Value::Table(domains) = value else {
+                            return Err(SettingsError::new(
+                                SettingsErrorKind::NotATable,
+                                "domains",
+                                describe(value),
+                                ACCEPTED,
+                            ));
+                        };
+                        for (name, value) in domains {
+                            let table = format!("domains.{name}");
+                            out.domains
+                                .insert(name.clone(), section(origin, &table, value)?);
+                        }
+                    }
+                    _ => {
+                        return Err(unknown_key(
+                            origin,
+                            None,
+                            key,
+                            value,
+                            &TABLES,
+                            "[default] or [domains.NAME]",
+                        ));
+                    }
+                }
             }
             Ok(out)
         }
+    }
+
+    /// The error for key `last` of `table` (the path of the table, `None`
+    /// at the top level), which is none of `keys`: it names the key by its
+    /// path, the source, what is `accepted` there, and the key it nearly
+    /// spells.
+    fn unknown_key(
+        origin: &str,
+        table: Option<&str>,
+        last: &str,
+        value: &toml::Value,
+        keys: &[&str],
+        accepted: &str,
+    ) -> SettingsError {
+        let (key, place) = match table {
+            Some(table) => (format!("{table}.{last}"), format!("a key of `{table}`")),
+            None => (last.to_owned(), "a top-level table".to_owned()),
+        };
+        let meant = match nearest(last, keys.iter().copied()) {
+            Some(meant) => format!("; did you mean {meant}?"),
+            None => String::new(),
+        };
+        SettingsError::new(
+            SettingsErrorKind::UnknownKey,
+            key,
+            describe(value),
+            format!("{place} in {origin}: {accepted}{meant}"),
+        )
+    }
+
+    /// A `[default]` or `[domains.NAME]` table (`table` is its path).
+    fn section(origin: &str, table: &str, value: &toml::Value) -> Result<Overlay, SettingsError> {
+        let toml::Value::Table(section) = value else {
+            return Err(SettingsError::new(
+                SettingsErrorKind::NotATable,
+                table,
+                describe(value),
+                ACCEPTED,
+            ));
+        };
+        let keys: Vec<&str> = Field::ALL.iter().map(|f| f.key()).chain([LIMIT]).collect();
+        if let Some((key, value)) = section.iter().find(|(k, _)| !keys.contains(&k.as_str())) {
+            return Err(unknown_key(
+                origin,
+                Some(table),
+                key,
+                value,
+                &keys,
+                &keys.join(", "),
+            ));
+        }
+        let mut overlay = Overlay::default();
+        for field in Field::ALL {
+            let Some(value) = section.get(field.key()) else {
+                continue;
+            };
+            let key = format!("{table}.{}", field.key());
+            let raw = match (field, value) {
+                (Field::Admission | Field::MaxWait, toml::Value::String(s)) => s.clone(),
+                // `max_wait = 0` fails fast; other bare numbers are
+                // refused for want of a unit.
+                (Field::MaxWait, toml::Value::Integer(i)) => i.to_string(),
+                (Field::Admission, other) => {
+                    return Err(SettingsError::new(
+                        SettingsErrorKind::UnknownWord,
+                        key,
+                        describe(other),
+                        field.expected(),
+                    ));
+                }
+                (_, toml::Value::Integer(i)) => i.to_string(),
+                (_, other) => {
+                    return Err(SettingsError::new(
+                        SettingsErrorKind::NotANumber,
+                        key,
+                        describe(other),
+                        field.expected(),
+                    ));
+                }
+            };
+            field.set(&mut overlay, &key, &raw)?;
+        }
+        if let Some(value) = section.get(LIMIT) {
+            overlay.limit = Some(limit_table(origin, &format!("{table}.{LIMIT}"), value)?);
+        }
+        Ok(overlay)
     }
 
     /// A value as written, for messages.
@@ -101,56 +198,14 @@ mod toml_file {
         }
     }
 
-    impl Section {
-        fn overlay(&self, table: &str) -> Result<Overlay, SettingsError> {
-            let mut overlay = Overlay::default();
-            let values = [
-                (Field::MaxConcurrent, &self.max_concurrent),
-                (Field::MaxWait, &self.max_wait),
-                (Field::MaxWaitMs, &self.max_wait_ms),
-                (Field::MaxWaiting, &self.max_waiting),
-                (Field::MaxWorkers, &self.max_workers),
-                (Field::Admission, &self.admission),
-            ];
-            for (field, value) in values {
-                let Some(value) = value else { continue };
-                let key = format!("{table}.{}", field.key());
-                let raw = match (field, value) {
-                    (Field::Admission | Field::MaxWait, toml::Value::String(s)) => s.clone(),
-                    // `max_wait = 0` fails fast; other bare numbers are
-                    // refused for want of a unit.
-                    (Field::MaxWait, toml::Value::Integer(i)) => i.to_string(),
-                    (Field::Admission, other) => {
-                        return Err(SettingsError::new(
-                            SettingsErrorKind::UnknownWord,
-                            key,
-                            describe(other),
-                            field.expected(),
-                        ));
-                    }
-                    (_, toml::Value::Integer(i)) => i.to_string(),
-                    (_, other) => {
-                        return Err(SettingsError::new(
-                            SettingsErrorKind::NotANumber,
-                            key,
-                            describe(other),
-                            field.expected(),
-                        ));
-                    }
-                };
-                field.set(&mut overlay, &key, &raw)?;
-            }
-            if let Some(value) = &self.limit {
-                overlay.limit = Some(limit_table(&format!("{table}.limit"), value)?);
-            }
-            Ok(overlay)
-        }
-    }
-
     /// A `limit` table, with every problem named by its key
     /// (`domains.search.limit.maximum`), in the words the environment's
     /// `LIMIT_*` variables use.
-    fn limit_table(key: &str, value: &toml::Value) -> Result<LimitConfig, SettingsError> {
+    fn limit_table(
+        origin: &str,
+        key: &str,
+        value: &toml::Value,
+    ) -> Result<LimitConfig, SettingsError> {
         let toml::Value::Table(table) = value else {
             return Err(SettingsError::new(
                 SettingsErrorKind::NotATable,
@@ -163,17 +218,17 @@ mod toml_file {
         // sources share one parser and one set of messages.
         let mut vars = Vec::new();
         for (name, value) in table {
-            let suffix = match name.as_str() {
-                "algorithm" | "min" | "max" | "initial" | "window" => name.to_ascii_uppercase(),
-                _ => {
-                    return Err(SettingsError::new(
-                        SettingsErrorKind::UnknownKey,
-                        format!("{key}.{name}"),
-                        describe(value),
-                        LIMIT_KEYS,
-                    ));
-                }
-            };
+            if !LIMIT_TABLE_KEYS.contains(&name.as_str()) {
+                return Err(unknown_key(
+                    origin,
+                    Some(key),
+                    name,
+                    value,
+                    &LIMIT_TABLE_KEYS,
+                    "algorithm (`aimd`, `vegas` or `gradient2`), min, max, initial, window",
+                ));
+            }
+            let suffix = name.to_ascii_uppercase();
             vars.push((format!("{key}.{name}"), suffix, describe(value)));
         }
         let algorithm = vars.iter().position(|(_, suffix, _)| suffix == "ALGORITHM");

@@ -312,7 +312,7 @@ impl Registry {
         if let Some(e) = b.file_error {
             return Err(e.into());
         }
-        let unknown = b.env.unknown();
+        let unknown = b.unknown_variables();
         if !b.allow_unknown
             && let Some(first) = unknown.first()
         {

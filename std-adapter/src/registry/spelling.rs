@@ -29,3 +29,43 @@ pub fn env_segment(name: &str) -> String {
         })
         .collect()
 }
+
+/// How far `typed` is from `meant`, if it nearly spells it: an edit
+/// distance of at most a third of `meant`'s length. The one rule behind
+/// every "did you mean" of the registry (variables, compartment names in
+/// variables, file keys).
+pub(crate) fn nearly_spells(typed: &str, meant: &str) -> Option<usize> {
+    let distance = edit_distance(typed, meant);
+    (distance * 3 <= meant.len()).then_some(distance)
+}
+
+/// The candidate `typed` nearly spells, the closest if several are near.
+pub(crate) fn nearest<'a>(
+    typed: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .filter_map(|c| Some((nearly_spells(typed, c)?, c)))
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance, by bytes (variable names and keys are ASCII;
+/// anything else only counts as more different).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
