@@ -33,8 +33,11 @@ use super::{BUILTINS, DEFAULT_TEMPLATE, Registry, RegistryError};
 /// turns it off. Every value is checked when the registry is built (or,
 /// for a dynamic name, when it is first created): a bad one is a
 /// [`SettingsError`] naming the variable or key. A key or variable that
-/// names no setting is an error too (see
-/// [`allow_unknown_variables`](Self::allow_unknown_variables)).
+/// names no setting is an error too, and so is a variable whose name
+/// segment nearly spells a registered compartment without being one
+/// (`BULKHEAD_DATABSE_MAX_CONCURRENT`; see
+/// [`allow_unknown_variables`](Self::allow_unknown_variables) and
+/// [`EnvSource`]'s misspelled variables).
 ///
 /// # Which compartments exist
 ///
@@ -52,7 +55,8 @@ use super::{BUILTINS, DEFAULT_TEMPLATE, Registry, RegistryError};
 /// too; once it is in use, the existing compartment wins (with a warning
 /// if the code asks for other settings). Environment variables never
 /// declare a compartment: they override settings of one that exists or
-/// is created later.
+/// is created later (unless their name nearly spells a registered
+/// compartment's: that is a typo, see above).
 ///
 /// ```
 /// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
@@ -107,7 +111,9 @@ impl RegistryBuilder {
     }
 
     /// The `BULKHEAD_*` variables of the environment source that name no
-    /// setting (probably typos), each with the closest valid variable.
+    /// setting, or whose name nearly spells a compartment registered so
+    /// far (a built-in, or one the file declares) without being one:
+    /// probably typos, each with the closest valid variable.
     /// [`build`](Self::build) refuses the first one, unless
     /// [`allow_unknown_variables`](Self::allow_unknown_variables).
     ///
@@ -132,7 +138,8 @@ impl RegistryBuilder {
         self.env.unknown(&registered)
     }
 
-    /// Accepts `BULKHEAD_*` variables that name no setting: [`build`](Self::build)
+    /// Accepts `BULKHEAD_*` variables that name no setting, or whose name
+    /// nearly spells a registered compartment: [`build`](Self::build)
     /// logs a `tracing` warning for each (with the closest valid variable)
     /// and keeps the list ([`Registry::unknown_variables`]), instead of
     /// failing with a
@@ -144,7 +151,9 @@ impl RegistryBuilder {
     /// One rule for every variable: a misspelled setting of a built-in,
     /// of a compartment created later, or of an adaptive limit
     /// (`BULKHEAD_DATABASE_LIMIT_MAXX`) is refused by default, and
-    /// ignored with a warning here.
+    /// ignored with a warning here. So is a misspelled compartment
+    /// (`BULKHEAD_DATABSE_MAX_CONCURRENT`), whose variable then still
+    /// applies if code creates a compartment under that very name.
     ///
     /// ```
     /// use bulkhead_std::registry::{EnvSource, Registry, SettingsErrorKind};
@@ -216,8 +225,11 @@ impl RegistryBuilder {
     ///
     /// let err = Registry::builder().toml_str("[domains.cache]\nmax_concurent = 7\n").build();
     /// let err = err.unwrap_err();
-    /// assert_eq!(err.settings().unwrap().kind(), SettingsErrorKind::UnknownKey);
-    /// assert!(err.to_string().contains("max_concurent"));
+    /// let settings = err.settings().unwrap();
+    /// assert_eq!(settings.kind(), SettingsErrorKind::UnknownKey);
+    /// assert_eq!(settings.key(), "domains.cache.max_concurent");
+    /// assert!(err.to_string().contains("in the TOML string"));
+    /// assert!(err.to_string().contains("did you mean max_concurrent?"));
     /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
     /// ```
     #[cfg(feature = "config-file")]

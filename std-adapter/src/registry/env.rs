@@ -51,11 +51,31 @@ use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 /// [`Registry::unknown_variables`](crate::registry::Registry::unknown_variables)
 /// for a program that has not set `tracing` up.
 ///
-/// The name segment cannot be checked the same way: a variable for a name
-/// that neither the built-ins nor the file declare applies to the
-/// compartment code creates under that name (`get_or_create`), when it
-/// does. A variable never declares a compartment itself; the file's
-/// `[domains.NAME]` tables do.
+/// A variable never declares a compartment itself (the file's
+/// `[domains.NAME]` tables do): a variable for a name that neither the
+/// built-ins nor the file declare applies to the compartment code creates
+/// under that name (`get_or_create`), when it does. One such name is
+/// treated as a typo, under the same policy as an unknown setting: a name
+/// that nearly spells a registered compartment (a built-in, or one the
+/// file declares) without being one. `BULKHEAD_DATABSE_MAX_CONCURRENT`
+/// fails the build, naming `BULKHEAD_DATABASE_MAX_CONCURRENT` and the
+/// compartment `database`. A registered compartment's children
+/// (`BULKHEAD_DATABASE_R1_*`, for `database:r1`) are never typos. To use
+/// a name that nearly spells a registered one, declare it in the file.
+///
+/// ```
+/// use bulkhead_std::registry::{EnvSource, Registry, SettingsErrorKind};
+///
+/// let env = EnvSource::from_pairs([("BULKHEAD_DATABSE_MAX_CONCURRENT", "5")]);
+/// let err = Registry::builder().env(env.clone()).build().unwrap_err();
+/// assert_eq!(err.settings().unwrap().kind(), SettingsErrorKind::UnknownKey);
+/// assert!(err.to_string().contains("BULKHEAD_DATABASE_MAX_CONCURRENT"));
+///
+/// let registry = Registry::builder().env(env).allow_unknown_variables().build()?;
+/// assert_eq!(registry.unknown_variables()[0].variable(), "BULKHEAD_DATABSE_MAX_CONCURRENT");
+/// assert_eq!(registry.get("database")?.state().max_concurrent, 10); // unchanged
+/// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+/// ```
 ///
 /// ```
 /// use bulkhead_std::registry::{DomainConfig, EnvSource, Registry};
@@ -242,8 +262,10 @@ fn closest(rest: &str, suffixes: &[String]) -> Option<String> {
     best.map(|(_, candidate)| candidate)
 }
 
-/// A `BULKHEAD_*` environment variable that names no setting, probably a
-/// typo. Its `Display` says which variable and what was probably meant.
+/// A `BULKHEAD_*` environment variable that names no setting, or whose
+/// name nearly spells a registered compartment without being one:
+/// probably a typo. Its `Display` says which variable and what was
+/// probably meant.
 ///
 /// ```
 /// use bulkhead_std::registry::{EnvSource, Registry};

@@ -17,7 +17,9 @@
 //! limit = { algorithm = "gradient2", min = 4, max = 200 }   # also: initial, window
 //! ```
 //!
-//! Every key is optional; an unknown key, in any table, is an error.
+//! Every key is optional; an unknown key, in any table, is an error that
+//! names it by its path (`domains.payments.max_concurent`), the file, and
+//! the key it nearly spells.
 
 use std::collections::BTreeMap;
 

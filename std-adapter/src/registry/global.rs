@@ -22,7 +22,7 @@ static GLOBAL: RwLock<Option<Arc<Registry>>> = RwLock::new(None);
 ///
 /// # Errors
 /// The environment's [`RegistryError::Settings`] error if a `BULKHEAD_*`
-/// variable is invalid or names no setting. Nothing is cached then: fix the variable, and the
+/// variable is invalid, names no setting or misspells a built-in's name. Nothing is cached then: fix the variable, and the
 /// next call builds the registry.
 pub fn global() -> Result<Arc<Registry>, RegistryError> {
     if let Some(registry) = GLOBAL

@@ -644,8 +644,9 @@ impl Registry {
         }
     }
 
-    /// The `BULKHEAD_*` variables that named no setting when the registry
-    /// was built (probably typos), each with the closest valid variable;
+    /// The `BULKHEAD_*` variables that named no setting, or nearly spelled
+    /// a registered compartment's name, when the registry was built
+    /// (probably typos), each with the closest valid variable;
     /// each was also logged as a `tracing` warning. Always empty unless
     /// the registry was built with
     /// [`RegistryBuilder::allow_unknown_variables`]: by default such a

@@ -20,7 +20,9 @@ pub enum SettingsErrorKind {
     /// An admission word other than `fifo`, `barging` or
     /// `bounded_barging`, or a value of the wrong type for `admission`.
     UnknownWord,
-    /// A key the file format does not know (a typo is never ignored).
+    /// A key the file format does not know, or an environment variable
+    /// that names no setting or misspells a registered compartment's name
+    /// (a typo is never silently ignored).
     UnknownKey,
     /// The file is not valid TOML.
     Syntax,
@@ -92,8 +94,10 @@ impl SettingsError {
     }
 
     /// The environment variable (`BULKHEAD_DATABASE_MAX_CONCURRENT`) or
-    /// file key (`domains.database.max_concurrent`, or the file's path for
-    /// syntax and I/O errors).
+    /// file key by its path (`domains.database.max_concurrent`, also for
+    /// an unknown key), or, for syntax and I/O errors, the file's path
+    /// (`the TOML string` for
+    /// [`toml_str`](crate::registry::RegistryBuilder::toml_str)).
     pub fn key(&self) -> &str {
         &self.key
     }
