@@ -12,3 +12,9 @@ pub mod peers;
 pub mod simulation;
 pub mod svg;
 pub mod wait_times;
+
+/// The workspace README's Rust examples, compiled and run as doctests so
+/// that the code a newcomer copies first keeps compiling.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct WorkspaceReadme;

@@ -386,7 +386,7 @@ fn the_scope_does_not_follow_into_spawned_threads_unless_carried() {
             assert!(!plain.join().unwrap());
             let scope = Scope::capture();
             let carried =
-                thread::spawn(move || scope.run(|| scoped::current::<Pool>().map(|p| p.0)));
+                thread::spawn(move || scope.with(|| scoped::current::<Pool>().map(|p| p.0)));
             assert_eq!(carried.join().unwrap(), Some("reports"));
         })
         .unwrap();

@@ -57,6 +57,36 @@ use bulkhead_std::scoped::ShutdownReport;
 /// # Ok(())
 /// # }
 /// ```
+///
+/// The budget from a settings file (feature `config-file`):
+///
+/// ```
+/// # #[cfg(feature = "config-file")]
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use std::time::Duration;
+/// use bulkhead_tokio::Error;
+/// use bulkhead_tokio::registry::{Registry, RegistryError, RegistryExt};
+///
+/// let registry = Registry::builder()
+///     .toml_str(r#"
+///         [domains.database]
+///         max_concurrent = 1
+///         max_wait = "50ms"
+///     "#) // or .toml_file("bulkhead.toml"); BULKHEAD_* variables still win
+///     .build()?;
+/// let seat = registry.acquire_within("database").await?;
+/// let start = tokio::time::Instant::now();
+/// // Full: waits the file's 50 ms on tokio's clock, then times out.
+/// let err = registry.acquire_within("database").await.unwrap_err();
+/// assert!(matches!(err, RegistryError::Rejected(Error::Timeout { .. })));
+/// assert_eq!(start.elapsed(), Duration::from_millis(50));
+/// drop(seat);
+/// # Ok(())
+/// # }
+/// # #[cfg(not(feature = "config-file"))]
+/// # fn main() {}
+/// ```
 pub trait RegistryExt: sealed::Sealed {
     /// Takes a seat in compartment `name`, waiting at most its configured
     /// `max_wait` on tokio's clock (fail fast by default). The seat owns an

@@ -186,7 +186,7 @@ impl<R> fmt::Debug for Resolved<'_, R> {
 /// task is polled on its own, outside the future that entered the
 /// compartment, so it sees the application's defaults. To hand the scope
 /// on, capture it and wrap the new work: [`Scope::wrap`] for a future
-/// (or [`in_current_scope`]), [`Scope::run`] for a closure on another
+/// (or [`in_current_scope`]), [`Scope::with`] for a closure on another
 /// thread.
 ///
 /// A propagated scope lends the resource, not a seat: the spawned work is
@@ -204,7 +204,7 @@ impl<R> fmt::Debug for Resolved<'_, R> {
 ///     std::thread::spawn(|| assert!(scoped::current::<u32>().is_none())).join().unwrap();
 ///     // ...unless asked for.
 ///     let scope = Scope::capture();
-///     std::thread::spawn(move || scope.run(|| assert_eq!(*scoped::current::<u32>().unwrap(), 42)))
+///     std::thread::spawn(move || scope.with(|| assert_eq!(*scoped::current::<u32>().unwrap(), 42)))
 ///         .join()
 ///         .unwrap();
 /// })?;
@@ -234,7 +234,7 @@ impl Scope {
     /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(3_u8)))?;
     /// db.execute(|_| {
     ///     assert!(scoped::current::<u8>().is_some());
-    ///     assert!(Scope::empty().run(|| scoped::current::<u8>().is_none()));
+    ///     assert!(Scope::empty().with(|| scoped::current::<u8>().is_none()));
     ///     assert!(Scope::empty().is_empty() && !Scope::capture().is_empty());
     /// })?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -265,10 +265,12 @@ impl Scope {
         names
     }
 
-    /// Runs `f` inside this scope on the current thread, then restores the
-    /// previous scope (also if `f` panics; examples at [`Scope`] and
-    /// [`empty`](Self::empty)).
-    pub fn run<T>(&self, f: impl FnOnce() -> T) -> T {
+    /// Calls `f` with this scope set on the current thread, then restores
+    /// the previous scope (also if `f` panics; examples at [`Scope`] and
+    /// [`empty`](Self::empty)). It takes no seat: a scope only sets which
+    /// compartment's resource is the default ([`wrap`](Self::wrap) is the
+    /// same for a future).
+    pub fn with<T>(&self, f: impl FnOnce() -> T) -> T {
         install(self.innermost.clone(), f)
     }
 
@@ -354,7 +356,7 @@ impl<F: Future> Future for InScope<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let future = this.future;
-        this.scope.run(|| future.poll(cx))
+        this.scope.with(|| future.poll(cx))
     }
 }
 

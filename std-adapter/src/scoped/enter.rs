@@ -26,7 +26,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     ///
     /// This does not set the ambient scope (a guard may move to another
     /// thread); [`execute`](Self::execute) does, or
-    /// `entered.scope().run(..)`.
+    /// `entered.scope().with(..)`.
     ///
     /// On a thread that drives an event loop the verdict is immediate, as
     /// for [`BlockingAcquire::acquire_blocking`]: no wait for a seat or for
@@ -241,7 +241,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
     /// ```
     pub fn execute<T>(&self, work: impl FnOnce(&R) -> T) -> Result<T, ScopeError> {
         let entered = self.enter_blocking()?;
-        Ok(entered.scope().run(|| work(&entered)))
+        Ok(entered.scope().with(|| work(&entered)))
     }
 
     /// Runs the future `work` inside the compartment: enters as
@@ -338,7 +338,7 @@ impl<'a, R> Entered<'a, R> {
 
 impl<R: Send + Sync + 'static> Entered<'_, R> {
     /// The current ambient scope with this compartment's resource lent on
-    /// top: run code in it with [`Scope::run`] or [`Scope::wrap`].
+    /// top: run code in it with [`Scope::with`] or [`Scope::wrap`].
     ///
     /// ```
     /// use bulkhead_std::Config;
@@ -346,7 +346,7 @@ impl<R: Send + Sync + 'static> Entered<'_, R> {
     ///
     /// let db = Scoped::new(Config::new("db", 1), "db", Opener::blocking(|_| Ok::<_, std::io::Error>(1_i64)))?;
     /// let inside = db.enter_blocking()?;
-    /// assert_eq!(inside.scope().run(|| scoped::current::<i64>().map(|r| *r)), Some(1));
+    /// assert_eq!(inside.scope().with(|| scoped::current::<i64>().map(|r| *r)), Some(1));
     /// assert_eq!(inside.scope().compartments(), ["db"]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
