@@ -30,7 +30,8 @@ use crate::status::Status;
 /// `Start` with any other status is impossible: only `start` changes the
 /// status, and it moves to `Queued` first. `Done` with a linked status is
 /// impossible: `Done` is set after reading a verdict (the node is not
-/// linked), after `enqueue` returned without linking, or by `give_up` once
+/// linked), by a fail-fast take straight from `Start` (`take_now`: the
+/// node is never linked), after `enqueue` returned without linking, or by `give_up` once
 /// `abandon` has unlinked the node (`SettleOnUnwind` unlinks it or aborts
 /// if `abandon` unwinds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

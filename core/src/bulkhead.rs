@@ -96,6 +96,9 @@ use crate::word::MAX_CONCURRENT_LIMIT;
 /// [`try_acquire`]: Bulkhead::try_acquire
 /// [`acquire`]: Bulkhead::acquire
 /// [`acquire_timeout`]: Bulkhead::acquire_timeout
+// `repr(transparent)` and no field or invariant beside the engine: seats
+// and waits hold the engine and turn it back into its compartment with
+// `from_engine`, whose soundness rests on both.
 #[repr(transparent)]
 pub struct Bulkhead<L: RawLock> {
     /// All of the compartment's state; this type is its public face.
@@ -297,13 +300,15 @@ impl<L: RawLock> Bulkhead<L> {
     /// facade; this is how they name their compartment.
     #[inline]
     pub(crate) fn from_engine(engine: &Engine<L>) -> &Self {
-        // SAFETY: `Bulkhead` is `#[repr(transparent)]` over `Engine`, so
-        // the two have one layout, and a reference to one is a valid
-        // reference to the other. Every `Engine` is the field of a
-        // `Bulkhead`: only `Bulkhead`'s constructors make one, and it is
-        // never moved out (nothing takes the field by value). So the
-        // compartment this reference points to exists, for the lifetime
-        // of the borrow of its field.
+        // SAFETY: `Bulkhead` is `#[repr(transparent)]` over `Engine`, and
+        // `repr(transparent)` refuses at compile time any second field that
+        // is not zero-sized, so the two have one layout and a reference to
+        // one is a valid reference to the other, with the same provenance
+        // and lifetime. `Bulkhead` has no invariant of its own beyond its
+        // engine's (a validated config is already `Engine::new`'s
+        // precondition), so any engine, wherever it was made, is a valid
+        // compartment. (Every engine is in fact a `Bulkhead`'s field: only
+        // its constructors make one, and nothing moves it out.)
         unsafe { &*core::ptr::from_ref(engine).cast::<Self>() }
     }
 

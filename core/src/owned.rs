@@ -332,8 +332,9 @@ where
             // the handle, or what it keeps alive) and is kept in this future,
             // unmoved while the future is pinned, until `acquire` is
             // dropped: `acquire` is dropped first (field order, and
-            // explicitly in `finish`), and `handle` is only moved out after
-            // that. An `Acquire` that is done or dropped never touches its
+            // explicitly in `take_handle`), and `handle` is only moved out
+            // after that; the fail-fast path (`Bounded::try_now`) takes the
+            // handle before any inner wait exists. An `Acquire` that is done or dropped never touches its
             // compartment again. The `Seat<'static>` it resolves to is
             // forgotten before the handle moves, and never passed to a call
             // that moves it (see `settle`): with a handle that holds its

@@ -18,6 +18,7 @@ mod layout;
 mod lifecycle;
 mod list;
 mod max_wait;
+mod max_wait_edges;
 mod memory;
 mod model;
 mod mutants;
