@@ -509,3 +509,31 @@ fn every_rejection_reaches_the_lock_hook() {
     // SAFETY: nothing of core's runs now; this only checks the lock is free.
     assert!(unsafe { b.raw_lock().try_with_lock(|| ()) }.is_some());
 }
+
+/// `with_name` names the compartment `name`, never `config.name`, also in
+/// the error of a bad config (a static name here; shared names are in
+/// `names.rs`).
+#[test]
+fn with_name_uses_the_given_name_not_the_configs() {
+    use crate::Name;
+    let b: Bulkhead<TestLock> = Bulkhead::with_name(
+        Name::from_static("db"),
+        Config::new("other", 2),
+        TestLock(std::sync::Mutex::new(())),
+    )
+    .unwrap();
+    assert_eq!(b.name(), "db");
+    assert_eq!(
+        b.try_acquire().map(|s| s.bulkhead().name() == "db").ok(),
+        Some(true)
+    );
+    let refused = Bulkhead::<TestLock>::with_name(
+        Name::from_static("db"),
+        Config::new("other", 0),
+        TestLock(std::sync::Mutex::new(())),
+    );
+    match refused {
+        Err(e) => assert!(e.to_string().contains("db"), "{e}"),
+        Ok(_) => panic!("a zero capacity must be refused"),
+    }
+}
