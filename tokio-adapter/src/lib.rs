@@ -22,6 +22,11 @@ pub use bulkhead_std;
 /// module, through the `metrics` facade.
 #[cfg(feature = "metrics")]
 pub use bulkhead_std::metrics;
+/// bulkhead-std's adaptive compartment (core's `Adaptive` over the std
+/// lock and clock; [`TokioAcquireAdaptive`] waits on it with tokio's
+/// clock), its thread and timer entry points, and rejections as values
+/// over either kind of compartment.
+pub use bulkhead_std::{Adaptive, ExecuteAdaptive, Outcome, Policy, PolicyCompartment, StdClock};
 /// Adaptive limits: the algorithm and its settings (a registry domain's
 /// `limit`), and how a call's result reports the way it went.
 pub use bulkhead_std::{Algorithm, Classify, LimitConfig};
