@@ -96,8 +96,8 @@ impl SettingsError {
     /// The environment variable (`BULKHEAD_DATABASE_MAX_CONCURRENT`) or
     /// file key by its path (`domains.database.max_concurrent`, also for
     /// an unknown key), or, for syntax and I/O errors, the file's path
-    /// (`the TOML string` for
-    /// [`toml_str`](crate::registry::RegistryBuilder::toml_str)).
+    /// (`the TOML string` for `RegistryBuilder::toml_str`, feature
+    /// `config-file`).
     pub fn key(&self) -> &str {
         &self.key
     }
