@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::list::Node;
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
-use crate::seat::Seat;
+use crate::seat::{Seat, check_weight};
 use crate::status::Status;
 
 /// Where the future is; together with the node's [`Status`] it says what a
@@ -110,10 +110,12 @@ unsafe impl<L: RawLock + Sync> Send for Acquire<'_, L> {}
 unsafe impl<L: RawLock + Sync> Sync for Acquire<'_, L> {}
 
 impl<'a, L: RawLock> Acquire<'a, L> {
-    pub(crate) fn new(engine: &'a Engine<L>) -> Self {
+    /// A wait for `weight` seats at once. A weight of 0 or one that does
+    /// not fit in 32 bits (above any limit) is refused at the first poll.
+    pub(crate) fn new(engine: &'a Engine<L>, weight: usize) -> Self {
         Self {
             engine,
-            node: Node::new(),
+            node: Node::new(u32::try_from(weight).unwrap_or(u32::MAX)),
             phase: Phase::Start,
             queued: false,
         }
@@ -151,7 +153,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place.
         let this = unsafe { self.get_unchecked_mut() };
         match this.give_up() {
-            Some(Abandoned::Granted) => Some(Seat::new(this.engine)),
+            Some(Abandoned::Granted) => Some(Seat::new(this.engine, this.node.weight)),
             _ => None,
         }
     }
@@ -168,8 +170,10 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place.
         let this = unsafe { self.get_unchecked_mut() };
         match this.give_up() {
-            Some(Abandoned::Granted) => Ok(Seat::new(this.engine)),
+            Some(Abandoned::Granted) => Ok(Seat::new(this.engine, this.node.weight)),
             Some(Abandoned::Closed) => Err(this.engine.closed_error()),
+            Some(Abandoned::Dropped) => Err(this.engine.queue_full_error()),
+            Some(Abandoned::Oversized) => Err(this.engine.weight_above_limit(this.node.weight)),
             Some(Abandoned::Unlinked) | None => Err(this.engine.time_out(budget)),
         }
     }
@@ -196,6 +200,11 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         let outcome = guard.engine.abandon(node);
         core::mem::forget(guard);
         self.phase = Phase::Done;
+        if let Abandoned::Dropped | Abandoned::Oversized = outcome {
+            // Turned away while it waited: counted once, here, whichever
+            // way the owner learns it.
+            self.engine.count_rejection();
+        }
         Some(outcome)
     }
 
@@ -243,7 +252,11 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// then `enqueue`.
     fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
         let engine = self.engine;
-        match engine.try_take() {
+        let weight = self.node.weight;
+        if let Err(e) = check_weight(engine, weight as usize) {
+            return self.finish(Err(e));
+        }
+        match engine.try_take(weight) {
             Ok(()) => return self.seated(),
             Err(Refusal::Closed) => return self.finish(Err(engine.closed_error())),
             Err(Refusal::Full) => {}
@@ -267,9 +280,9 @@ impl<'a, L: RawLock> Acquire<'a, L> {
                 // Finished before the rejection hook (foreign code) runs:
                 // if it panics, the rejection is counted once, not again
                 // by a re-poll that starts over.
-                let queue_full = matches!(e, Error::QueueFull { .. });
+                let rejected = matches!(e, Error::QueueFull { .. } | Error::WeightAboveLimit { .. });
                 let done = self.finish(Err(e));
-                if queue_full {
+                if rejected {
                     engine.count_rejection();
                 }
                 done
@@ -289,17 +302,25 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// again when dropped).
     fn seated(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
         self.phase = Phase::Done;
-        Poll::Ready(Ok(Seat::new(self.engine)))
+        Poll::Ready(Ok(Seat::new(self.engine, self.node.weight)))
     }
 
     /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
     /// was reserved by the drainer, so it is not counted again.
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
-        match self.node.status.get() {
-            Status::Granted => self.seated(),
-            Status::Closed => self.finish(Err(self.engine.closed_error())),
-            _ => Poll::Pending,
-        }
+        let engine = self.engine;
+        let refused = match self.node.status.get() {
+            Status::Granted => return self.seated(),
+            Status::Closed => return self.finish(Err(engine.closed_error())),
+            Status::Dropped => engine.queue_full_error(),
+            Status::Oversized => engine.weight_above_limit(self.node.weight),
+            Status::Idle | Status::Waiting | Status::Notified => return Poll::Pending,
+        };
+        // Finished before the rejection hook (foreign code) runs, as in
+        // `start`.
+        let done = self.finish(Err(refused));
+        engine.count_rejection();
+        done
     }
 }
 
@@ -307,7 +328,7 @@ impl<L: RawLock> Drop for Acquire<'_, L> {
     fn drop(&mut self) {
         if let Some(Abandoned::Granted) = self.give_up() {
             // The seat was ours; pass it on (bug class 1 in docs/bug-classes.md).
-            self.engine.release();
+            self.engine.release(self.node.weight);
         }
     }
 }
@@ -332,7 +353,9 @@ impl<L: RawLock> Drop for SettleOnUnwind<'_, '_, L> {
         let outcome = self.engine.abandon(self.node);
         *self.phase = Phase::Done;
         if let Abandoned::Granted = outcome {
-            self.engine.release();
+            // SAFETY: the node lives in the future being dropped, which
+            // is still valid while this guard runs.
+            self.engine.release(unsafe { self.node.as_ref() }.weight);
         }
     }
 }
@@ -355,7 +378,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             "`Acquire` polled after it completed"
         );
         self.phase = Phase::Done;
-        Seat::try_take(self.engine)
+        Seat::try_take(self.engine, self.node.weight as usize)
     }
 }
 

@@ -110,7 +110,8 @@ use core::time::Duration;
 use heapless::Deque;
 
 use crate::admission::Admission;
-use crate::config::{Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
+use crate::config::{Config, MAX_WAITING_LIMIT, NEWEST_FIRST, NO_QUEUE_LIMIT, State};
+use crate::queue_order::QueueOrder;
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
@@ -118,7 +119,7 @@ use crate::name::Name;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::sync::{AtomicU32, AtomicUsize, Counter, UnsafeCell, loom_const_fn};
-use crate::word::{self, BARGING, BOUNDED, CLOSED, ONE, WAITERS};
+use crate::word::{self, BARGING, BOUNDED, CLOSED, WAITERS};
 
 /// A compartment's state: the seat word, the waiter list and its lock,
 /// the limits, the counters and the name. The public `Bulkhead` is this
@@ -136,8 +137,11 @@ pub(crate) struct Engine<L: RawLock> {
     /// targets (`MAX_CONCURRENT_LIMIT` and [`MAX_WAITING_LIMIT`] keep
     /// them in range).
     max: AtomicU32,
-    /// The queue limit, [`NO_QUEUE_LIMIT`] for none; read it with
-    /// [`queue_limit`](Self::queue_limit).
+    /// The queue limit, [`NO_QUEUE_LIMIT`] for none, and in the top bit
+    /// ([`NEWEST_FIRST`]) the order of the line; read them with
+    /// [`queue_limit`](Self::queue_limit) and
+    /// [`queue_order`](Self::queue_order). Written under the lock, so that
+    /// changes of the two settings do not undo each other.
     max_waiting: AtomicU32,
     /// How many nodes the list links: the list's one count, kept by the
     /// engine where it links and unlinks nodes (only under the lock), and
@@ -190,7 +194,7 @@ impl<L: RawLock> Engine<L> {
                 notified: AtomicUsize::new(ALL_NOTIFIED),
                 // Validated: both fit in 32 bits.
                 max: AtomicU32::new(config.max_concurrent as u32),
-                max_waiting: AtomicU32::new(queue_limit_field(config.max_waiting)),
+                max_waiting: AtomicU32::new(queue_field(config.max_waiting, config.queue_order)),
                 waiting: AtomicU32::new(0),
                 rejected: Counter::new(),
                 timed_out: Counter::new(),
@@ -287,7 +291,7 @@ impl<L: RawLock> Engine<L> {
     /// [`Config::max_waiting`]).
     #[inline]
     pub(crate) fn queue_limit(&self) -> usize {
-        match self.max_waiting.load(Relaxed) {
+        match self.max_waiting.load(Relaxed) & !NEWEST_FIRST {
             NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
             n => n as usize,
         }
@@ -324,11 +328,38 @@ impl<L: RawLock> Engine<L> {
         old
     }
 
+    /// The order in which waiters are served.
+    #[inline]
+    pub(crate) fn queue_order(&self) -> QueueOrder {
+        if self.max_waiting.load(Relaxed) & NEWEST_FIRST != 0 {
+            QueueOrder::Lifo
+        } else {
+            QueueOrder::Fifo
+        }
+    }
+
     /// Stores the queue limit (`None` for none), which the caller checked
-    /// against [`MAX_WAITING_LIMIT`].
+    /// against [`MAX_WAITING_LIMIT`]. Under the lock, as
+    /// [`set_queue_order`](Self::set_queue_order).
     pub(crate) fn set_queue_limit(&self, max_waiting: Option<usize>) {
-        self.max_waiting
-            .store(queue_limit_field(max_waiting), Relaxed);
+        self.with_list(|_, _| {
+            let order = self.queue_order();
+            self.max_waiting
+                .store(queue_field(max_waiting, order), Relaxed);
+        });
+    }
+
+    /// Changes the order of the line. Waiters already in line keep their
+    /// places; the order decides where newcomers join and which end a
+    /// freed seat goes to. Returns the old order.
+    pub(crate) fn set_queue_order(&self, order: QueueOrder) -> QueueOrder {
+        self.with_list(|_, _| {
+            let old = self.queue_order();
+            let limit = self.max_waiting.load(Relaxed) & !NEWEST_FIRST;
+            let bit = if order == QueueOrder::Lifo { NEWEST_FIRST } else { 0 };
+            self.max_waiting.store(limit | bit, Relaxed);
+            old
+        })
     }
 
     /// Closes the compartment and wakes every waiter with `Closed`.
@@ -413,12 +444,17 @@ impl<L: RawLock> Drop for Engine<L> {
     }
 }
 
-/// The stored queue limit for a validated `max_waiting`: at most
-/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`].
-const fn queue_limit_field(max_waiting: Option<usize>) -> u32 {
-    match max_waiting {
+/// The stored queue field for a validated `max_waiting` (at most
+/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`] or
+/// the order bit) and an order.
+const fn queue_field(max_waiting: Option<usize>, order: QueueOrder) -> u32 {
+    let limit = match max_waiting {
         Some(n) => n as u32,
         None => NO_QUEUE_LIMIT,
+    };
+    match order {
+        QueueOrder::Fifo => limit,
+        QueueOrder::Lifo => limit | NEWEST_FIRST,
     }
 }
 
@@ -474,10 +510,15 @@ pub(crate) struct Batch<'a, L: RawLock> {
     /// lock that refuses the context every time would be a second panic
     /// and abort.
     ran: bool,
-    /// Barging: notified waiters that left the `Notified` status in this
-    /// section (took a seat, lost the race, left, or were closed out); the
-    /// section's drain takes them off the `notified` count.
+    /// Barging: the weight of the notified waiters that left the
+    /// `Notified` status in this section (took a seat, lost the race, left,
+    /// or were closed out); the section's drain takes it off the
+    /// `notified` count.
     settled: usize,
+    /// The word at which the last section's drain stopped because the next
+    /// waiter asks for more seats than are free (rule 10); `None` if it
+    /// stopped for any other reason.
+    stuck: Option<usize>,
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
@@ -488,6 +529,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
             stale: Deque::new(),
             ran: false,
             settled: 0,
+            stuck: None,
         }
     }
 
@@ -528,7 +570,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.ran || !self.engine.drain_owed() {
+            if !self.ran || !self.engine.drain_owed(self.stuck) {
                 return;
             }
             if !self.engine.try_section(self) {
@@ -560,6 +602,10 @@ pub(crate) enum Abandoned {
     Granted,
     /// The compartment closed first.
     Closed,
+    /// A newcomer took its place in a full newest-first queue.
+    Dropped,
+    /// The limit shrank below its weight.
+    Oversized,
 }
 
 impl<L: RawLock> Engine<L> {
@@ -644,6 +690,7 @@ impl<L: RawLock> Engine<L> {
         f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
     ) -> R {
         batch.ran = true;
+        batch.stuck = None;
         self.list.with_mut(|list| {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
@@ -660,10 +707,13 @@ impl<L: RawLock> Engine<L> {
     /// waits. Never touches the lock. `Acquire` on success pairs with the
     /// `Release` half of the release that freed the seat (bug class 15 in
     /// docs/bug-classes.md).
+    ///
+    /// `weight` seats at once (at least 1: the caller checked); a constant
+    /// 1 compiles to the one-seat loop.
     #[inline]
-    pub(crate) fn try_take(&self) -> Result<(), Refusal> {
+    pub(crate) fn try_take(&self, weight: u32) -> Result<(), Refusal> {
         let w = self.word.load(Relaxed);
-        self.take_seat(w, Take::NEWCOMER)
+        self.take_seat(w, Take::NEWCOMER, weight)
             .map_err(|(refusal, _)| refusal)
     }
 
@@ -684,22 +734,27 @@ impl<L: RawLock> Engine<L> {
     /// verdict's `Release` store, so its CAS needs no `Release` of its own.
     /// The first load and a failure are `Relaxed`: they only pick the value
     /// to try, and a refusal promises nothing.
+    ///
+    /// `weight` seats are taken together or not at all.
     #[inline(always)]
-    fn take_seat(&self, mut w: usize, take: Take) -> Result<(), (Refusal, usize)> {
+    fn take_seat(&self, mut w: usize, take: Take, weight: u32) -> Result<(), (Refusal, usize)> {
+        let seats = word::seats(weight as usize);
         loop {
             if w & CLOSED != 0 {
                 return Err((Refusal::Closed, w));
             }
-            // Full, or a newcomer in FIFO mode with a line: `WAITERS` set
-            // and `BARGING` clear, one mask of the word already loaded.
-            if word::available(w) <= 0 || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
+            // Too few free seats, or a newcomer in FIFO mode with a line:
+            // `WAITERS` set and `BARGING` clear, one mask of the word
+            // already loaded.
+            if word::available(w) < weight as isize
+                || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
             {
                 return Err((Refusal::Full, w));
             }
             let new = if take.clear_waiters {
-                (w - ONE) & !WAITERS
+                (w - seats) & !WAITERS
             } else {
-                w - ONE
+                w - seats
             };
             match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
                 Ok(_) => return Ok(()),
@@ -715,10 +770,13 @@ impl<L: RawLock> Engine<L> {
     /// that have not re-polled yet cover every free seat (rule 8): one RMW
     /// and one load. Safe in `Drop`, while unwinding, and in an interrupt
     /// handler whose lock is a critical section.
+    ///
+    /// `weight` seats (a seat of that weight) go back in the one RMW.
     #[inline]
-    pub(crate) fn release(&self) {
-        let prev = self.add_seats(1);
-        if prev & WAITERS != 0 && self.drain_due(prev, 1) {
+    pub(crate) fn release(&self, weight: u32) {
+        let n = weight as usize;
+        let prev = self.add_seats(n);
+        if prev & WAITERS != 0 && self.drain_due(prev, n) {
             self.try_drain();
         }
     }
@@ -770,7 +828,9 @@ impl<L: RawLock> Engine<L> {
         // `batch` drops here: wake, then re-check.
     }
 
-    /// Rule 1's re-check: whether a drain may be owed. The RMW is what
+    /// Rule 1's re-check: whether a drain may be owed. A word equal to
+    /// `stuck`, the one at which the last section's drain stopped for lack
+    /// of seats for the next waiter, owes nothing (rule 10). The RMW is what
     /// orders this check against a release that failed to take the lock
     /// (rule 1), and against a barging release that skipped the lock
     /// (rule 8). `Release`: a release whose RMW reads this one's write must
@@ -779,9 +839,10 @@ impl<L: RawLock> Engine<L> {
     /// acquires), and if this thread's own try then fails, the section it
     /// sees began after its own ended, so that section drains what this one
     /// saw (docs/design.md).
-    fn drain_owed(&self) -> bool {
+    fn drain_owed(&self, stuck: Option<usize>) -> bool {
         let w = self.word.fetch_add(0, Release);
-        w & WAITERS != 0
+        stuck != Some(w)
+            && w & WAITERS != 0
             && (w & CLOSED != 0
                 || if word::fifo(w) {
                     word::available(w) > 0
@@ -828,14 +889,20 @@ impl<L: RawLock> Engine<L> {
                 return;
             }
             let Some(node) = list.front() else { return };
-            // Reserve the seat for `node`, clearing WAITERS in the same CAS
-            // if it is the last waiter (rule 5). The drainer acquires the
-            // releaser's work and passes it on to the owner with the
+            // SAFETY: `node` is linked, hence valid; its weight never
+            // changes.
+            let weight = unsafe { node.as_ref() }.weight;
+            // Reserve the seats for `node`, clearing WAITERS in the same
+            // CAS if it is the last waiter (rule 5). The drainer acquires
+            // the releasers' work and passes it on to the owner with the
             // verdict's `Release` store.
             let take = Take::drain(list.is_single());
-            match self.take_seat(self.word.load(Relaxed), take) {
+            match self.take_seat(self.word.load(Relaxed), take, weight) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
+                Err((Refusal::Full, _)) if self.oversized(weight) => {
+                    self.hand_verdict(list, node, Verdict::Oversized, batch);
+                }
                 Err((Refusal::Full, w)) => {
                     // SAFETY: `node` is linked (the list's front).
                     if w & BOUNDED != 0 && unsafe { list.lost_races(node) } < LOST_RACES {
@@ -844,6 +911,11 @@ impl<L: RawLock> Engine<L> {
                         // for the one there now.
                         self.end_hand_off(w);
                     }
+                    // The head waits for more seats than are free: they
+                    // stay in the word, reserved for the line (a FIFO
+                    // newcomer may not take them), and nothing is owed
+                    // until the word changes (rule 10).
+                    batch.stuck = Some(w);
                     return;
                 }
             }
@@ -921,18 +993,40 @@ impl<L: RawLock> Engine<L> {
             // RMW either reads this section's re-check (and tries the lock
             // after this section) or is read by it (rule 1).
             let free = word::available(w);
-            // `notified` counts linked nodes, far below `isize::MAX`.
-            while (notified as isize) < free && !batch.wake.is_full() {
+            // Bounded as the FIFO drain (rule 7): at most `BATCH` nodes
+            // notified or refused.
+            let mut reached = 0;
+            // `notified` is at most the seats of the compartment, far below
+            // `isize::MAX`.
+            while (notified as isize) < free && !batch.wake.is_full() && reached < BATCH {
                 // O(1): the list keeps notified nodes first and remembers
                 // the first waiting one.
-                let Some(waker) = list.notify_next() else {
+                let Some(node) = list.next_waiting() else {
                     // Every waiter is notified; they compete for the seats.
                     break;
                 };
-                if let Some(waker) = waker {
+                reached += 1;
+                // SAFETY: `node` is linked; its weight never changes.
+                let weight = unsafe { node.as_ref() }.weight;
+                if self.oversized(weight) {
+                    // Heavier than the limit (that shrank): it would never
+                    // fit. It was `Waiting`, so the count is unchanged.
+                    self.hand_verdict(list, node, Verdict::Oversized, batch);
+                    continue;
+                }
+                if weight as isize > free - notified as isize {
+                    // It does not fit in the uncovered seats; the waiters
+                    // behind it wait their turn to be woken (newcomers may
+                    // still take the seats: this is barging). Nothing is
+                    // owed until the word changes (rule 10).
+                    batch.stuck = Some(w);
+                    break;
+                }
+                let waker = list.notify_next();
+                if let Some(Some(waker)) = waker {
                     let _ = batch.wake.push_back(waker);
                 }
-                notified += 1;
+                notified += weight as usize;
                 changed = true;
             }
         }
@@ -970,7 +1064,8 @@ impl<L: RawLock> Engine<L> {
         // SAFETY: `node` is linked, so valid (callers pass a linked node).
         let status = unsafe { &node.as_ref().status };
         if status.get() == Status::Notified {
-            batch.settled += 1;
+            // SAFETY: as above.
+            batch.settled += unsafe { node.as_ref() }.weight as usize;
         }
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
@@ -996,6 +1091,8 @@ impl<L: RawLock> Engine<L> {
                 Verdict::Granted => status.grant(),
                 Verdict::Closed => status.close(),
                 Verdict::Left => status.leave(),
+                Verdict::Dropped => status.refuse(Status::Dropped),
+                Verdict::Oversized => status.refuse(Status::Oversized),
             }
         }
     }
@@ -1015,13 +1112,24 @@ impl<L: RawLock> Engine<L> {
     /// free seat, or publish `WAITERS` and link the node, in one CAS loop
     /// under the lock, so a concurrent release either sees the flag or
     /// leaves a seat that this loop sees (bug class 3 in docs/bug-classes.md).
+    ///
+    /// A node heavier than the limit (and the limit is not a pause, 0) is
+    /// refused with [`Error::WeightAboveLimit`]. In newest-first order a
+    /// full queue makes room by dropping its oldest waiter (drop-oldest);
+    /// in oldest-first order it refuses the newcomer.
     pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
+        // SAFETY: the caller owns the node; its weight never changes.
+        let weight = unsafe { node.as_ref() }.weight;
         self.with_list(|list, batch| {
             // `Relaxed`: a seat is only taken by `take_seat`'s CAS, which
             // acquires; `CLOSED` and `WAITERS` are exact under the lock.
             let mut w = self.word.load(Relaxed);
+            // Drop-oldest makes room for one newcomer by dropping exactly
+            // one waiter, so the section stays bounded (rule 7) even when
+            // the queue is above a limit that shrank.
+            let mut made_room = false;
             loop {
-                w = match self.take_seat(w, Take::NEWCOMER) {
+                w = match self.take_seat(w, Take::NEWCOMER, weight) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // Mark the seat as the node's before anything can
@@ -1038,14 +1146,32 @@ impl<L: RawLock> Engine<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if self.waiting.load(Relaxed) as usize >= self.queue_limit() {
+                if self.oversized(weight) {
                     batch.discard(Some(waker));
-                    // Counted by the caller, after the lock: the adapter's
-                    // rejection hook is foreign code.
-                    return Err(Error::QueueFull {
-                        name: self.name_handle(),
-                        max_waiting: self.queue_limit(),
-                    });
+                    // Counted by the caller, as `QueueFull`.
+                    return Err(self.weight_above_limit(weight));
+                }
+                let newest_first = self.queue_order() == QueueOrder::Lifo;
+                if !made_room && self.waiting.load(Relaxed) as usize >= self.queue_limit() {
+                    match list.back() {
+                        Some(oldest) if newest_first => {
+                            // Drop-oldest: the oldest waiter leaves with
+                            // `QueueFull` (its owner counts it) and the
+                            // newcomer takes its place. If that emptied the
+                            // list, `unlink` cleared `WAITERS`: read the
+                            // word again and publish it anew below.
+                            self.hand_verdict(list, oldest, Verdict::Dropped, batch);
+                            made_room = true;
+                            w = self.word.load(Relaxed);
+                            continue;
+                        }
+                        _ => {
+                            batch.discard(Some(waker));
+                            // Counted by the caller, after the lock: the
+                            // adapter's rejection hook is foreign code.
+                            return Err(self.queue_full_error());
+                        }
+                    }
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
                 // release freed a seat since `w` was read. Not a take, and
@@ -1062,7 +1188,13 @@ impl<L: RawLock> Engine<L> {
                 }
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.
-                unsafe { list.push_back(node, waker) };
+                unsafe {
+                    if newest_first {
+                        list.push_newest(node, waker);
+                    } else {
+                        list.push_back(node, waker);
+                    }
+                }
                 self.count_waiting(1);
                 return Ok(Enqueued::Linked);
             }
@@ -1088,7 +1220,9 @@ impl<L: RawLock> Engine<L> {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
                 let take = Take::barging_repoll(list.is_single());
-                match self.take_seat(self.word.load(Relaxed), take) {
+                // SAFETY: as above; the weight never changes.
+                let weight = unsafe { node.as_ref() }.weight;
+                match self.take_seat(self.word.load(Relaxed), take, weight) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // GRANTED, not IDLE: if waking the batch panics
@@ -1124,9 +1258,9 @@ impl<L: RawLock> Engine<L> {
                         // which stays first.
                         if list.lost_races(node) < LOST_RACES {
                             list.requeue(node);
-                            // It no longer covers a seat (rule 8); the
+                            // It no longer covers its seats (rule 8); the
                             // hand-off's FIFO drain publishes the count.
-                            batch.settled += 1;
+                            batch.settled += node.as_ref().weight as usize;
                         }
                     } else if self.word.load(Relaxed) & BOUNDED != 0
                         && list.lose_race(node) >= LOST_RACES
@@ -1144,7 +1278,7 @@ impl<L: RawLock> Engine<L> {
                         // again, first in line for the next notification. It
                         // no longer covers a seat (rule 8).
                         list.requeue(node);
-                        batch.settled += 1;
+                        batch.settled += node.as_ref().weight as usize;
                     }
                 }
             }
@@ -1163,6 +1297,8 @@ impl<L: RawLock> Engine<L> {
         match unsafe { node.as_ref() }.status.get() {
             Status::Granted => return Abandoned::Granted,
             Status::Closed => return Abandoned::Closed,
+            Status::Dropped => return Abandoned::Dropped,
+            Status::Oversized => return Abandoned::Oversized,
             // Never linked (a panic cut `enqueue` short before it), or
             // already unlinked by an earlier `abandon` that then unwound.
             // No lock needed, so a lock that refuses to lock here cannot
@@ -1176,6 +1312,8 @@ impl<L: RawLock> Engine<L> {
             match status {
                 Status::Granted => return Abandoned::Granted,
                 Status::Closed => return Abandoned::Closed,
+                Status::Dropped => return Abandoned::Dropped,
+                Status::Oversized => return Abandoned::Oversized,
                 Status::Idle => unreachable!("only the owner unlinks to IDLE"),
                 Status::Waiting | Status::Notified => {}
             }
@@ -1196,6 +1334,32 @@ impl<L: RawLock> Engine<L> {
     fn count_waiting(&self, delta: i32) {
         let n = self.waiting.load(Relaxed);
         self.waiting.store(n.wrapping_add_signed(delta), Relaxed);
+    }
+
+    /// Whether a waiter of `weight` can never fit under the current limit.
+    /// A limit of 0 is a pause, not a refusal: everyone waits for it to
+    /// rise again.
+    #[inline]
+    pub(crate) fn oversized(&self, weight: u32) -> bool {
+        let max = self.max_concurrent();
+        max != 0 && weight as usize > max
+    }
+
+    /// Describes a full queue (not counted).
+    pub(crate) fn queue_full_error(&self) -> Error {
+        Error::QueueFull {
+            name: self.name_handle(),
+            max_waiting: self.queue_limit(),
+        }
+    }
+
+    /// Describes a weight above the limit (not counted).
+    pub(crate) fn weight_above_limit(&self, weight: u32) -> Error {
+        Error::WeightAboveLimit {
+            name: self.name_handle(),
+            weight: weight as usize,
+            max_concurrent: self.max_concurrent(),
+        }
     }
 
     pub(crate) fn closed_error(&self) -> Error {
@@ -1274,4 +1438,8 @@ enum Verdict {
     Closed,
     /// The owner gave up.
     Left,
+    /// A newcomer took its place in a full newest-first queue.
+    Dropped,
+    /// The limit shrank below its weight.
+    Oversized,
 }

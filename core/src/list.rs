@@ -56,6 +56,11 @@ pub(crate) struct Node {
     /// # Safety
     /// Read or written only with the lock held, while linked.
     lost_races: UnsafeCell<u8>,
+    /// The seats this waiter asks for, at least 1. Set at construction and
+    /// never changed, so it is read through a shared reference, by the
+    /// owner or under the lock. 32 bits, as every count of seats in the
+    /// compartment; it sits in the padding after the two bytes above.
+    pub(crate) weight: u32,
     _pinned: PhantomPinned,
 }
 
@@ -90,12 +95,15 @@ impl Drop for Node {
 
 impl Node {
     crate::sync::loom_const_fn! {
-        pub(crate) fn new() -> Self {
+        /// A node asking for `weight` seats (validated by the caller:
+        /// at least 1, at most `MAX_CONCURRENT_LIMIT`).
+        pub(crate) fn new(weight: u32) -> Self {
             Self {
                 links: UnsafeCell::new(Links { prev: None, next: None }),
                 waker: UnsafeCell::new(None),
                 status: NodeStatus::new(),
                 lost_races: UnsafeCell::new(0),
+                weight,
                 _pinned: PhantomPinned,
             }
         }
@@ -206,6 +214,34 @@ impl List {
         }
         // SAFETY: the lock is held and the node is being linked.
         unsafe { node.as_ref().status.link() };
+    }
+
+    /// Links `node` with `waker` at the front of the `Waiting` nodes, just
+    /// after the notified ones: the next to be served or notified
+    /// (newest-first order): **link**, `Idle -> Waiting`.
+    ///
+    /// # Safety
+    /// As [`push_back`](Self::push_back).
+    pub(crate) unsafe fn push_newest(&mut self, node: NonNull<Node>, waker: Waker) {
+        // SAFETY: as in `push_back`; `first_waiting`, if any, is linked.
+        unsafe { self.link_before(node, self.first_waiting, Some(waker)) };
+        self.first_waiting = Some(node);
+        // SAFETY: the lock is held and the node is being linked.
+        unsafe { node.as_ref().status.link() };
+    }
+
+    /// The node served last: the tail (in newest-first order, the oldest
+    /// waiter, which drop-oldest removes).
+    pub(crate) fn back(&mut self) -> Option<NonNull<Node>> {
+        self.visit();
+        self.tail
+    }
+
+    /// Barging: the next `Waiting` node to notify, still `Waiting`, or
+    /// `None` if every node is notified. O(1).
+    pub(crate) fn next_waiting(&mut self) -> Option<NonNull<Node>> {
+        self.visit();
+        self.first_waiting
     }
 
     /// Links an unlinked `node` with `waker` just before `next`, or at the
@@ -332,7 +368,6 @@ impl List {
     /// registers a fresh one when it next polls). The node stays linked.
     pub(crate) fn notify_next(&mut self) -> Option<Option<Waker>> {
         let node = self.first_waiting?;
-        self.visit();
         // SAFETY: `first_waiting` is linked, hence valid; lock held.
         unsafe {
             self.first_waiting = self.successor(node);

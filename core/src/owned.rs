@@ -13,11 +13,11 @@ use core::time::Duration;
 
 use crate::acquire::{Acquire, Bounded, normalize, poll_bounded, timer};
 use crate::bulkhead::Bulkhead;
-use crate::error::Error;
+use crate::error::{Error, MergeError, SplitError};
 use crate::limit::{Adaptive, Clock, Limit};
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
-use crate::seat::Seat;
+use crate::seat::{Seat, split_weight};
 
 /// Anything that leads to a compartment and can be kept: `&Bulkhead`,
 /// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`, a value that
@@ -120,6 +120,8 @@ impl<L: RawLock, A: Limit, C: Clock> AsBulkhead for Adaptive<L, A, C> {
 #[must_use = "a seat is given back as soon as it is dropped"]
 pub struct OwnedSeat<P: Handle> {
     handle: P,
+    /// Seats held, at least 1, as [`Seat::weight`].
+    weight: u32,
 }
 
 impl<P: Handle> OwnedSeat<P> {
@@ -129,9 +131,29 @@ impl<P: Handle> OwnedSeat<P> {
     /// # Errors
     /// As [`Bulkhead::try_acquire`].
     pub fn try_acquire(handle: P) -> Result<Self, Error> {
-        let seat = handle.bulkhead().try_acquire()?;
+        Self::try_acquire_many(handle, 1)
+    }
+
+    /// Takes `weight` seats at once without waiting, as
+    /// [`Bulkhead::try_acquire_many`], and keeps `handle` with them.
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire_many`].
+    ///
+    /// ```
+    /// # extern crate std;
+    /// # use std::sync::Arc;
+    /// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+    ///
+    /// let gpu = Arc::new(Bulkhead::<CsLock>::new("gpu", 4).unwrap());
+    /// let seat = OwnedSeat::try_acquire_many(gpu.clone(), 3).unwrap();
+    /// assert_eq!((seat.weight(), gpu.state().active), (3, 3));
+    /// ```
+    pub fn try_acquire_many(handle: P, weight: usize) -> Result<Self, Error> {
+        let seat = handle.bulkhead().try_acquire_many(weight)?;
+        let weight = seat.weight;
         core::mem::forget(seat);
-        Ok(Self { handle })
+        Ok(Self { handle, weight })
     }
 
     /// Waits for a seat, keeping `handle` with it: the owned form of
@@ -141,7 +163,16 @@ impl<P: Handle> OwnedSeat<P> {
     where
         P::Lock: 'static,
     {
-        AcquireOwned::new(handle)
+        AcquireOwned::new(handle, 1)
+    }
+
+    /// Waits for `weight` seats at once, keeping `handle` with them: the
+    /// owned form of [`Bulkhead::acquire_many`].
+    pub fn acquire_many(handle: P, weight: usize) -> AcquireOwned<P>
+    where
+        P::Lock: 'static,
+    {
+        AcquireOwned::new(handle, weight)
     }
 
     /// Waits for a seat at most `max_wait`, on a timer you supply, keeping
@@ -193,17 +224,91 @@ impl<P: Handle> OwnedSeat<P> {
     where
         P::Lock: 'static,
     {
+        Self::acquire_many_timeout(handle, 1, max_wait, sleep)
+    }
+
+    /// Waits for `weight` seats at once at most `max_wait`, on a timer you
+    /// supply, keeping `handle` with them: the owned form of
+    /// [`Bulkhead::acquire_many_timeout`].
+    ///
+    /// # Errors
+    /// As [`Bulkhead::acquire_many_timeout`].
+    pub fn acquire_many_timeout<T: Future>(
+        handle: P,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> AcquireOwnedTimeout<P, T>
+    where
+        P::Lock: 'static,
+    {
         let max_wait = normalize(max_wait.into());
         AcquireOwnedTimeout {
-            acquire: AcquireOwned::new(handle),
+            acquire: AcquireOwned::new(handle, weight),
             timer: timer(max_wait, sleep),
             max_wait,
         }
     }
 
-    /// A seat already counted in the compartment's seat word.
-    pub(crate) fn counted(handle: P) -> Self {
-        Self { handle }
+    /// `weight` seats already counted in the compartment's seat word.
+    pub(crate) fn counted(handle: P, weight: u32) -> Self {
+        Self { handle, weight }
+    }
+
+    /// How many of the compartment's seats this seat holds, as
+    /// [`Seat::weight`].
+    pub fn weight(&self) -> usize {
+        self.weight as usize
+    }
+
+    /// Splits `weight` seats off into a new owned seat with a clone of the
+    /// handle, as [`Seat::split`].
+    ///
+    /// # Errors
+    /// As [`Seat::split`].
+    pub fn split(&mut self, weight: usize) -> Result<Self, SplitError>
+    where
+        P: Clone,
+    {
+        let weight = split_weight(self.weight, weight)?;
+        self.weight -= weight;
+        Ok(Self {
+            handle: self.handle.clone(),
+            weight,
+        })
+    }
+
+    /// Merges `other`, a seat of the same compartment, into this one, as
+    /// [`Seat::merge`]; `other`'s handle is dropped.
+    ///
+    /// # Errors
+    /// As [`Seat::merge`]: a seat of another compartment comes back in
+    /// the error, still held.
+    ///
+    /// ```
+    /// # extern crate std;
+    /// # use std::sync::Arc;
+    /// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+    ///
+    /// let db = Arc::new(Bulkhead::<CsLock>::new("db", 4).unwrap());
+    /// let mut seat = OwnedSeat::try_acquire_many(db.clone(), 3).unwrap();
+    /// let one = seat.split(1).unwrap();
+    /// seat.merge(one).unwrap();
+    /// assert_eq!((seat.weight(), db.state().active), (3, 3));
+    /// ```
+    pub fn merge(&mut self, other: Self) -> Result<(), MergeError<Self>> {
+        let (mine, theirs) = (self.handle.bulkhead(), other.handle.bulkhead());
+        if !core::ptr::eq(mine, theirs) {
+            return Err(MergeError::new(mine.name_handle(), theirs.name_handle(), other));
+        }
+        // Within 32 bits, as for `Seat::merge`.
+        self.weight += other.weight;
+        let mut other = core::mem::ManuallyDrop::new(other);
+        // SAFETY: `other` is never used again and its `Drop` never runs
+        // (its seats are now this seat's); its handle is dropped exactly
+        // once, here.
+        unsafe { core::ptr::drop_in_place(&mut other.handle) };
+        Ok(())
     }
 
     /// Turns a borrowed seat into an owned one. `handle` must lead to the
@@ -219,8 +324,9 @@ impl<P: Handle> OwnedSeat<P> {
             handle.bulkhead().name(),
             seat.bulkhead().name()
         );
+        let weight = seat.weight;
         core::mem::forget(seat);
-        Self { handle }
+        Self { handle, weight }
     }
 
     /// The handle to the compartment.
@@ -232,7 +338,7 @@ impl<P: Handle> OwnedSeat<P> {
 impl<P: Handle> Drop for OwnedSeat<P> {
     #[inline]
     fn drop(&mut self) {
-        self.handle.bulkhead().engine().release();
+        self.handle.bulkhead().engine().release(self.weight);
     }
 }
 
@@ -240,6 +346,7 @@ impl<P: Handle> fmt::Debug for OwnedSeat<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedSeat")
             .field("bulkhead", &self.handle.bulkhead().name())
+            .field("weight", &self.weight)
             .finish()
     }
 }
@@ -290,17 +397,20 @@ where
     handle: Option<P>,
     /// Whether the inner wait, now dropped, had queued.
     queued: bool,
+    /// The seats asked for, until the inner wait is made.
+    weight: usize,
 }
 
 impl<P: Handle> AcquireOwned<P>
 where
     P::Lock: 'static,
 {
-    pub(crate) fn new(handle: P) -> Self {
+    pub(crate) fn new(handle: P, weight: usize) -> Self {
         Self {
             acquire: None,
             handle: Some(handle),
             queued: false,
+            weight,
         }
     }
 
@@ -340,7 +450,7 @@ where
             // that moves it (see `settle`): with a handle that holds its
             // compartment inline, that move moves the compartment.
             let bulkhead: &'static Bulkhead<P::Lock> = unsafe { bulkhead.as_ref() };
-            this.acquire = Some(bulkhead.acquire());
+            this.acquire = Some(bulkhead.acquire_many(this.weight));
         }
         match this.acquire.as_mut() {
             // SAFETY: pinned, as above.
@@ -370,9 +480,9 @@ where
     /// for the whole call, and with a handle that holds its compartment
     /// inline, moving the handle out moves the compartment that reference
     /// points to (undefined behaviour, even if the seat is never used).
-    fn settle(self: Pin<&mut Self>, result: Result<(), Error>) -> Result<OwnedSeat<P>, Error> {
+    fn settle(self: Pin<&mut Self>, result: Result<u32, Error>) -> Result<OwnedSeat<P>, Error> {
         let handle = self.take_handle();
-        result.map(|()| OwnedSeat::counted(handle))
+        result.map(|weight| OwnedSeat::counted(handle, weight))
     }
 
     /// Stops waiting, as [`Acquire::abandon`]: the seat if one had already
@@ -384,7 +494,7 @@ where
         self.handle.as_ref()?;
         let seated = self.as_mut().acquire().abandon().map(forget_seat);
         let handle = self.take_handle();
-        seated.map(|()| OwnedSeat::counted(handle))
+        seated.map(|weight| OwnedSeat::counted(handle, weight))
     }
 
     /// Gives up after a wait budget ran out, as [`Acquire::time_out`]: the
@@ -423,8 +533,11 @@ where
 /// Forgets the inner wait's seat, whose count an [`OwnedSeat`] takes over;
 /// see `AcquireOwned::settle` for why this happens before the handle
 /// moves, outside any call that also moves it.
-fn forget_seat<L: RawLock>(seat: Seat<'static, L>) {
+/// Returns its weight.
+fn forget_seat<L: RawLock>(seat: Seat<'static, L>) -> u32 {
+    let weight = seat.weight;
     core::mem::forget(seat);
+    weight
 }
 
 impl<P: Handle> fmt::Debug for AcquireOwned<P>
@@ -449,7 +562,8 @@ where
     fn try_now(self: Pin<&mut Self>) -> Self::Output {
         // Before the first poll there is no inner wait yet, so taking the
         // handle moves nothing that is pinned.
-        OwnedSeat::try_acquire(self.take_handle())
+        let weight = self.weight;
+        OwnedSeat::try_acquire_many(self.take_handle(), weight)
     }
 
     fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {
