@@ -59,9 +59,10 @@
 //!    by the loom model
 //!    `bounded_a_grow_during_a_hand_off_with_notified_waiters_stays_bounded`.
 //! 8. **A barging release skips the lock while notified waiters cover the
-//!    free seats.** The `notified` cell counts the nodes in `Notified`
-//!    (woken, not re-polled yet), plus [`ALL_NOTIFIED`] while no linked
-//!    node is `Waiting`. Only a drain writes it (a barging drain, or the
+//!    free seats.** The `notified` cell holds the weight of the nodes in
+//!    `Notified` (woken, not re-polled yet: each covers as many seats as
+//!    it asks for), plus [`ALL_NOTIFIED`] while no linked node is
+//!    `Waiting`. Only a drain writes it (a barging drain, or the
 //!    FIFO drain of a `BoundedBarging` hand-off, rule 9), under the lock, at
 //!    the end of every section that moved a node into or out of `Notified`
 //!    (or changed the flag). A drain notifies until the count covers the
@@ -100,6 +101,30 @@
 //!    only succeeds on a word with no free seat). A release after that CAS
 //!    is rule 8's case, with the ending section as the one whose store it
 //!    may miss and whose re-check then sees its seat.
+//! 10. **A waiter asks for `weight` seats, taken in one CAS or not at all,
+//!     and a drain that cannot serve the next waiter owes nothing until the
+//!     word changes.** The FIFO drain serves the head only once the word
+//!     holds all its seats; until then the freed seats stay in the word,
+//!     where no FIFO newcomer may take them (`WAITERS` is set), so they are
+//!     the head's in effect, and if the head leaves, the section that
+//!     unlinks it drains them to the next waiter. No seat is ever held by
+//!     a waiter that has not been granted, so a cancel, a timeout or a
+//!     close has nothing to give back. The barging drain notifies the next
+//!     `Waiting` node only if its weight fits in the seats the notified
+//!     ones do not cover. Either drain, stopping for lack of seats, records
+//!     the word it read in [`Batch::stuck`]; the re-check of rule 1 skips
+//!     a drain when its RMW returns exactly that word. Without this, a
+//!     free seat too few for the next waiter would make `finish` loop
+//!     forever (`drain_owed` true, the drain a no-op). It loses no wake-up:
+//!     the drain's decision depends on the word and the list, the list only
+//!     changes in sections (each ends with its own drain and re-check), and
+//!     a release whose try failed added its seat with an RMW before the
+//!     re-check's (rule 1), so a re-check that reads the very word the
+//!     drain stopped at, after that drain, reads a word the drain already
+//!     judged with every such seat counted in (a value equal to it by ABA
+//!     means as many seats free, which the same list cannot use either).
+//!     A waiter heavier than a limit that shrank below it (not to 0, a
+//!     pause) is refused with `Oversized` when a drain reaches it.
 
 #[cfg(feature = "alloc")]
 use alloc::sync::Arc;
