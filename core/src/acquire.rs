@@ -280,7 +280,8 @@ impl<'a, L: RawLock> Acquire<'a, L> {
                 // Finished before the rejection hook (foreign code) runs:
                 // if it panics, the rejection is counted once, not again
                 // by a re-poll that starts over.
-                let rejected = matches!(e, Error::QueueFull { .. } | Error::WeightAboveLimit { .. });
+                let rejected =
+                    matches!(e, Error::QueueFull { .. } | Error::WeightAboveLimit { .. });
                 let done = self.finish(Err(e));
                 if rejected {
                     engine.count_rejection();

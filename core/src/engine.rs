@@ -136,11 +136,11 @@ use heapless::Deque;
 
 use crate::admission::Admission;
 use crate::config::{Config, MAX_WAITING_LIMIT, NEWEST_FIRST, NO_QUEUE_LIMIT, State};
-use crate::queue_order::QueueOrder;
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::name::Name;
+use crate::queue_order::QueueOrder;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::sync::{AtomicU32, AtomicUsize, Counter, UnsafeCell, loom_const_fn};
@@ -381,7 +381,11 @@ impl<L: RawLock> Engine<L> {
         self.with_list(|_, _| {
             let old = self.queue_order();
             let limit = self.max_waiting.load(Relaxed) & !NEWEST_FIRST;
-            let bit = if order == QueueOrder::Lifo { NEWEST_FIRST } else { 0 };
+            let bit = if order == QueueOrder::Lifo {
+                NEWEST_FIRST
+            } else {
+                0
+            };
             self.max_waiting.store(limit | bit, Relaxed);
             old
         })

@@ -299,7 +299,11 @@ impl<P: Handle> OwnedSeat<P> {
     pub fn merge(&mut self, other: Self) -> Result<(), MergeError<Self>> {
         let (mine, theirs) = (self.handle.bulkhead(), other.handle.bulkhead());
         if !core::ptr::eq(mine, theirs) {
-            return Err(MergeError::new(mine.name_handle(), theirs.name_handle(), other));
+            return Err(MergeError::new(
+                mine.name_handle(),
+                theirs.name_handle(),
+                other,
+            ));
         }
         // Within 32 bits, as for `Seat::merge`.
         self.weight += other.weight;

@@ -24,12 +24,14 @@ mod model;
 mod mutants;
 #[cfg(feature = "alloc")]
 mod names;
+mod order;
 mod owned;
 mod queued;
 mod review;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]
 mod watchdog;
+mod weighted;
 
 /// Runs the test `name` alone in a child process (this test binary), with
 /// the variable `child_var` set so that the test runs its scenario, and
