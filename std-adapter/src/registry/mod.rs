@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::time::{Duration, Instant};
 
 use bulkhead_core::limit::Limit;
-use bulkhead_core::{Config, Name};
+use bulkhead_core::{Config, Name, QueueOrder};
 
 use crate::pool::PoolConfig;
 use crate::snapshot::{Inspect, Snapshot};
@@ -708,7 +708,9 @@ impl Registry {
         let bulkhead = bulkhead.into();
         let name = bulkhead.name_handle();
         let s = bulkhead.state();
-        let mut config = DomainConfig::new(s.max_concurrent).admission(bulkhead.admission());
+        let mut config = DomainConfig::new(s.max_concurrent)
+            .admission(bulkhead.admission())
+            .queue_order(bulkhead.queue_order());
         let mut map = self.write();
         let builtin = map.get(&name).is_some_and(|e| e.builtin);
         let declared = map.get(&name).is_some_and(|e| e.declared);
@@ -828,11 +830,18 @@ impl Registry {
     ///   callers inside keep their seat (growing wakes waiters, shrinking
     ///   never blocks);
     /// - `max_waiting` and `max_wait` apply at once;
+    /// - `queue_order` applies at once (core's
+    ///   [`set_queue_order`](bulkhead_core::Bulkhead::set_queue_order)):
+    ///   waiters already in line keep their places, and the new order
+    ///   decides where newcomers join, which end a freed seat goes to and
+    ///   whom a full queue turns away;
     /// - a different `admission` is refused ([`RegistryError::Unsupported`]):
     ///   register a new compartment instead;
     /// - on a thread pool, a change of `max_workers` or `max_concurrent`
     ///   rebuilds its pool without losing queued work (see
-    ///   [`RegisteredPool`]).
+    ///   [`RegisteredPool`]); `queue_order` [`Lifo`](QueueOrder::Lifo) is
+    ///   refused ([`RegistryError::Unsupported`]): a pool's queue is its
+    ///   own, served oldest first.
     ///
     /// ```
     /// use bulkhead_std::registry::{DomainConfig, Registry};
@@ -886,8 +895,10 @@ impl Registry {
                     b.set_max_concurrent(config.max_concurrent)?;
                 }
                 b.set_max_waiting(config.max_waiting)?;
+                b.set_queue_order(config.queue_order);
             }
             Registered::Pool(p) => {
+                check_pool_order(&name, &config)?;
                 let old = entry.config;
                 if old.max_workers != config.max_workers
                     || old.max_concurrent != config.max_concurrent
@@ -965,7 +976,9 @@ fn semaphore(
     let seats = algorithm
         .as_ref()
         .map_or(config.max_concurrent, Limit::limit);
-    let mut core = Config::new("", seats).admission(config.admission);
+    let mut core = Config::new("", seats)
+        .admission(config.admission)
+        .queue_order(config.queue_order);
     core.max_waiting = config.max_waiting;
     let bulkhead = Arc::new(Bulkhead::with_name(name.clone(), core, StdLock::new())?);
     Ok((
@@ -988,8 +1001,24 @@ fn make_pool(
                    file or BULKHEAD_<NAME>_LIMIT_* variables)",
         });
     }
+    check_pool_order(name, config)?;
     let pool = RegisteredPool::new(pool_config(name, config))?;
     Ok((Registered::Pool(Arc::new(pool)), None))
+}
+
+/// A thread pool's queue is its own, served oldest first; its submissions
+/// never wait in the compartment's line, so newest first would change
+/// nothing and is refused rather than ignored.
+fn check_pool_order(name: &Name, config: &DomainConfig) -> Result<(), RegistryError> {
+    if config.queue_order == QueueOrder::Lifo {
+        return Err(RegistryError::Unsupported {
+            name: name.clone(),
+            what: "a thread pool runs its queued tasks oldest first and its submissions never \
+                   wait in line, so queue_order = \"lifo\" cannot apply; remove queue_order \
+                   from this compartment's settings (code, file or BULKHEAD_<NAME>_QUEUE_ORDER)",
+        });
+    }
+    Ok(())
 }
 
 fn pool_config(name: &Name, config: &DomainConfig) -> PoolConfig {
