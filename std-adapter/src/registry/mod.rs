@@ -153,7 +153,14 @@ struct Entry {
 /// code on any runtime [`acquire_timeout`](Self::acquire_timeout) /
 /// [`run_timeout`](Self::run_timeout), and tokio tasks bulkhead-tokio's
 /// `RegistryExt::acquire_within` / `run_within`; to never wait, any caller
-/// calls [`try_acquire`](Self::try_acquire). Every path that takes a
+/// calls [`try_acquire`](Self::try_acquire). Each has a weighted form
+/// for a caller that counts as several
+/// ([`try_acquire_many`](Self::try_acquire_many),
+/// [`acquire_many_blocking`](Self::acquire_many_blocking),
+/// [`acquire_many_timeout`](Self::acquire_many_timeout),
+/// [`execute_weighted`](Self::execute_weighted),
+/// [`run_timeout_weighted`](Self::run_timeout_weighted)): one seat of that
+/// weight, all or none ([`RegistrySeat::weight`]). Every path that takes a
 /// seat, these and a bare `try_acquire` on the returned compartment
 /// alike, is counted in the metrics (the `metrics` module, feature
 /// `metrics`).
@@ -167,7 +174,8 @@ struct Entry {
 /// | `external_api` | 20 |
 /// | `message_queue` | 10 |
 ///
-/// All fail fast, FIFO, no queue limit, unless the settings say otherwise.
+/// All fail fast, FIFO, oldest first, no queue limit, unless the settings
+/// say otherwise.
 /// They always exist: [`unregister`](Self::unregister) refuses them;
 /// [`register`](Self::register) may replace one, with a `tracing` warning.
 ///
