@@ -169,6 +169,28 @@ mod file {
         );
     }
 
+    /// A default order of newest first is for the semaphores: a pool the
+    /// file declares does not inherit it (its queue is its own), and is
+    /// built.
+    #[test]
+    fn a_declared_pool_does_not_inherit_the_default_order() {
+        let registry = Registry::builder()
+            .without_env()
+            .toml_str(
+                "[default]\nqueue_order = \"lifo\"\n\
+                 [domains.pdf]\nmax_workers = 1\n\
+                 [domains.api]\nmax_concurrent = 2\n",
+            )
+            .build()
+            .unwrap();
+        assert_eq!(
+            registry.config("pdf").unwrap().queue_order,
+            QueueOrder::Fifo
+        );
+        assert!(registry.get_pool("pdf").is_ok());
+        assert_eq!(registry.get("api").unwrap().queue_order(), QueueOrder::Lifo);
+    }
+
     #[test]
     fn a_thread_pool_refuses_lifo() {
         let err = file_error("[domains.pdf]\nmax_workers = 1\nqueue_order = \"lifo\"\n");

@@ -391,8 +391,17 @@ impl Registry {
                     .map(|e| e.config)
             })
             .unwrap_or(self.template);
-        let config = self.resolve(&name, base)?;
+        let mut config = self.resolve(&name, base)?;
         let (registered, controller) = if config.max_workers.is_some() {
+            // A pool's queue is its own: the order the template or the
+            // built-in gives its semaphores is not the pool's. Only an
+            // order set for the pool itself reaches `make_pool` (which
+            // refuses `Lifo`).
+            let pool_base = DomainConfig {
+                queue_order: QueueOrder::Fifo,
+                ..base
+            };
+            config = self.resolve(&name, pool_base)?;
             make_pool(&name, &config)?
         } else {
             let (bulkhead, controller) = semaphore(&name, &config)?;

@@ -27,7 +27,8 @@ use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission, par
 ///   drop-oldest when the queue is full. It can change live
 ///   ([`Registry::reconfigure`](crate::registry::Registry::reconfigure)).
 ///   A semaphore or scoped compartment setting: a thread pool runs its
-///   queue oldest first and refuses `Lifo`.
+///   queue oldest first and refuses `Lifo` set for it (a pool the file
+///   declares does not inherit the `[default]` table's order).
 /// - `limit`: an adaptive limit ([`LimitConfig`]); `None` (the default)
 ///   keeps `max_concurrent` fixed. With a limit, the compartment starts at
 ///   `max_concurrent` (clamped into the limit's bounds, unless the limit
