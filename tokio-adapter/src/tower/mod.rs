@@ -37,8 +37,9 @@ pub(crate) use bulkhead_std::BoxError;
 /// compartment ([`LayerHandle`]): a compartment (`Arc<Bulkhead>`), an
 /// adaptive compartment (`Arc<Adaptive<..>>`), or a registry [`Domain`]
 /// (adaptive when its configuration says so). Failing fast or waiting,
-/// boxed or [typed](Self::typed_errors) errors, and
-/// [`HttpRejection`] work the same over all three.
+/// boxed or [typed](Self::typed_errors) errors, a per-request
+/// [`weight`](Self::weight), and [`HttpRejection`] work the same over all
+/// three.
 ///
 /// The layer holds a handle (an `Arc`) to the compartment, so one
 /// compartment can guard one route, several routes, or a whole server:
@@ -474,7 +475,8 @@ impl<H: Clone, K: Clone, W: Clone> Clone for Gate<H, K, W> {
 ///
 /// # Allocation
 ///
-/// Neither mode allocates per admitted request: the response future holds
+/// Neither mode allocates per admitted request, with or without a
+/// [`weight`](BulkheadLayer::weight) function: the response future holds
 /// a named owned wait ([`AcquireWithinOwned`], built on core's
 /// `AcquireOwned`) and the ready service with its request, with no boxing.
 /// A rejected request allocates once by default (its [`BoxError`]), and
