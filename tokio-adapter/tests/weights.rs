@@ -193,6 +193,29 @@ async fn a_waiter_heavier_than_a_shrunk_limit_is_refused_not_left_waiting() {
     );
 }
 
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_limit_of_zero_pauses_a_weighted_wait_rather_than_refusing_it() {
+    let db = compartment("db", 4);
+    db.set_max_concurrent(0).unwrap();
+    let err = db
+        .acquire_many_within(2, MaxWait::FailFast)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Full { .. }),
+        "paused, not too heavy: {err:?}"
+    );
+    let resume = Arc::clone(&db);
+    tokio::spawn(async move {
+        sleep(10 * MS).await;
+        resume.set_max_concurrent(3).unwrap();
+    });
+    let start = Instant::now();
+    let seat = db.acquire_many_within(2, 50 * MS).await.unwrap();
+    assert_eq!(start.elapsed(), 10 * MS, "admitted when the limit rose");
+    assert_eq!(seat.weight(), 2);
+}
+
 // === a heavy waiter is not passed by lighter ones (FIFO) ===
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]

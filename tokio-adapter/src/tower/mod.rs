@@ -245,7 +245,9 @@ impl<H: LayerHandle, R, K, W> BulkheadLayer<H, R, K, W> {
     ///   once, whatever the wait budget (it could never be admitted; a
     ///   `503` with `Retry-After`, since a raised or adaptive limit may
     ///   admit it later). Both come as the layer's error like any
-    ///   rejection: boxed, or in [`ServiceError::Rejected`].
+    ///   rejection: boxed, or in [`ServiceError::Rejected`]. (A limit of
+    ///   0 is a pause, not a refusal: requests then wait within their
+    ///   budget, or fail fast with `Full`.)
     /// - **Adaptive limits** take one sample per request, whatever its
     ///   weight.
     ///
