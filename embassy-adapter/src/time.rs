@@ -12,7 +12,8 @@ use embassy_time::{Duration, Instant, TICK_HZ, Timer};
 /// Implemented for every [`bulkhead_core::Bulkhead`], whatever its lock, so
 /// `FLASH.acquire_within(..)` works on a [`Bulkhead<M>`](crate::Bulkhead)
 /// and on a `Bulkhead<CsLock>` alike. The free functions
-/// [`acquire_within`] and [`acquire_until`] do the same.
+/// [`acquire_within`], [`acquire_until`], [`acquire_many_within`] and
+/// [`acquire_many_until`] do the same.
 ///
 /// ```
 /// use bulkhead_embassy::{Bulkhead, EmbassyAcquire, Error, raw::CriticalSectionRawMutex};
@@ -38,6 +39,22 @@ pub trait EmbassyAcquire {
     /// Waits for a seat until `deadline` at the latest; see
     /// [`acquire_until`].
     fn acquire_until(&self, deadline: Instant) -> EmbassyAcquireWithin<'_, Self::Lock>;
+
+    /// Waits at most `budget` for one seat of `weight` seats, taken
+    /// together; see [`acquire_many_within`].
+    fn acquire_many_within(
+        &self,
+        weight: usize,
+        budget: Duration,
+    ) -> EmbassyAcquireWithin<'_, Self::Lock>;
+
+    /// Waits until `deadline` at the latest for one seat of `weight`
+    /// seats, taken together; see [`acquire_many_until`].
+    fn acquire_many_until(
+        &self,
+        weight: usize,
+        deadline: Instant,
+    ) -> EmbassyAcquireWithin<'_, Self::Lock>;
 }
 
 impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
@@ -52,6 +69,16 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
     fn acquire_until(&self, deadline: Instant) -> EmbassyAcquireWithin<'_, L> {
         acquire_until(self, deadline)
     }
+
+    #[inline]
+    fn acquire_many_within(&self, weight: usize, budget: Duration) -> EmbassyAcquireWithin<'_, L> {
+        acquire_many_within(self, weight, budget)
+    }
+
+    #[inline]
+    fn acquire_many_until(&self, weight: usize, deadline: Instant) -> EmbassyAcquireWithin<'_, L> {
+        acquire_many_until(self, weight, deadline)
+    }
 }
 
 /// Waits at most `budget` for a seat in `bulkhead`.
@@ -59,8 +86,9 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
 /// - A zero budget fails fast: the future resolves at its first poll,
 ///   exactly like [`try_acquire`](bulkhead_core::Bulkhead::try_acquire)
 ///   ([`Error::Full`], counted as a rejection, when no seat is free).
-/// - Otherwise the caller queues for a seat (first come, first served in
-///   the default FIFO mode) and gets [`Error::Timeout`] (counted in
+/// - Otherwise the caller queues for a seat (first come, first served
+///   with the default settings; see [`QueueOrder`](bulkhead_core::QueueOrder)
+///   for newest first) and gets [`Error::Timeout`] (counted in
 ///   [`State::timed_out`](bulkhead_core::State::timed_out)) once the budget
 ///   has passed. The budget bounds only the wait, not the work done with
 ///   the seat.
@@ -89,17 +117,12 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
 ///
 /// [`Error::Full`] (zero budget), [`Error::Timeout`], [`Error::QueueFull`]
 /// or [`Error::Closed`].
+#[inline]
 pub fn acquire_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     budget: Duration,
 ) -> EmbassyAcquireWithin<'_, L> {
-    if budget.as_ticks() == 0 {
-        return EmbassyAcquireWithin::fail_fast(bulkhead);
-    }
-    match Instant::now().checked_add(budget) {
-        Some(deadline) => EmbassyAcquireWithin::bounded(bulkhead, budget, deadline),
-        None => EmbassyAcquireWithin::unbounded(bulkhead),
-    }
+    acquire_many_within(bulkhead, 1, budget)
 }
 
 /// Waits for a seat in `bulkhead` until `deadline` at the latest.
@@ -117,15 +140,103 @@ pub fn acquire_within<L: RawLock>(
 ///
 /// # Errors
 /// As [`acquire_within`].
+#[inline]
 pub fn acquire_until<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     deadline: Instant,
 ) -> EmbassyAcquireWithin<'_, L> {
+    acquire_many_until(bulkhead, 1, deadline)
+}
+
+/// Waits at most `budget` for one seat of `weight` seats in `bulkhead`,
+/// taken together or not at all: [`acquire_within`] for a
+/// [`try_acquire_many`](bulkhead_core::Bulkhead::try_acquire_many) seat.
+///
+/// - A zero budget fails fast, exactly like `try_acquire_many(weight)`.
+/// - Otherwise the caller queues as
+///   [`acquire_many`](bulkhead_core::Bulkhead::acquire_many) does: in FIFO
+///   order a waiter at the head of the line is never passed by a lighter
+///   one behind it (seats freed while it waits are kept for it), and
+///   [`Error::Timeout`] ends the wait once the budget has passed. Seats
+///   kept for it that it did not get are passed on when it leaves.
+/// - Weight 1 is [`acquire_within`]. The returned seat's
+///   [`weight`](bulkhead_core::Seat::weight) is `weight`; it gives all
+///   its seats back when dropped, and
+///   [`split`](bulkhead_core::Seat::split) gives some back early.
+///
+/// ```
+/// use bulkhead_embassy::{Bulkhead, EmbassyAcquire, Error, raw::CriticalSectionRawMutex};
+/// use embassy_time::Duration;
+///
+/// /// Three DMA channels; a memory-to-peripheral copy with a scatter list needs two.
+/// static DMA: Bulkhead<CriticalSectionRawMutex> = bulkhead_embassy::new_static("dma", 3);
+///
+/// async fn copy_scattered() -> Result<(), Error> {
+///     let mut channels = DMA.acquire_many_within(2, Duration::from_millis(10)).await?;
+///     // ... the scatter phase is done: give one channel back early
+///     drop(channels.split(1).unwrap());
+///     // ... finish on the other; it is given back when `channels` drops
+///     Ok(())
+/// }
+/// # let _ = copy_scattered;
+/// ```
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
+/// As [`acquire_within`].
+///
+/// # Errors
+/// Those of [`acquire_within`], and:
+/// - [`Error::ZeroWeight`] for `weight == 0` (not counted);
+/// - [`Error::WeightAboveLimit`] (counted in
+///   [`State::rejected`](bulkhead_core::State::rejected)) if `weight` is
+///   above the compartment's limit, at once or when the limit shrinks below
+///   it while it waits. A limit of 0 is a pause: it waits.
+pub fn acquire_many_within<L: RawLock>(
+    bulkhead: &bulkhead_core::Bulkhead<L>,
+    weight: usize,
+    budget: Duration,
+) -> EmbassyAcquireWithin<'_, L> {
+    if budget.as_ticks() == 0 {
+        return EmbassyAcquireWithin::fail_fast(bulkhead, weight);
+    }
+    match Instant::now().checked_add(budget) {
+        Some(deadline) => EmbassyAcquireWithin::bounded(bulkhead, weight, budget, deadline),
+        None => EmbassyAcquireWithin::unbounded(bulkhead, weight),
+    }
+}
+
+/// Waits until `deadline` at the latest for one seat of `weight` seats in
+/// `bulkhead`, taken together or not at all: [`acquire_until`] for a
+/// weighted seat, with the waiting rules of [`acquire_many_within`]. A
+/// deadline that has already passed fails fast, like
+/// [`try_acquire_many`](bulkhead_core::Bulkhead::try_acquire_many).
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
+/// As [`acquire_within`].
+///
+/// # Errors
+/// As [`acquire_many_within`].
+pub fn acquire_many_until<L: RawLock>(
+    bulkhead: &bulkhead_core::Bulkhead<L>,
+    weight: usize,
+    deadline: Instant,
+) -> EmbassyAcquireWithin<'_, L> {
     let now = Instant::now();
     if deadline <= now {
-        return EmbassyAcquireWithin::fail_fast(bulkhead);
+        return EmbassyAcquireWithin::fail_fast(bulkhead, weight);
     }
-    EmbassyAcquireWithin::bounded(bulkhead, deadline.saturating_duration_since(now), deadline)
+    EmbassyAcquireWithin::bounded(
+        bulkhead,
+        weight,
+        deadline.saturating_duration_since(now),
+        deadline,
+    )
 }
 
 /// Converts an embassy-time [`Duration`] into a [`core::time::Duration`],
@@ -172,7 +283,8 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// Waits for a seat with an embassy-time budget. Returned by
-/// [`acquire_within`] and [`acquire_until`].
+/// [`acquire_within`], [`acquire_until`], [`acquire_many_within`] and
+/// [`acquire_many_until`].
 ///
 /// # Cancel safety
 /// As [`acquire_within`].
@@ -185,8 +297,8 @@ pub struct EmbassyAcquireWithin<'a, L: RawLock> {
 }
 
 enum Wait<'a, L: RawLock> {
-    /// Zero budget: one `try_acquire` at the first poll.
-    FailFast(&'a bulkhead_core::Bulkhead<L>),
+    /// Zero budget: one `try_acquire_many(weight)` at the first poll.
+    FailFast(&'a bulkhead_core::Bulkhead<L>, usize),
     /// Queued in core's line until `timer` fires; with no timer (a deadline
     /// beyond the end of embassy time), until a seat comes. Bounded and
     /// unbounded waits share this variant, so firmware links core's wait
@@ -203,30 +315,31 @@ enum Wait<'a, L: RawLock> {
 }
 
 impl<'a, L: RawLock> EmbassyAcquireWithin<'a, L> {
-    fn fail_fast(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
+    fn fail_fast(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: usize) -> Self {
         Self {
-            state: Wait::FailFast(bulkhead),
+            state: Wait::FailFast(bulkhead, weight),
         }
     }
 
     fn bounded(
         bulkhead: &'a bulkhead_core::Bulkhead<L>,
+        weight: usize,
         budget: Duration,
         deadline: Instant,
     ) -> Self {
         Self {
             state: Wait::Queued {
-                acquire: bulkhead.acquire(),
+                acquire: bulkhead.acquire_many(weight),
                 timer: Some(Timer::at(deadline)),
                 budget,
             },
         }
     }
 
-    fn unbounded(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
+    fn unbounded(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: usize) -> Self {
         Self {
             state: Wait::Queued {
-                acquire: bulkhead.acquire(),
+                acquire: bulkhead.acquire_many(weight),
                 timer: None,
                 budget: Duration::MAX,
             },
@@ -244,10 +357,11 @@ impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
         // holds no pinned data) with `Done`.
         let this = unsafe { self.get_unchecked_mut() };
         match &mut this.state {
-            Wait::FailFast(bulkhead) => {
-                let bulkhead: &'a bulkhead_core::Bulkhead<L> = bulkhead;
+            Wait::FailFast(bulkhead, weight) => {
+                let (bulkhead, weight): (&'a bulkhead_core::Bulkhead<L>, usize) =
+                    (bulkhead, *weight);
                 this.state = Wait::Done;
-                Poll::Ready(bulkhead.try_acquire())
+                Poll::Ready(bulkhead.try_acquire_many(weight))
             }
             Wait::Queued {
                 acquire,
@@ -278,9 +392,10 @@ impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
 impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.state {
-            Wait::FailFast(bulkhead) => f
+            Wait::FailFast(bulkhead, weight) => f
                 .debug_struct("EmbassyAcquireWithin")
                 .field("bulkhead", &bulkhead.name())
+                .field("weight", weight)
                 .field("budget", &"zero (fail fast)")
                 .finish(),
             Wait::Queued {
