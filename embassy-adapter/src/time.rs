@@ -46,7 +46,7 @@ pub trait EmbassyAcquire {
         &self,
         weight: usize,
         budget: Duration,
-    ) -> EmbassyAcquireWithin<'_, Self::Lock>;
+    ) -> EmbassyAcquireManyWithin<'_, Self::Lock>;
 
     /// Waits until `deadline` at the latest for one seat of `weight`
     /// seats, taken together; see [`acquire_many_until`].
@@ -54,7 +54,7 @@ pub trait EmbassyAcquire {
         &self,
         weight: usize,
         deadline: Instant,
-    ) -> EmbassyAcquireWithin<'_, Self::Lock>;
+    ) -> EmbassyAcquireManyWithin<'_, Self::Lock>;
 }
 
 impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
@@ -71,12 +71,20 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
     }
 
     #[inline]
-    fn acquire_many_within(&self, weight: usize, budget: Duration) -> EmbassyAcquireWithin<'_, L> {
+    fn acquire_many_within(
+        &self,
+        weight: usize,
+        budget: Duration,
+    ) -> EmbassyAcquireManyWithin<'_, L> {
         acquire_many_within(self, weight, budget)
     }
 
     #[inline]
-    fn acquire_many_until(&self, weight: usize, deadline: Instant) -> EmbassyAcquireWithin<'_, L> {
+    fn acquire_many_until(
+        &self,
+        weight: usize,
+        deadline: Instant,
+    ) -> EmbassyAcquireManyWithin<'_, L> {
         acquire_many_until(self, weight, deadline)
     }
 }
@@ -117,12 +125,13 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
 ///
 /// [`Error::Full`] (zero budget), [`Error::Timeout`], [`Error::QueueFull`]
 /// or [`Error::Closed`].
-#[inline]
 pub fn acquire_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     budget: Duration,
 ) -> EmbassyAcquireWithin<'_, L> {
-    acquire_many_within(bulkhead, 1, budget)
+    EmbassyAcquireWithin {
+        wait: Wait::within(bulkhead, One, budget),
+    }
 }
 
 /// Waits for a seat in `bulkhead` until `deadline` at the latest.
@@ -140,12 +149,13 @@ pub fn acquire_within<L: RawLock>(
 ///
 /// # Errors
 /// As [`acquire_within`].
-#[inline]
 pub fn acquire_until<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     deadline: Instant,
 ) -> EmbassyAcquireWithin<'_, L> {
-    acquire_many_until(bulkhead, 1, deadline)
+    EmbassyAcquireWithin {
+        wait: Wait::until(bulkhead, One, deadline),
+    }
 }
 
 /// Waits at most `budget` for one seat of `weight` seats in `bulkhead`,
@@ -198,13 +208,9 @@ pub fn acquire_many_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     weight: usize,
     budget: Duration,
-) -> EmbassyAcquireWithin<'_, L> {
-    if budget.as_ticks() == 0 {
-        return EmbassyAcquireWithin::fail_fast(bulkhead, weight);
-    }
-    match Instant::now().checked_add(budget) {
-        Some(deadline) => EmbassyAcquireWithin::bounded(bulkhead, weight, budget, deadline),
-        None => EmbassyAcquireWithin::unbounded(bulkhead, weight),
+) -> EmbassyAcquireManyWithin<'_, L> {
+    EmbassyAcquireManyWithin {
+        wait: Wait::within(bulkhead, weight, budget),
     }
 }
 
@@ -226,17 +232,10 @@ pub fn acquire_many_until<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     weight: usize,
     deadline: Instant,
-) -> EmbassyAcquireWithin<'_, L> {
-    let now = Instant::now();
-    if deadline <= now {
-        return EmbassyAcquireWithin::fail_fast(bulkhead, weight);
+) -> EmbassyAcquireManyWithin<'_, L> {
+    EmbassyAcquireManyWithin {
+        wait: Wait::until(bulkhead, weight, deadline),
     }
-    EmbassyAcquireWithin::bounded(
-        bulkhead,
-        weight,
-        deadline.saturating_duration_since(now),
-        deadline,
-    )
 }
 
 /// Converts an embassy-time [`Duration`] into a [`core::time::Duration`],
@@ -283,8 +282,7 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 /// Waits for a seat with an embassy-time budget. Returned by
-/// [`acquire_within`], [`acquire_until`], [`acquire_many_within`] and
-/// [`acquire_many_until`].
+/// [`acquire_within`] and [`acquire_until`].
 ///
 /// # Cancel safety
 /// As [`acquire_within`].
@@ -293,12 +291,62 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// As [`acquire_within`].
 #[must_use = "futures do nothing unless polled"]
 pub struct EmbassyAcquireWithin<'a, L: RawLock> {
-    state: Wait<'a, L>,
+    wait: Wait<'a, L, One>,
 }
 
-enum Wait<'a, L: RawLock> {
+/// Waits for one seat of several seats with an embassy-time budget.
+/// Returned by [`acquire_many_within`] and [`acquire_many_until`].
+///
+/// A type of its own, rather than [`EmbassyAcquireWithin`] with a weight
+/// of 1: the one-seat future knows its weight at compile time, so firmware
+/// that never asks for a weight links none of the weight checks of its
+/// fail-fast path.
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
+/// As [`acquire_within`].
+#[must_use = "futures do nothing unless polled"]
+pub struct EmbassyAcquireManyWithin<'a, L: RawLock> {
+    wait: Wait<'a, L, usize>,
+}
+
+/// A seat's weight: [`One`], known at compile time, or a `usize` chosen at
+/// run time.
+trait Weight: Copy {
+    /// The future's name, for `Debug`.
+    const FUTURE: &'static str;
+    /// Whether this is [`EmbassyAcquireManyWithin`]'s weight.
+    const MANY: bool;
+    fn get(self) -> usize;
+}
+
+/// The weight of a one-seat wait.
+#[derive(Clone, Copy)]
+struct One;
+
+impl Weight for One {
+    const FUTURE: &'static str = "EmbassyAcquireWithin";
+    const MANY: bool = false;
+    #[inline(always)]
+    fn get(self) -> usize {
+        1
+    }
+}
+
+impl Weight for usize {
+    const FUTURE: &'static str = "EmbassyAcquireManyWithin";
+    const MANY: bool = true;
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+}
+
+enum Wait<'a, L: RawLock, W> {
     /// Zero budget: one `try_acquire_many(weight)` at the first poll.
-    FailFast(&'a bulkhead_core::Bulkhead<L>, usize),
+    FailFast(&'a bulkhead_core::Bulkhead<L>, W),
     /// Queued in core's line until `timer` fires; with no timer (a deadline
     /// beyond the end of embassy time), until a seat comes. Bounded and
     /// unbounded waits share this variant, so firmware links core's wait
@@ -314,61 +362,67 @@ enum Wait<'a, L: RawLock> {
     Done,
 }
 
-impl<'a, L: RawLock> EmbassyAcquireWithin<'a, L> {
-    fn fail_fast(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: usize) -> Self {
-        Self {
-            state: Wait::FailFast(bulkhead, weight),
+impl<'a, L: RawLock, W: Weight> Wait<'a, L, W> {
+    /// At most `budget`; see [`acquire_many_within`].
+    #[inline]
+    fn within(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: W, budget: Duration) -> Self {
+        if budget.as_ticks() == 0 {
+            return Self::FailFast(bulkhead, weight);
+        }
+        match Instant::now().checked_add(budget) {
+            Some(deadline) => Self::queued(bulkhead, weight, Some(Timer::at(deadline)), budget),
+            None => Self::queued(bulkhead, weight, None, Duration::MAX),
         }
     }
 
-    fn bounded(
+    /// Until `deadline`; see [`acquire_many_until`].
+    #[inline]
+    fn until(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: W, deadline: Instant) -> Self {
+        let now = Instant::now();
+        if deadline <= now {
+            return Self::FailFast(bulkhead, weight);
+        }
+        let budget = deadline.saturating_duration_since(now);
+        Self::queued(bulkhead, weight, Some(Timer::at(deadline)), budget)
+    }
+
+    #[inline]
+    fn queued(
         bulkhead: &'a bulkhead_core::Bulkhead<L>,
-        weight: usize,
+        weight: W,
+        timer: Option<Timer>,
         budget: Duration,
-        deadline: Instant,
     ) -> Self {
-        Self {
-            state: Wait::Queued {
-                acquire: bulkhead.acquire_many(weight),
-                timer: Some(Timer::at(deadline)),
-                budget,
-            },
+        Self::Queued {
+            acquire: bulkhead.acquire_many(weight.get()),
+            timer,
+            budget,
         }
     }
 
-    fn unbounded(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: usize) -> Self {
-        Self {
-            state: Wait::Queued {
-                acquire: bulkhead.acquire_many(weight),
-                timer: None,
-                budget: Duration::MAX,
-            },
-        }
-    }
-}
-
-impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
-    type Output = Result<Seat<'a, L>, Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: structural pinning. `acquire` is only ever used through
-        // `Pin::new_unchecked` below and never moved out; `timer` is
-        // `Unpin`; the only other write is replacing `FailFast` (which
-        // holds no pinned data) with `Done`.
-        let this = unsafe { self.get_unchecked_mut() };
-        match &mut this.state {
+    /// The poll of both public futures.
+    ///
+    /// # Safety
+    /// `self` is pinned: `acquire` is never moved out.
+    #[inline]
+    unsafe fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
+        match self {
             Wait::FailFast(bulkhead, weight) => {
-                let (bulkhead, weight): (&'a bulkhead_core::Bulkhead<L>, usize) =
-                    (bulkhead, *weight);
-                this.state = Wait::Done;
-                Poll::Ready(bulkhead.try_acquire_many(weight))
+                let (bulkhead, weight): (&'a bulkhead_core::Bulkhead<L>, W) = (bulkhead, *weight);
+                *self = Wait::Done;
+                // A constant for `One`: the same code as `try_acquire`.
+                Poll::Ready(bulkhead.try_acquire_many(weight.get()))
             }
             Wait::Queued {
                 acquire,
                 timer,
                 budget,
             } => {
-                // SAFETY: pinned with `self`, see above.
+                // SAFETY: structural pinning (the caller's contract):
+                // `acquire` is only ever used through this pin and never
+                // moved out; `timer` is `Unpin`; the only other write is
+                // replacing `FailFast` (which holds no pinned data) with
+                // `Done`.
                 let mut acquire = unsafe { Pin::new_unchecked(acquire) };
                 if let Poll::Ready(result) = acquire.as_mut().poll(cx) {
                     return Poll::Ready(result);
@@ -384,28 +438,60 @@ impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
                 }
                 Poll::Pending
             }
+            // Literal messages: a formatted panic would cost code.
+            Wait::Done if W::MANY => {
+                panic!("`EmbassyAcquireManyWithin` polled after it completed")
+            }
             Wait::Done => panic!("`EmbassyAcquireWithin` polled after it completed"),
         }
     }
-}
 
-impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.state {
+        match self {
             Wait::FailFast(bulkhead, weight) => f
-                .debug_struct("EmbassyAcquireWithin")
+                .debug_struct(W::FUTURE)
                 .field("bulkhead", &bulkhead.name())
-                .field("weight", weight)
+                .field("weight", &weight.get())
                 .field("budget", &"zero (fail fast)")
                 .finish(),
             Wait::Queued {
                 acquire, budget, ..
             } => f
-                .debug_struct("EmbassyAcquireWithin")
+                .debug_struct(W::FUTURE)
                 .field("acquire", acquire)
                 .field("budget", budget)
                 .finish(),
-            Wait::Done => f.write_str("EmbassyAcquireWithin(done)"),
+            Wait::Done => write!(f, "{}(done)", W::FUTURE),
         }
+    }
+}
+
+impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `wait` is pinned with `self` and never moved out of it.
+        unsafe { self.get_unchecked_mut().wait.poll(cx) }
+    }
+}
+
+impl<'a, L: RawLock> Future for EmbassyAcquireManyWithin<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `wait` is pinned with `self` and never moved out of it.
+        unsafe { self.get_unchecked_mut().wait.poll(cx) }
+    }
+}
+
+impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.wait.fmt(f)
+    }
+}
+
+impl<L: RawLock> fmt::Debug for EmbassyAcquireManyWithin<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.wait.fmt(f)
     }
 }
