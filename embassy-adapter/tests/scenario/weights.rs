@@ -449,7 +449,11 @@ impl<M: RawMutex + 'static> Weights<M> {
         ok &= self.dma.try_acquire_many(CHANNELS).is_ok();
 
         let s = self.uart.state();
-        write!(out, "weights-uart: order=lifo served=")?;
+        let order = match self.uart.queue_order() {
+            QueueOrder::Fifo => "fifo",
+            QueueOrder::Lifo => "lifo",
+        };
+        write!(out, "weights-uart: order={order} served=")?;
         self.uart_order.write(out)?;
         let dropped = self.uart_dropped.get();
         writeln!(
