@@ -314,6 +314,29 @@ fn dropping_a_weighted_wait_leaves_the_line_and_passes_kept_seats_on() {
 }
 
 #[test]
+fn a_limit_shrinking_below_a_waiting_weight_refuses_it_before_its_budget() {
+    let b = compartment(3);
+    let held = b.try_acquire_many(3).unwrap();
+    let mut heavy = pin!(b.acquire_many_within(3, Duration::from_secs(5)));
+    assert!(poll_once(heavy.as_mut()).is_pending());
+    b.set_max_concurrent(2).unwrap();
+    drop(held); // the drain reaches the heavy waiter: it can never fit now
+    let std::task::Poll::Ready(Err(err)) = poll_once(heavy.as_mut()) else {
+        panic!("a waiter heavier than the new limit kept waiting");
+    };
+    assert!(matches!(
+        err,
+        Error::WeightAboveLimit {
+            weight: 3,
+            max_concurrent: 2,
+            ..
+        }
+    ));
+    let s = b.state();
+    assert_eq!((s.rejected, s.timed_out, s.waiting, s.active), (1, 0, 0, 0));
+}
+
+#[test]
 fn debug_names_the_future_and_its_weight() {
     let b = compartment(1);
     let many = format!("{:?}", b.acquire_many_within(2, Duration::from_ticks(0)));
