@@ -124,7 +124,9 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
 /// # Errors
 ///
 /// [`Error::Full`] (zero budget), [`Error::Timeout`], [`Error::QueueFull`]
-/// or [`Error::Closed`].
+/// (the queue is full; with [`QueueOrder::Lifo`](bulkhead_core::QueueOrder::Lifo),
+/// also while waiting, when a newcomer to a full queue drops the oldest
+/// waiter) or [`Error::Closed`].
 pub fn acquire_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     budget: Duration,
