@@ -25,7 +25,8 @@ pub use clock::EmbassyClock;
 pub use lock::EmbassyLock;
 #[cfg(feature = "time")]
 pub use time::{
-    EmbassyAcquire, EmbassyAcquireWithin, acquire_until, acquire_within, to_core_duration,
+    EmbassyAcquire, EmbassyAcquireManyWithin, EmbassyAcquireWithin, acquire_many_until,
+    acquire_many_within, acquire_until, acquire_within, to_core_duration,
 };
 
 /// A compartment whose waiter list is guarded by the embassy-sync raw mutex
