@@ -13,6 +13,7 @@ use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
 use crate::seat::{Seat, check_weight};
 use crate::status::Status;
+use crate::weight::Weight;
 
 /// Where the future is; together with the node's [`Status`] it says what a
 /// poll or a drop must do. Every combination, and why the others cannot
@@ -100,6 +101,11 @@ pub struct Acquire<'a, L: RawLock> {
     phase: Phase,
     /// Whether the node was ever linked (see [`has_queued`](Self::has_queued)).
     queued: bool,
+    /// The bits of the weight asked for above the node's 32, so that a
+    /// weight too large for any limit is reported as asked. In the padding
+    /// after the two fields above: the future does not grow.
+    #[cfg(all(feature = "weights", target_pointer_width = "64"))]
+    weight_high: u32,
 }
 
 // SAFETY: the node's raw links are only touched under the compartment's
@@ -110,14 +116,36 @@ unsafe impl<L: RawLock + Sync> Send for Acquire<'_, L> {}
 unsafe impl<L: RawLock + Sync> Sync for Acquire<'_, L> {}
 
 impl<'a, L: RawLock> Acquire<'a, L> {
-    /// A wait for `weight` seats at once. A weight of 0 or one that does
-    /// not fit in 32 bits (above any limit) is refused at the first poll.
+    /// A wait for `weight` seats at once (1 without the `weights`
+    /// feature). A weight of 0 or above any limit is refused at the first
+    /// poll.
     pub(crate) fn new(engine: &'a Engine<L>, weight: usize) -> Self {
+        #[cfg(not(feature = "weights"))]
+        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
         Self {
             engine,
-            node: Node::new(u32::try_from(weight).unwrap_or(u32::MAX)),
+            // The low 32 bits; `weight()` puts the rest back.
+            #[cfg(feature = "weights")]
+            node: Node::new(Weight::new(weight as u32)),
+            #[cfg(not(feature = "weights"))]
+            node: Node::new(Weight::ONE),
             phase: Phase::Start,
             queued: false,
+            #[cfg(all(feature = "weights", target_pointer_width = "64"))]
+            weight_high: (weight as u64 >> 32) as u32,
+        }
+    }
+
+    /// The weight asked for, whole.
+    #[inline(always)]
+    fn weight(&self) -> usize {
+        #[cfg(all(feature = "weights", target_pointer_width = "64"))]
+        {
+            (self.weight_high as usize) << 32 | self.node.weight.seats()
+        }
+        #[cfg(not(all(feature = "weights", target_pointer_width = "64")))]
+        {
+            self.node.weight.seats()
         }
     }
 
@@ -173,7 +201,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             Some(Abandoned::Granted) => Ok(Seat::new(this.engine, this.node.weight)),
             Some(Abandoned::Closed) => Err(this.engine.closed_error()),
             Some(Abandoned::Dropped) => Err(this.engine.queue_full_error()),
-            Some(Abandoned::Oversized) => Err(this.engine.weight_above_limit(this.node.weight)),
+            Some(Abandoned::Oversized) => Err(this.engine.weight_above_limit(this.weight())),
             Some(Abandoned::Unlinked) | None => Err(this.engine.time_out(budget)),
         }
     }
@@ -252,10 +280,10 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// then `enqueue`.
     fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
         let engine = self.engine;
-        let weight = self.node.weight;
-        if let Err(e) = check_weight(engine, weight as usize) {
-            return self.finish(Err(e));
-        }
+        let weight = match check_weight(engine, self.weight()) {
+            Ok(weight) => weight,
+            Err(e) => return self.finish(Err(e)),
+        };
         match engine.try_take(weight) {
             Ok(()) => return self.seated(),
             Err(Refusal::Closed) => return self.finish(Err(engine.closed_error())),
@@ -314,7 +342,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             Status::Granted => return self.seated(),
             Status::Closed => return self.finish(Err(engine.closed_error())),
             Status::Dropped => engine.queue_full_error(),
-            Status::Oversized => engine.weight_above_limit(self.node.weight),
+            Status::Oversized => engine.weight_above_limit(self.weight()),
             Status::Idle | Status::Waiting | Status::Notified => return Poll::Pending,
         };
         // Finished before the rejection hook (foreign code) runs, as in
@@ -379,7 +407,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             "`Acquire` polled after it completed"
         );
         self.phase = Phase::Done;
-        Seat::try_take(self.engine, self.node.weight as usize)
+        Seat::try_take(self.engine, self.weight())
     }
 }
 

@@ -398,6 +398,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// drop(import);
     /// assert_eq!(db.try_acquire_many(4).unwrap().weight(), 4);
     /// ```
+    #[cfg(feature = "weights")]
     #[inline]
     pub fn try_acquire_many(&self, weight: usize) -> Result<Seat<'_, L>, Error> {
         Seat::try_take(&self.engine, weight)
@@ -485,6 +486,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let Poll::Ready(Ok(seat)) = import.poll(&mut cx) else { panic!() };
     /// assert_eq!(seat.weight(), 3);
     /// ```
+    #[cfg(feature = "weights")]
     pub fn acquire_many(&self, weight: usize) -> Acquire<'_, L> {
         Acquire::new(&self.engine, weight)
     }
@@ -591,6 +593,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let Poll::Ready(Err(Error::Timeout { .. })) = wait.poll(&mut cx) else { panic!() };
     /// # Ok::<(), Box<dyn core::error::Error>>(())
     /// ```
+    #[cfg(feature = "weights")]
     pub fn acquire_many_timeout<T: Future>(
         &self,
         weight: usize,

@@ -144,6 +144,7 @@ use crate::queue_order::QueueOrder;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::sync::{AtomicU32, AtomicUsize, Counter, UnsafeCell, loom_const_fn};
+use crate::weight::Weight;
 use crate::word::{self, BARGING, BOUNDED, CLOSED, WAITERS};
 
 /// A compartment's state: the seat word, the waiter list and its lock,
@@ -546,7 +547,10 @@ pub(crate) struct Batch<'a, L: RawLock> {
     settled: usize,
     /// The word at which the last section's drain stopped because the next
     /// waiter asks for more seats than are free (rule 10); `None` if it
-    /// stopped for any other reason.
+    /// stopped for any other reason. Without the `weights` feature every
+    /// waiter asks for one seat, so a drain never stops with a seat free
+    /// and the field does not exist.
+    #[cfg(feature = "weights")]
     stuck: Option<usize>,
 }
 
@@ -558,7 +562,34 @@ impl<'a, L: RawLock> Batch<'a, L> {
             stale: Deque::new(),
             ran: false,
             settled: 0,
+            #[cfg(feature = "weights")]
             stuck: None,
+        }
+    }
+
+    /// Rule 10: the drain stopped at the word `w` for lack of seats for
+    /// the next waiter.
+    #[inline(always)]
+    fn stop_at(&mut self, w: usize) {
+        #[cfg(feature = "weights")]
+        {
+            self.stuck = Some(w);
+        }
+        #[cfg(not(feature = "weights"))]
+        let _ = w;
+    }
+
+    /// The word at which the last section's drain stopped for lack of
+    /// seats for the next waiter, if it did (rule 10).
+    #[inline(always)]
+    fn stuck(&self) -> Option<usize> {
+        #[cfg(feature = "weights")]
+        {
+            self.stuck
+        }
+        #[cfg(not(feature = "weights"))]
+        {
+            None
         }
     }
 
@@ -599,7 +630,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.ran || !self.engine.drain_owed(self.stuck) {
+            if !self.ran || !self.engine.drain_owed(self.stuck()) {
                 return;
             }
             if !self.engine.try_section(self) {
@@ -719,7 +750,10 @@ impl<L: RawLock> Engine<L> {
         f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
     ) -> R {
         batch.ran = true;
-        batch.stuck = None;
+        #[cfg(feature = "weights")]
+        {
+            batch.stuck = None;
+        }
         self.list.with_mut(|list| {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
@@ -740,7 +774,7 @@ impl<L: RawLock> Engine<L> {
     /// `weight` seats at once (at least 1: the caller checked); a constant
     /// 1 compiles to the one-seat loop.
     #[inline]
-    pub(crate) fn try_take(&self, weight: u32) -> Result<(), Refusal> {
+    pub(crate) fn try_take(&self, weight: Weight) -> Result<(), Refusal> {
         let w = self.word.load(Relaxed);
         self.take_seat(w, Take::NEWCOMER, weight)
             .map_err(|(refusal, _)| refusal)
@@ -766,8 +800,8 @@ impl<L: RawLock> Engine<L> {
     ///
     /// `weight` seats are taken together or not at all.
     #[inline(always)]
-    fn take_seat(&self, mut w: usize, take: Take, weight: u32) -> Result<(), (Refusal, usize)> {
-        let seats = word::seats(weight as usize);
+    fn take_seat(&self, mut w: usize, take: Take, weight: Weight) -> Result<(), (Refusal, usize)> {
+        let seats = word::seats(weight.seats());
         loop {
             if w & CLOSED != 0 {
                 return Err((Refusal::Closed, w));
@@ -775,7 +809,7 @@ impl<L: RawLock> Engine<L> {
             // Too few free seats, or a newcomer in FIFO mode with a line:
             // `WAITERS` set and `BARGING` clear, one mask of the word
             // already loaded.
-            if word::available(w) < weight as isize
+            if word::available(w) < weight.get() as isize
                 || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
             {
                 return Err((Refusal::Full, w));
@@ -802,8 +836,8 @@ impl<L: RawLock> Engine<L> {
     ///
     /// `weight` seats (a seat of that weight) go back in the one RMW.
     #[inline]
-    pub(crate) fn release(&self, weight: u32) {
-        let n = weight as usize;
+    pub(crate) fn release(&self, weight: Weight) {
+        let n = weight.seats();
         let prev = self.add_seats(n);
         if prev & WAITERS != 0 && self.drain_due(prev, n) {
             self.try_drain();
@@ -944,7 +978,7 @@ impl<L: RawLock> Engine<L> {
                     // stay in the word, reserved for the line (a FIFO
                     // newcomer may not take them), and nothing is owed
                     // until the word changes (rule 10).
-                    batch.stuck = Some(w);
+                    batch.stop_at(w);
                     return;
                 }
             }
@@ -1043,19 +1077,19 @@ impl<L: RawLock> Engine<L> {
                     self.hand_verdict(list, node, Verdict::Oversized, batch);
                     continue;
                 }
-                if weight as isize > free - notified as isize {
+                if weight.get() as isize > free - notified as isize {
                     // It does not fit in the uncovered seats; the waiters
                     // behind it wait their turn to be woken (newcomers may
                     // still take the seats: this is barging). Nothing is
                     // owed until the word changes (rule 10).
-                    batch.stuck = Some(w);
+                    batch.stop_at(w);
                     break;
                 }
                 let waker = list.notify_next();
                 if let Some(Some(waker)) = waker {
                     let _ = batch.wake.push_back(waker);
                 }
-                notified += weight as usize;
+                notified += weight.seats();
                 changed = true;
             }
         }
@@ -1094,7 +1128,7 @@ impl<L: RawLock> Engine<L> {
         let status = unsafe { &node.as_ref().status };
         if status.get() == Status::Notified {
             // SAFETY: as above.
-            batch.settled += unsafe { node.as_ref() }.weight as usize;
+            batch.settled += unsafe { node.as_ref() }.weight.seats();
         }
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
@@ -1178,7 +1212,7 @@ impl<L: RawLock> Engine<L> {
                 if self.oversized(weight) {
                     batch.discard(Some(waker));
                     // Counted by the caller, as `QueueFull`.
-                    return Err(self.weight_above_limit(weight));
+                    return Err(self.weight_above_limit(weight.seats()));
                 }
                 let newest_first = self.queue_order() == QueueOrder::Lifo;
                 if !made_room && self.waiting.load(Relaxed) as usize >= self.queue_limit() {
@@ -1289,7 +1323,7 @@ impl<L: RawLock> Engine<L> {
                             list.requeue(node);
                             // It no longer covers its seats (rule 8); the
                             // hand-off's FIFO drain publishes the count.
-                            batch.settled += node.as_ref().weight as usize;
+                            batch.settled += node.as_ref().weight.seats();
                         }
                     } else if self.word.load(Relaxed) & BOUNDED != 0
                         && list.lose_race(node) >= LOST_RACES
@@ -1307,7 +1341,7 @@ impl<L: RawLock> Engine<L> {
                         // again, first in line for the next notification. It
                         // no longer covers a seat (rule 8).
                         list.requeue(node);
-                        batch.settled += node.as_ref().weight as usize;
+                        batch.settled += node.as_ref().weight.seats();
                     }
                 }
             }
@@ -1369,9 +1403,9 @@ impl<L: RawLock> Engine<L> {
     /// A limit of 0 is a pause, not a refusal: everyone waits for it to
     /// rise again.
     #[inline]
-    pub(crate) fn oversized(&self, weight: u32) -> bool {
+    pub(crate) fn oversized(&self, weight: Weight) -> bool {
         let max = self.max_concurrent();
-        max != 0 && weight as usize > max
+        max != 0 && weight.seats() > max
     }
 
     /// Describes a full queue (not counted).
@@ -1383,10 +1417,10 @@ impl<L: RawLock> Engine<L> {
     }
 
     /// Describes a weight above the limit (not counted).
-    pub(crate) fn weight_above_limit(&self, weight: u32) -> Error {
+    pub(crate) fn weight_above_limit(&self, weight: usize) -> Error {
         Error::WeightAboveLimit {
             name: self.name_handle(),
-            weight: weight as usize,
+            weight,
             max_concurrent: self.max_concurrent(),
         }
     }

@@ -312,6 +312,7 @@ impl fmt::Display for ConfigError {
 
 impl core::error::Error for ConfigError {}
 
+#[cfg(feature = "weights")]
 /// Why [`Seat::split`](crate::Seat::split) (or an owned seat's) refused:
 /// each part must keep at least one seat, so the weight split off must be
 /// at least 1 and less than the seat's weight.
@@ -332,6 +333,7 @@ pub struct SplitError {
     pub requested: usize,
 }
 
+#[cfg(feature = "weights")]
 impl fmt::Display for SplitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Self { held, requested } = *self;
@@ -352,8 +354,10 @@ impl fmt::Display for SplitError {
     }
 }
 
+#[cfg(feature = "weights")]
 impl core::error::Error for SplitError {}
 
+#[cfg(feature = "weights")]
 /// Why a seat's `merge` refused: the two seats belong to different
 /// compartments. It carries the seat that was to be merged, still held;
 /// take it back with [`into_inner`](Self::into_inner).
@@ -363,6 +367,7 @@ pub struct MergeError<S> {
     seat: S,
 }
 
+#[cfg(feature = "weights")]
 impl<S> MergeError<S> {
     pub(crate) fn new(into: Name, from: Name, seat: S) -> Self {
         Self { into, from, seat }
@@ -384,6 +389,7 @@ impl<S> MergeError<S> {
     }
 }
 
+#[cfg(feature = "weights")]
 impl<S> fmt::Debug for MergeError<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MergeError")
@@ -393,6 +399,7 @@ impl<S> fmt::Debug for MergeError<S> {
     }
 }
 
+#[cfg(feature = "weights")]
 impl<S> fmt::Display for MergeError<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -404,4 +411,5 @@ impl<S> fmt::Display for MergeError<S> {
     }
 }
 
+#[cfg(feature = "weights")]
 impl<S> core::error::Error for MergeError<S> {}

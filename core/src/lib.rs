@@ -26,6 +26,7 @@ mod seat;
 mod shuttle_lock;
 mod status;
 mod sync;
+mod weight;
 mod word;
 
 #[cfg(test)]
@@ -36,7 +37,9 @@ pub use acquire::{Acquire, AcquireTimeout};
 pub use admission::{Admission, MAX_LOST_RACES};
 pub use bulkhead::Bulkhead;
 pub use config::{Config, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
-pub use error::{ConfigError, Error, MergeError, SplitError};
+pub use error::{ConfigError, Error};
+#[cfg(feature = "weights")]
+pub use error::{MergeError, SplitError};
 #[cfg(feature = "critical-section")]
 pub use lock::CsLock;
 #[cfg(bulkhead_loom)]

@@ -30,6 +30,7 @@ use core::task::Waker;
 
 use crate::status::NodeStatus;
 use crate::sync::UnsafeCell;
+use crate::weight::Weight;
 
 #[derive(Debug)]
 struct Links {
@@ -59,8 +60,9 @@ pub(crate) struct Node {
     /// The seats this waiter asks for, at least 1. Set at construction and
     /// never changed, so it is read through a shared reference, by the
     /// owner or under the lock. 32 bits, as every count of seats in the
-    /// compartment; it sits in the padding after the two bytes above.
-    pub(crate) weight: u32,
+    /// compartment; it sits in the padding after the two bytes above (and
+    /// takes no room at all without the `weights` feature).
+    pub(crate) weight: Weight,
     _pinned: PhantomPinned,
 }
 
@@ -97,7 +99,7 @@ impl Node {
     crate::sync::loom_const_fn! {
         /// A node asking for `weight` seats (validated by the caller:
         /// at least 1, at most `MAX_CONCURRENT_LIMIT`).
-        pub(crate) fn new(weight: u32) -> Self {
+        pub(crate) fn new(weight: Weight) -> Self {
             Self {
                 links: UnsafeCell::new(Links { prev: None, next: None }),
                 waker: UnsafeCell::new(None),

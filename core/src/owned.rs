@@ -13,11 +13,16 @@ use core::time::Duration;
 
 use crate::acquire::{Acquire, Bounded, normalize, poll_bounded, timer};
 use crate::bulkhead::Bulkhead;
-use crate::error::{Error, MergeError, SplitError};
+use crate::error::Error;
+#[cfg(feature = "weights")]
+use crate::error::{MergeError, SplitError};
 use crate::limit::{Adaptive, Clock, Limit};
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
-use crate::seat::{Seat, split_weight};
+use crate::seat::Seat;
+#[cfg(feature = "weights")]
+use crate::seat::split_weight;
+use crate::weight::Weight;
 
 /// Anything that leads to a compartment and can be kept: `&Bulkhead`,
 /// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`, a value that
@@ -121,7 +126,7 @@ impl<L: RawLock, A: Limit, C: Clock> AsBulkhead for Adaptive<L, A, C> {
 pub struct OwnedSeat<P: Handle> {
     handle: P,
     /// Seats held, at least 1, as [`Seat::weight`].
-    weight: u32,
+    weight: Weight,
 }
 
 impl<P: Handle> OwnedSeat<P> {
@@ -131,7 +136,8 @@ impl<P: Handle> OwnedSeat<P> {
     /// # Errors
     /// As [`Bulkhead::try_acquire`].
     pub fn try_acquire(handle: P) -> Result<Self, Error> {
-        Self::try_acquire_many(handle, 1)
+        let weight = forget_seat(handle.bulkhead().try_acquire()?);
+        Ok(Self { handle, weight })
     }
 
     /// Takes `weight` seats at once without waiting, as
@@ -149,10 +155,9 @@ impl<P: Handle> OwnedSeat<P> {
     /// let seat = OwnedSeat::try_acquire_many(gpu.clone(), 3).unwrap();
     /// assert_eq!((seat.weight(), gpu.state().active), (3, 3));
     /// ```
+    #[cfg(feature = "weights")]
     pub fn try_acquire_many(handle: P, weight: usize) -> Result<Self, Error> {
-        let seat = handle.bulkhead().try_acquire_many(weight)?;
-        let weight = seat.weight;
-        core::mem::forget(seat);
+        let weight = forget_seat(handle.bulkhead().try_acquire_many(weight)?);
         Ok(Self { handle, weight })
     }
 
@@ -168,6 +173,7 @@ impl<P: Handle> OwnedSeat<P> {
 
     /// Waits for `weight` seats at once, keeping `handle` with them: the
     /// owned form of [`Bulkhead::acquire_many`].
+    #[cfg(feature = "weights")]
     pub fn acquire_many(handle: P, weight: usize) -> AcquireOwned<P>
     where
         P::Lock: 'static,
@@ -224,7 +230,7 @@ impl<P: Handle> OwnedSeat<P> {
     where
         P::Lock: 'static,
     {
-        Self::acquire_many_timeout(handle, 1, max_wait, sleep)
+        AcquireOwnedTimeout::new(AcquireOwned::new(handle, 1), max_wait, sleep)
     }
 
     /// Waits for `weight` seats at once at most `max_wait`, on a timer you
@@ -233,6 +239,7 @@ impl<P: Handle> OwnedSeat<P> {
     ///
     /// # Errors
     /// As [`Bulkhead::acquire_many_timeout`].
+    #[cfg(feature = "weights")]
     pub fn acquire_many_timeout<T: Future>(
         handle: P,
         weight: usize,
@@ -242,23 +249,18 @@ impl<P: Handle> OwnedSeat<P> {
     where
         P::Lock: 'static,
     {
-        let max_wait = normalize(max_wait.into());
-        AcquireOwnedTimeout {
-            acquire: AcquireOwned::new(handle, weight),
-            timer: timer(max_wait, sleep),
-            max_wait,
-        }
+        AcquireOwnedTimeout::new(AcquireOwned::new(handle, weight), max_wait, sleep)
     }
 
     /// `weight` seats already counted in the compartment's seat word.
-    pub(crate) fn counted(handle: P, weight: u32) -> Self {
+    pub(crate) fn counted(handle: P, weight: Weight) -> Self {
         Self { handle, weight }
     }
 
     /// How many of the compartment's seats this seat holds, as
-    /// [`Seat::weight`].
+    /// [`Seat::weight`]: always 1 without the `weights` feature.
     pub fn weight(&self) -> usize {
-        self.weight as usize
+        self.weight.seats()
     }
 
     /// Splits `weight` seats off into a new owned seat with a clone of the
@@ -266,12 +268,13 @@ impl<P: Handle> OwnedSeat<P> {
     ///
     /// # Errors
     /// As [`Seat::split`].
+    #[cfg(feature = "weights")]
     pub fn split(&mut self, weight: usize) -> Result<Self, SplitError>
     where
         P: Clone,
     {
-        let weight = split_weight(self.weight, weight)?;
-        self.weight -= weight;
+        let (kept, weight) = split_weight(self.weight, weight)?;
+        self.weight = kept;
         Ok(Self {
             handle: self.handle.clone(),
             weight,
@@ -296,6 +299,7 @@ impl<P: Handle> OwnedSeat<P> {
     /// seat.merge(one).unwrap();
     /// assert_eq!((seat.weight(), db.state().active), (3, 3));
     /// ```
+    #[cfg(feature = "weights")]
     pub fn merge(&mut self, other: Self) -> Result<(), MergeError<Self>> {
         let (mine, theirs) = (self.handle.bulkhead(), other.handle.bulkhead());
         if !core::ptr::eq(mine, theirs) {
@@ -305,8 +309,8 @@ impl<P: Handle> OwnedSeat<P> {
                 other,
             ));
         }
-        // Within 32 bits, as for `Seat::merge`.
-        self.weight += other.weight;
+        // Within 31 bits, as for `Seat::merge`.
+        self.weight = Weight::new(self.weight.get() + other.weight.get());
         let mut other = core::mem::ManuallyDrop::new(other);
         // SAFETY: `other` is never used again and its `Drop` never runs
         // (its seats are now this seat's); its handle is dropped exactly
@@ -328,8 +332,7 @@ impl<P: Handle> OwnedSeat<P> {
             handle.bulkhead().name(),
             seat.bulkhead().name()
         );
-        let weight = seat.weight;
-        core::mem::forget(seat);
+        let weight = forget_seat(seat);
         Self { handle, weight }
     }
 
@@ -402,6 +405,7 @@ where
     /// Whether the inner wait, now dropped, had queued.
     queued: bool,
     /// The seats asked for, until the inner wait is made.
+    #[cfg(feature = "weights")]
     weight: usize,
 }
 
@@ -409,12 +413,29 @@ impl<P: Handle> AcquireOwned<P>
 where
     P::Lock: 'static,
 {
+    /// A wait for `weight` seats (1 without the `weights` feature).
     pub(crate) fn new(handle: P, weight: usize) -> Self {
+        #[cfg(not(feature = "weights"))]
+        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
         Self {
             acquire: None,
             handle: Some(handle),
             queued: false,
+            #[cfg(feature = "weights")]
             weight,
+        }
+    }
+
+    /// The seats asked for.
+    #[inline(always)]
+    fn weight(&self) -> usize {
+        #[cfg(feature = "weights")]
+        {
+            self.weight
+        }
+        #[cfg(not(feature = "weights"))]
+        {
+            1
         }
     }
 
@@ -454,7 +475,7 @@ where
             // that moves it (see `settle`): with a handle that holds its
             // compartment inline, that move moves the compartment.
             let bulkhead: &'static Bulkhead<P::Lock> = unsafe { bulkhead.as_ref() };
-            this.acquire = Some(bulkhead.acquire_many(this.weight));
+            this.acquire = Some(Acquire::new(bulkhead.engine(), this.weight()));
         }
         match this.acquire.as_mut() {
             // SAFETY: pinned, as above.
@@ -484,7 +505,7 @@ where
     /// for the whole call, and with a handle that holds its compartment
     /// inline, moving the handle out moves the compartment that reference
     /// points to (undefined behaviour, even if the seat is never used).
-    fn settle(self: Pin<&mut Self>, result: Result<u32, Error>) -> Result<OwnedSeat<P>, Error> {
+    fn settle(self: Pin<&mut Self>, result: Result<Weight, Error>) -> Result<OwnedSeat<P>, Error> {
         let handle = self.take_handle();
         result.map(|weight| OwnedSeat::counted(handle, weight))
     }
@@ -538,7 +559,7 @@ where
 /// see `AcquireOwned::settle` for why this happens before the handle
 /// moves, outside any call that also moves it.
 /// Returns its weight.
-fn forget_seat<L: RawLock>(seat: Seat<'static, L>) -> u32 {
+fn forget_seat<L: RawLock>(seat: Seat<'_, L>) -> Weight {
     let weight = seat.weight;
     core::mem::forget(seat);
     weight
@@ -566,8 +587,10 @@ where
     fn try_now(self: Pin<&mut Self>) -> Self::Output {
         // Before the first poll there is no inner wait yet, so taking the
         // handle moves nothing that is pinned.
-        let weight = self.weight;
-        OwnedSeat::try_acquire_many(self.take_handle(), weight)
+        let weight = self.weight();
+        let handle = self.take_handle();
+        let weight = forget_seat(Seat::try_take(handle.bulkhead().engine(), weight)?);
+        Ok(OwnedSeat::counted(handle, weight))
     }
 
     fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {
@@ -601,6 +624,20 @@ impl<P: Handle, T> AcquireOwnedTimeout<P, T>
 where
     P::Lock: 'static,
 {
+    /// `acquire` bounded by `max_wait` on the caller's timer.
+    fn new(
+        acquire: AcquireOwned<P>,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Self {
+        let max_wait = normalize(max_wait.into());
+        Self {
+            acquire,
+            timer: timer(max_wait, sleep),
+            max_wait,
+        }
+    }
+
     /// Whether this wait joined the line, as [`Acquire::has_queued`].
     pub fn has_queued(&self) -> bool {
         self.acquire.has_queued()

@@ -3,17 +3,18 @@
 use core::fmt;
 
 use crate::engine::{Engine, Refusal};
-use crate::error::{Error, MergeError, SplitError};
+use crate::error::Error;
+#[cfg(feature = "weights")]
+use crate::error::{MergeError, SplitError};
 use crate::lock::RawLock;
+use crate::weight::Weight;
 
 /// A taken seat. Dropping it gives the seat back: to the next waiter in
 /// FIFO mode, or to whoever takes it first in barging mode.
 ///
 /// A seat has a *weight*: the number of the compartment's seats it holds,
-/// 1 unless it came from
-/// [`try_acquire_many`](crate::Bulkhead::try_acquire_many) or
-/// [`acquire_many`](crate::Bulkhead::acquire_many). It is given back
-/// whole, and [`split`](Self::split) and [`merge`](Self::merge) change how
+/// 1 unless it came from `try_acquire_many` or `acquire_many` (feature
+/// `weights`). It is given back whole, and `split` and `merge` change how
 /// it is held.
 ///
 /// Dropping never waits for a lock, so it is safe in `Drop`, while a panic
@@ -34,8 +35,9 @@ pub struct Seat<'a, L: RawLock> {
     /// The compartment's state; [`bulkhead`](Self::bulkhead) names the
     /// compartment itself.
     engine: &'a Engine<L>,
-    /// Seats held, at least 1: 32 bits, as every count of seats.
-    pub(crate) weight: u32,
+    /// Seats held, at least 1: 32 bits, as every count of seats (no room
+    /// at all without the `weights` feature).
+    pub(crate) weight: Weight,
 }
 
 impl<'a, L: RawLock> Seat<'a, L> {
@@ -45,7 +47,7 @@ impl<'a, L: RawLock> Seat<'a, L> {
     /// weight). The seat exists before the hook runs, so a hook that
     /// panics gives the seat back as it unwinds instead of leaking it.
     #[inline]
-    pub(crate) fn new(engine: &'a Engine<L>, weight: u32) -> Self {
+    pub(crate) fn new(engine: &'a Engine<L>, weight: Weight) -> Self {
         let seat = Self { engine, weight };
         engine.lock.record_admission();
         seat
@@ -64,24 +66,28 @@ impl<'a, L: RawLock> Seat<'a, L> {
             Err(Refusal::Closed) => Err(engine.closed_error()),
             Err(Refusal::Full) if engine.oversized(weight) => {
                 engine.count_rejection();
-                Err(engine.weight_above_limit(weight))
+                Err(engine.weight_above_limit(weight.seats()))
             }
             Err(Refusal::Full) => Err(engine.reject_full()),
         }
     }
 
-    /// How many of the compartment's seats this seat holds.
+    /// How many of the compartment's seats this seat holds: always 1
+    /// without the `weights` feature.
     ///
     /// ```
     /// # use bulkhead_core::{Bulkhead, CsLock};
     /// let gpu: Bulkhead<CsLock> = Bulkhead::new("gpu", 4).unwrap();
+    /// assert_eq!(gpu.try_acquire().unwrap().weight(), 1);
+    /// # #[cfg(feature = "weights")] {
     /// let seat = gpu.try_acquire_many(3).unwrap();
     /// assert_eq!(seat.weight(), 3);
     /// assert_eq!(gpu.state().active, 3);
+    /// # }
     /// ```
     #[inline]
     pub fn weight(&self) -> usize {
-        self.weight as usize
+        self.weight.seats()
     }
 
     /// Splits `weight` seats off this one into a new seat of the same
@@ -102,9 +108,10 @@ impl<'a, L: RawLock> Seat<'a, L> {
     /// assert_eq!((import.weight(), db.state().active), (3, 3));
     /// assert!(import.split(3).is_err());
     /// ```
+    #[cfg(feature = "weights")]
     pub fn split(&mut self, weight: usize) -> Result<Self, SplitError> {
-        let weight = split_weight(self.weight, weight)?;
-        self.weight -= weight;
+        let (kept, weight) = split_weight(self.weight, weight)?;
+        self.weight = kept;
         // Not `new`: no admission happened, so the hook does not run.
         Ok(Self {
             engine: self.engine,
@@ -130,6 +137,7 @@ impl<'a, L: RawLock> Seat<'a, L> {
     /// let err = seat.merge(cache.try_acquire().unwrap()).unwrap_err();
     /// assert_eq!(err.into_inner().weight(), 1); // still held, still cache's
     /// ```
+    #[cfg(feature = "weights")]
     pub fn merge(&mut self, other: Self) -> Result<(), MergeError<Self>> {
         if !core::ptr::eq(self.engine, other.engine) {
             return Err(MergeError::new(
@@ -138,9 +146,9 @@ impl<'a, L: RawLock> Seat<'a, L> {
                 other,
             ));
         }
-        // Both weights are within the limit's 32 bits: their sum is at most
+        // Both weights are within the limit's 31 bits: their sum is at most
         // the seats the compartment has ever had out at once.
-        self.weight += other.weight;
+        self.weight = Weight::new(self.weight.get() + other.weight.get());
         core::mem::forget(other);
         Ok(())
     }
@@ -169,30 +177,40 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
 }
 
 /// `weight` as the engine counts it, if a caller may ask for it: at least
-/// 1 ([`Error::ZeroWeight`] otherwise, not counted) and, for a weight above
-/// `u32::MAX` (more than any limit), [`Error::WeightAboveLimit`].
+/// 1 ([`Error::ZeroWeight`] otherwise, not counted) and at most
+/// `MAX_CONCURRENT_LIMIT` (more than any limit: [`Error::WeightAboveLimit`],
+/// counted). Without the `weights` feature every caller asks for 1.
 #[inline(always)]
-pub(crate) fn check_weight<L: RawLock>(engine: &Engine<L>, weight: usize) -> Result<u32, Error> {
-    match u32::try_from(weight) {
-        Ok(0) => Err(Error::ZeroWeight {
-            name: engine.name_handle(),
-        }),
-        Ok(weight) if weight as usize <= crate::MAX_CONCURRENT_LIMIT => Ok(weight),
-        _ => {
-            engine.count_rejection();
-            Err(Error::WeightAboveLimit {
+pub(crate) fn check_weight<L: RawLock>(engine: &Engine<L>, weight: usize) -> Result<Weight, Error> {
+    #[cfg(feature = "weights")]
+    {
+        match weight {
+            0 => Err(Error::ZeroWeight {
                 name: engine.name_handle(),
-                weight,
-                max_concurrent: engine.max_concurrent(),
-            })
+            }),
+            // Fits in 31 bits.
+            w if w <= crate::MAX_CONCURRENT_LIMIT => Ok(Weight::new(w as u32)),
+            _ => {
+                engine.count_rejection();
+                Err(engine.weight_above_limit(weight))
+            }
         }
+    }
+    #[cfg(not(feature = "weights"))]
+    {
+        let _ = engine;
+        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
+        Ok(Weight::ONE)
     }
 }
 
-/// The weight to split off a seat of `held`: `1 <= weight < held`.
-pub(crate) fn split_weight(held: u32, weight: usize) -> Result<u32, SplitError> {
+/// Splits `weight` off a seat of `held`, `1 <= weight < held`: the weights
+/// kept and split off.
+#[cfg(feature = "weights")]
+pub(crate) fn split_weight(held: Weight, weight: usize) -> Result<(Weight, Weight), SplitError> {
+    let held = held.get();
     match u32::try_from(weight) {
-        Ok(w) if w >= 1 && w < held => Ok(w),
+        Ok(w) if w >= 1 && w < held => Ok((Weight::new(held - w), Weight::new(w))),
         _ => Err(SplitError {
             held: held as usize,
             requested: weight,

@@ -31,6 +31,7 @@ mod review;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]
 mod watchdog;
+#[cfg(feature = "weights")]
 mod weighted;
 
 /// Runs the test `name` alone in a child process (this test binary), with

@@ -25,9 +25,10 @@ pub use clock::EmbassyClock;
 pub use lock::EmbassyLock;
 #[cfg(feature = "time")]
 pub use time::{
-    EmbassyAcquire, EmbassyAcquireManyWithin, EmbassyAcquireWithin, acquire_many_until,
-    acquire_many_within, acquire_until, acquire_within, to_core_duration,
+    EmbassyAcquire, EmbassyAcquireWithin, acquire_until, acquire_within, to_core_duration,
 };
+#[cfg(all(feature = "time", feature = "weights"))]
+pub use time::{EmbassyAcquireManyWithin, acquire_many_until, acquire_many_within};
 
 /// A compartment whose waiter list is guarded by the embassy-sync raw mutex
 /// `M`. See [`EmbassyLock`] for which mutex fits where.

@@ -12,8 +12,8 @@ use embassy_time::{Duration, Instant, TICK_HZ, Timer};
 /// Implemented for every [`bulkhead_core::Bulkhead`], whatever its lock, so
 /// `FLASH.acquire_within(..)` works on a [`Bulkhead<M>`](crate::Bulkhead)
 /// and on a `Bulkhead<CsLock>` alike. The free functions
-/// [`acquire_within`], [`acquire_until`], [`acquire_many_within`] and
-/// [`acquire_many_until`] do the same.
+/// [`acquire_within`] and [`acquire_until`] do the same, and, with the
+/// `weights` feature, `acquire_many_within` and `acquire_many_until`.
 ///
 /// ```
 /// use bulkhead_embassy::{Bulkhead, EmbassyAcquire, Error, raw::CriticalSectionRawMutex};
@@ -42,6 +42,7 @@ pub trait EmbassyAcquire {
 
     /// Waits at most `budget` for one seat of `weight` seats, taken
     /// together; see [`acquire_many_within`].
+    #[cfg(feature = "weights")]
     fn acquire_many_within(
         &self,
         weight: usize,
@@ -50,6 +51,7 @@ pub trait EmbassyAcquire {
 
     /// Waits until `deadline` at the latest for one seat of `weight`
     /// seats, taken together; see [`acquire_many_until`].
+    #[cfg(feature = "weights")]
     fn acquire_many_until(
         &self,
         weight: usize,
@@ -70,6 +72,7 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
         acquire_until(self, deadline)
     }
 
+    #[cfg(feature = "weights")]
     #[inline]
     fn acquire_many_within(
         &self,
@@ -79,6 +82,7 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
         acquire_many_within(self, weight, budget)
     }
 
+    #[cfg(feature = "weights")]
     #[inline]
     fn acquire_many_until(
         &self,
@@ -206,6 +210,7 @@ pub fn acquire_until<L: RawLock>(
 ///   [`State::rejected`](bulkhead_core::State::rejected)) if `weight` is
 ///   above the compartment's limit, at once or when the limit shrinks below
 ///   it while it waits. A limit of 0 is a pause: it waits.
+#[cfg(feature = "weights")]
 pub fn acquire_many_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     weight: usize,
@@ -230,6 +235,7 @@ pub fn acquire_many_within<L: RawLock>(
 ///
 /// # Errors
 /// As [`acquire_many_within`].
+#[cfg(feature = "weights")]
 pub fn acquire_many_until<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     weight: usize,
@@ -309,6 +315,7 @@ pub struct EmbassyAcquireWithin<'a, L: RawLock> {
 ///
 /// # Memory ordering
 /// As [`acquire_within`].
+#[cfg(feature = "weights")]
 #[must_use = "futures do nothing unless polled"]
 pub struct EmbassyAcquireManyWithin<'a, L: RawLock> {
     wait: Wait<'a, L, usize>,
@@ -322,6 +329,13 @@ trait Weight: Copy {
     /// Whether this is [`EmbassyAcquireManyWithin`]'s weight.
     const MANY: bool;
     fn get(self) -> usize;
+    /// Takes the seats now, if they are free.
+    fn try_take<L: RawLock>(
+        self,
+        bulkhead: &bulkhead_core::Bulkhead<L>,
+    ) -> Result<Seat<'_, L>, Error>;
+    /// Waits for the seats in core's line.
+    fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L>;
 }
 
 /// The weight of a one-seat wait.
@@ -335,14 +349,37 @@ impl Weight for One {
     fn get(self) -> usize {
         1
     }
+    #[inline(always)]
+    fn try_take<L: RawLock>(
+        self,
+        bulkhead: &bulkhead_core::Bulkhead<L>,
+    ) -> Result<Seat<'_, L>, Error> {
+        bulkhead.try_acquire()
+    }
+    #[inline(always)]
+    fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L> {
+        bulkhead.acquire()
+    }
 }
 
+#[cfg(feature = "weights")]
 impl Weight for usize {
     const FUTURE: &'static str = "EmbassyAcquireManyWithin";
     const MANY: bool = true;
     #[inline(always)]
     fn get(self) -> usize {
         self
+    }
+    #[inline(always)]
+    fn try_take<L: RawLock>(
+        self,
+        bulkhead: &bulkhead_core::Bulkhead<L>,
+    ) -> Result<Seat<'_, L>, Error> {
+        bulkhead.try_acquire_many(self)
+    }
+    #[inline(always)]
+    fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L> {
+        bulkhead.acquire_many(self)
     }
 }
 
@@ -396,7 +433,7 @@ impl<'a, L: RawLock, W: Weight> Wait<'a, L, W> {
         budget: Duration,
     ) -> Self {
         Self::Queued {
-            acquire: bulkhead.acquire_many(weight.get()),
+            acquire: weight.wait(bulkhead),
             timer,
             budget,
         }
@@ -413,7 +450,7 @@ impl<'a, L: RawLock, W: Weight> Wait<'a, L, W> {
                 let (bulkhead, weight): (&'a bulkhead_core::Bulkhead<L>, W) = (bulkhead, *weight);
                 *self = Wait::Done;
                 // A constant for `One`: the same code as `try_acquire`.
-                Poll::Ready(bulkhead.try_acquire_many(weight.get()))
+                Poll::Ready(weight.try_take(bulkhead))
             }
             Wait::Queued {
                 acquire,
@@ -477,6 +514,7 @@ impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
     }
 }
 
+#[cfg(feature = "weights")]
 impl<'a, L: RawLock> Future for EmbassyAcquireManyWithin<'a, L> {
     type Output = Result<Seat<'a, L>, Error>;
 
@@ -492,6 +530,7 @@ impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
     }
 }
 
+#[cfg(feature = "weights")]
 impl<L: RawLock> fmt::Debug for EmbassyAcquireManyWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.wait.fmt(f)

@@ -498,6 +498,7 @@ impl<L: RawLock, A: Limit, C: Clock> Adaptive<L, A, C> {
     /// assert_eq!((batch.weight(), batch.in_flight()), (3, 3));
     /// # Ok::<(), Box<dyn core::error::Error>>(())
     /// ```
+    #[cfg(feature = "weights")]
     pub fn try_acquire_many(&self, weight: usize) -> Result<AdaptiveSeat<'_, L, A, C>, Error> {
         let seat = self.bulkhead.try_acquire_many(weight)?;
         Ok(self.start(seat))

@@ -557,7 +557,7 @@ fn windowed_reports_its_smallest_window() {
 #[should_panic(expected = "a linked node is dropped")]
 fn a_node_dropped_while_linked_is_reported() {
     use crate::list::{List, Node};
-    let node = std::boxed::Box::pin(Node::new(1));
+    let node = std::boxed::Box::pin(Node::new(crate::weight::Weight::ONE));
     let mut list = List::new();
     // SAFETY: the node is pinned and valid while linked; the test drops it
     // linked on purpose and never touches `list` again.

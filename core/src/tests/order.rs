@@ -202,6 +202,7 @@ fn the_order_changes_live_and_waiters_keep_their_places() {
     assert_eq!(b.engine().queue_limit(), 7);
 }
 
+#[cfg(feature = "weights")]
 /// Heavy waiters in newest-first order: the newest is served first, so a
 /// seat freed while a heavy waiter waits goes to a newer, lighter one.
 #[test]
