@@ -49,7 +49,9 @@ enum Phase {
 /// Waits for a seat in a [`Bulkhead`](crate::Bulkhead). Returned by
 /// [`Bulkhead::acquire`](crate::Bulkhead::acquire).
 ///
-/// Resolves to a [`Seat`], or to [`Error::Closed`] or [`Error::QueueFull`].
+/// Resolves to a [`Seat`], or to [`Error::Closed`] or [`Error::QueueFull`]
+/// (also when a full newest-first queue drops it), and for a weighted wait
+/// to [`Error::ZeroWeight`] or [`Error::WeightAboveLimit`].
 ///
 /// # Cancel safety
 ///
@@ -282,7 +284,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         let engine = self.engine;
         let weight = match check_weight(engine, self.weight()) {
             Ok(weight) => weight,
-            Err(e) => return self.finish(Err(e)),
+            Err(e) => return self.refuse(e),
         };
         match engine.try_take(weight) {
             Ok(()) => return self.seated(),
@@ -304,19 +306,25 @@ impl<'a, L: RawLock> Acquire<'a, L> {
                 self.queued = true;
                 self.poll_verdict()
             }
-            Err(e) => {
-                // Finished before the rejection hook (foreign code) runs:
-                // if it panics, the rejection is counted once, not again
-                // by a re-poll that starts over.
-                let rejected =
-                    matches!(e, Error::QueueFull { .. } | Error::WeightAboveLimit { .. });
-                let done = self.finish(Err(e));
-                if rejected {
-                    engine.count_rejection();
-                }
-                done
-            }
+            Err(e) => self.refuse(e),
         }
+    }
+
+    /// Finishes with `error`, counting it if it turned the caller away
+    /// (`QueueFull`, `WeightAboveLimit`). Finished before the rejection
+    /// hook (foreign code) runs: if it panics, the rejection is counted
+    /// once, not again by a re-poll that starts over.
+    fn refuse(&mut self, error: Error) -> Poll<Result<Seat<'a, L>, Error>> {
+        let engine = self.engine;
+        let counted = matches!(
+            error,
+            Error::QueueFull { .. } | Error::WeightAboveLimit { .. }
+        );
+        let done = self.finish(Err(error));
+        if counted {
+            engine.count_rejection();
+        }
+        done
     }
 
     fn finish(&mut self, result: Result<Seat<'a, L>, Error>) -> Poll<Result<Seat<'a, L>, Error>> {
@@ -338,18 +346,13 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// was reserved by the drainer, so it is not counted again.
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
         let engine = self.engine;
-        let refused = match self.node.status.get() {
-            Status::Granted => return self.seated(),
-            Status::Closed => return self.finish(Err(engine.closed_error())),
-            Status::Dropped => engine.queue_full_error(),
-            Status::Oversized => engine.weight_above_limit(self.weight()),
-            Status::Idle | Status::Waiting | Status::Notified => return Poll::Pending,
-        };
-        // Finished before the rejection hook (foreign code) runs, as in
-        // `start`.
-        let done = self.finish(Err(refused));
-        engine.count_rejection();
-        done
+        match self.node.status.get() {
+            Status::Granted => self.seated(),
+            Status::Closed => self.finish(Err(engine.closed_error())),
+            Status::Dropped => self.refuse(engine.queue_full_error()),
+            Status::Oversized => self.refuse(engine.weight_above_limit(self.weight())),
+            Status::Idle | Status::Waiting | Status::Notified => Poll::Pending,
+        }
     }
 }
 

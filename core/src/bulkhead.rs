@@ -384,7 +384,8 @@ impl<L: RawLock> Bulkhead<L> {
     /// - [`Error::ZeroWeight`] for `weight == 0`;
     /// - [`Error::WeightAboveLimit`] (counted) if `weight` is above the
     ///   limit, so that waiting could never help. A limit of 0 is a pause:
-    ///   then the verdict is `Full`.
+    ///   then the verdict is `Full`, unless `weight` is above
+    ///   [`MAX_CONCURRENT_LIMIT`], which no limit can ever reach.
     ///
     /// # Examples
     /// ```
@@ -610,6 +611,10 @@ impl<L: RawLock> Bulkhead<L> {
     ///   keep their seats, and admissions resume once fewer than the new
     ///   maximum are inside.
     /// - `0` admits nobody until the limit is raised again (a pause).
+    /// - A waiter asking for more seats at once than a new limit above 0
+    ///   is refused with [`Error::WeightAboveLimit`] when it reaches the
+    ///   front of the line, since it could never be admitted; with an
+    ///   adaptive limit, a brief dip can refuse such waiters.
     ///
     /// Returns the previous limit. Takes the list lock briefly, so
     /// concurrent reconfigurations apply in some order and add up.
@@ -712,8 +717,9 @@ impl<L: RawLock> Bulkhead<L> {
 
     /// Changes the order of the line, live; returns the old order. Waiters
     /// already in line keep their places: the order decides where
-    /// newcomers join, which end a freed seat goes to, and which waiter a
-    /// full queue turns away. Takes the list lock briefly.
+    /// newcomers join (at the back, or at the front), while a freed seat
+    /// always goes to the front and a full newest-first queue drops the
+    /// waiter at the back; see [`QueueOrder`]. Takes the list lock briefly.
     ///
     /// ```
     /// # use bulkhead_core::{Bulkhead, CsLock, QueueOrder};

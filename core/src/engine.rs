@@ -376,8 +376,9 @@ impl<L: RawLock> Engine<L> {
     }
 
     /// Changes the order of the line. Waiters already in line keep their
-    /// places; the order decides where newcomers join and which end a
-    /// freed seat goes to. Returns the old order.
+    /// places: the order decides where newcomers join (a freed seat always
+    /// goes to the front, drop-oldest always takes the back). Returns the
+    /// old order.
     pub(crate) fn set_queue_order(&self, order: QueueOrder) -> QueueOrder {
         self.with_list(|_, _| {
             let old = self.queue_order();
@@ -920,7 +921,7 @@ impl<L: RawLock> Engine<L> {
         // One load: `BARGING` only changes under the lock, `BOUNDED` never.
         let w = self.word.load(Relaxed);
         if !word::fifo(w) {
-            self.drain_barging(list, batch);
+            self.drain_barging(list, batch, 0);
         } else if w & BOUNDED != 0 {
             // A hand-off. It grants notified nodes (the starving one, and
             // any woken before it began) and requeues those that re-poll,
@@ -928,7 +929,17 @@ impl<L: RawLock> Engine<L> {
             // does: the count is then right for the releases that read it
             // once barging resumes, and the section that ends the hand-off
             // is the one whose store rule 8 is about.
-            self.drain_fifo(list, batch);
+            let reached = self.drain_fifo(list, batch);
+            if !self.fifo() {
+                // The drain ended the hand-off, maybe with seats free that
+                // the head cannot use: barge for them now (`end_hand_off`),
+                // within what is left of the section's bound (rule 7; if
+                // nothing is, the seats stay uncovered and the re-check
+                // drains again). The barging drain settles and publishes
+                // the cell.
+                self.drain_barging(list, batch, reached);
+                return;
+            }
             let old = self.notified.load(Relaxed);
             let settled = core::mem::take(&mut batch.settled);
             self.publish_notified(list, old, (old & !ALL_NOTIFIED) - settled, settled != 0);
@@ -939,19 +950,22 @@ impl<L: RawLock> Engine<L> {
     }
 
     /// Hands seats (or `Closed` verdicts) to the line, oldest first: at most
-    /// `BATCH` nodes per section (rule 7).
-    fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+    /// `BATCH` nodes per section (rule 7). Returns how many nodes it
+    /// reached.
+    fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) -> usize {
         // Counted in nodes, not in wakers: in a hand-off, a notified node's
         // waker was taken when it was notified, so its verdict wakes nobody
         // and would never fill the batch. A drain cut short by the count
         // leaves a free seat (or `CLOSED`) and `WAITERS` in the word, so
         // `finish`'s re-check drains again; one cut short just as the seats
         // run out looks at the front once more below.
-        for _ in 0..BATCH {
+        for reached in 0..BATCH {
             if batch.wake.is_full() {
-                return;
+                return reached;
             }
-            let Some(node) = list.front() else { return };
+            let Some(node) = list.front() else {
+                return reached;
+            };
             // SAFETY: `node` is linked, hence valid; its weight never
             // changes.
             let weight = unsafe { node.as_ref() }.weight;
@@ -970,16 +984,16 @@ impl<L: RawLock> Engine<L> {
                     // SAFETY: `node` is linked (the list's front).
                     if w & BOUNDED != 0 && unsafe { list.lost_races(node) } < LOST_RACES {
                         // The waiter that asked for the hand-off has left
-                        // the head (granted or gone), and no seat is left
-                        // for the one there now.
-                        self.end_hand_off(w);
+                        // the head (granted or gone), and the free seats
+                        // are too few for the one there now.
+                        self.end_hand_off(w, weight);
                     }
                     // The head waits for more seats than are free: they
                     // stay in the word, reserved for the line (a FIFO
                     // newcomer may not take them), and nothing is owed
                     // until the word changes (rule 10).
                     batch.stop_at(w);
-                    return;
+                    return reached + 1;
                 }
             }
         }
@@ -987,6 +1001,8 @@ impl<L: RawLock> Engine<L> {
         // seat, nothing is owed and the re-check will not drain again, so
         // the look at the front that would end a hand-off (the `Full` arm
         // above) happens here: one more node, `BATCH + 1`, within rule 7.
+        // With seats still free, the re-check drains again, and that drain's
+        // `Full` arm ends the hand-off if the head does not fit them.
         let w = self.word.load(Relaxed);
         if w & BOUNDED != 0
             && word::available(w) <= 0
@@ -995,27 +1011,33 @@ impl<L: RawLock> Engine<L> {
             // SAFETY: `node` is linked (the list's front).
             && unsafe { list.lost_races(node) } < LOST_RACES
         {
-            self.end_hand_off(w);
+            // SAFETY: as above; its weight never changes.
+            self.end_hand_off(w, unsafe { node.as_ref() }.weight);
         }
+        BATCH + 1
     }
 
     /// `BoundedBarging`, under the lock, in a hand-off (`BARGING` clear):
-    /// barge again, unless a seat became free since `w` was read (the
-    /// section that hands it on ends the hand-off after it). The CAS fails
-    /// on any change of the word, so `BARGING` is set only on a word with
-    /// no free seat: a release before it in the word's order read the FIFO
-    /// word, so it tried the lock (no skip in a hand-off: the release
-    /// decides on the value its own RMW returned), and its seat was handed
-    /// on FIFO-style. A release after it reads `BARGING` and runs rule 8's
-    /// check against the `notified` cell, which this same section stores
-    /// (`drain_locked`) before its re-check: if that release's load misses
-    /// the store, the re-check comes after its RMW in the word's order,
-    /// reads the barging word and drains if the seat is uncovered (rule
-    /// 8's argument, with this section as S). `Relaxed`: under the lock it
-    /// only flips a mode bit; readers outside the lock use nothing this
-    /// thread wrote (as for `enqueue`'s `WAITERS` CAS).
-    fn end_hand_off(&self, mut w: usize) {
-        while word::available(w) <= 0 {
+    /// barge again, unless seats became free since `w` was read so that
+    /// the head, asking for `head`, now fits (the section that hands them
+    /// on ends the hand-off after it). The CAS fails on any change of the
+    /// word, so `BARGING` is set only on a word whose free seats are too
+    /// few for the head, and this same section then runs the barging drain
+    /// (`drain_locked`), which reads the word after the CAS and covers
+    /// those seats with notified waiters or stops at them (rule 10). A
+    /// release before the CAS in the word's order read the FIFO word, so it
+    /// tried the lock (no skip in a hand-off: the release decides on the
+    /// value its own RMW returned), and its seat is in the word that drain
+    /// reads. A release after it reads `BARGING` and runs rule 8's check
+    /// against the `notified` cell, which that drain stores before the
+    /// section's re-check: if the release's load misses the store, the
+    /// re-check comes after its RMW in the word's order, reads the barging
+    /// word and drains if the seat is uncovered (rule 8's argument, with
+    /// this section as S). `Relaxed`: under the lock it only flips a mode
+    /// bit; readers outside the lock use nothing this thread wrote (as for
+    /// `enqueue`'s `WAITERS` CAS).
+    fn end_hand_off(&self, mut w: usize, head: Weight) {
+        while word::available(w) < head.get() as isize {
             match self
                 .word
                 .compare_exchange_weak(w, w | BARGING, Relaxed, Relaxed)
@@ -1029,7 +1051,10 @@ impl<L: RawLock> Engine<L> {
     /// Barging: notifies the oldest waiting nodes until the notified ones
     /// cover the free seats, then publishes the `notified` cell (rule 8).
     /// Once closed, hands out `Closed` verdicts instead.
-    fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+    ///
+    /// `reached`: the nodes this section's drain has already reached (a
+    /// hand-off's FIFO drain that ended it), counted against the bound.
+    fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>, mut reached: usize) {
         // Exact under the lock: only sections write the cell.
         let old = self.notified.load(Relaxed);
         let mut notified = (old & !ALL_NOTIFIED) - core::mem::take(&mut batch.settled);
@@ -1056,37 +1081,67 @@ impl<L: RawLock> Engine<L> {
             // RMW either reads this section's re-check (and tries the lock
             // after this section) or is read by it (rule 1).
             let free = word::available(w);
-            // Bounded as the FIFO drain (rule 7): at most `BATCH` nodes
-            // notified or refused.
-            let mut reached = 0;
+            // Nodes reached through the list: at most `BATCH`, as in the
+            // FIFO drain (rule 7).
+            // Whether this section has counted a pass of the first waiter.
+            let mut passed = false;
             // `notified` is at most the seats of the compartment, far below
             // `isize::MAX`.
             while (notified as isize) < free && !batch.wake.is_full() && reached < BATCH {
                 // O(1): the list keeps notified nodes first and remembers
                 // the first waiting one.
-                let Some(node) = list.next_waiting() else {
+                let Some(first) = list.next_waiting() else {
                     // Every waiter is notified; they compete for the seats.
                     break;
                 };
                 reached += 1;
-                // SAFETY: `node` is linked; its weight never changes.
-                let weight = unsafe { node.as_ref() }.weight;
+                // SAFETY: `first` is linked; its weight never changes.
+                let weight = unsafe { first.as_ref() }.weight;
                 if self.oversized(weight) {
                     // Heavier than the limit (that shrank): it would never
                     // fit. It was `Waiting`, so the count is unchanged.
-                    self.hand_verdict(list, node, Verdict::Oversized, batch);
+                    self.hand_verdict(list, first, Verdict::Oversized, batch);
                     continue;
                 }
-                if weight.get() as isize > free - notified as isize {
-                    // It does not fit in the uncovered seats; the waiters
-                    // behind it wait their turn to be woken (newcomers may
-                    // still take the seats: this is barging). Nothing is
-                    // owed until the word changes (rule 10).
-                    batch.stop_at(w);
-                    break;
-                }
-                let waker = list.notify_next();
-                if let Some(Some(waker)) = waker {
+                let room = free - notified as isize;
+                let node = if weight.get() as isize <= room {
+                    first
+                } else {
+                    // `first` does not fit in the uncovered seats (rule 10).
+                    // Newcomers may take them (this is barging); so may the
+                    // first lighter waiter behind it, so that nobody sleeps
+                    // next to a seat it could use.
+                    let starving = w & BOUNDED != 0 && !core::mem::replace(&mut passed, true) && {
+                        // `BoundedBarging`: being passed while seats are
+                        // free is a lost race, counted once a section
+                        // (rule 9 errs towards an earlier hand-off). Once
+                        // it has lost them all, it is woken although it
+                        // does not fit: its re-poll loses once more and
+                        // starts the hand-off, after which the freed seats
+                        // are kept for it.
+                        // SAFETY: `first` is linked.
+                        (unsafe { list.lose_race(first) }) >= LOST_RACES
+                    };
+                    if starving {
+                        first
+                    } else {
+                        // SAFETY: `first` is linked and `Waiting`.
+                        match unsafe { list.find_waiting(first, room, BATCH - reached) } {
+                            (Some(node), looked) => {
+                                reached += looked;
+                                node
+                            }
+                            (None, _) => {
+                                // Nothing is owed until the word changes.
+                                batch.stop_at(w);
+                                break;
+                            }
+                        }
+                    }
+                };
+                // SAFETY: `node` is linked and `Waiting`.
+                let (waker, weight) = unsafe { (list.notify(node), node.as_ref().weight) };
+                if let Some(waker) = waker {
                     let _ = batch.wake.push_back(waker);
                 }
                 notified += weight.seats();

@@ -378,6 +378,57 @@ impl List {
         }
     }
 
+    /// Barging: the first `Waiting` node after `first` (itself `Waiting`)
+    /// whose weight fits in `room` seats, looking at most at `budget`
+    /// nodes; returns it and how many nodes it looked at.
+    ///
+    /// # Safety
+    /// `first` is linked in this list and `Waiting`.
+    pub(crate) unsafe fn find_waiting(
+        &mut self,
+        first: NonNull<Node>,
+        room: isize,
+        budget: usize,
+    ) -> (Option<NonNull<Node>>, usize) {
+        let mut node = first;
+        for looked in 1..=budget {
+            // SAFETY: `node` is linked (the caller's `first`, or a
+            // successor of a linked node).
+            let Some(next) = (unsafe { self.successor(node) }) else {
+                return (None, looked - 1);
+            };
+            self.visit();
+            // SAFETY: linked, hence valid; its weight never changes.
+            if unsafe { next.as_ref() }.weight.get() as isize <= room {
+                return (Some(next), looked);
+            }
+            node = next;
+        }
+        (None, budget)
+    }
+
+    /// Barging: **notifies** the `Waiting` node `node` (`Waiting ->
+    /// Notified`): the first one, as [`notify_next`](Self::notify_next), or
+    /// one behind it, which moves to the end of the notified prefix.
+    /// Returns its waker, taken out. O(1).
+    ///
+    /// # Safety
+    /// `node` is linked in this list and `Waiting`.
+    pub(crate) unsafe fn notify(&mut self, node: NonNull<Node>) -> Option<Waker> {
+        if self.first_waiting == Some(node) {
+            return self.notify_next().flatten();
+        }
+        // SAFETY: `node` is linked and `Waiting` but not the boundary, so
+        // `remove` leaves `first_waiting` (linked) alone, and inserting
+        // before it puts `node` at the end of the notified prefix.
+        unsafe {
+            let waker = self.remove(node);
+            self.link_before(node, self.first_waiting, None);
+            node.as_ref().status.notify();
+            waker
+        }
+    }
+
     /// Barging: a notified node that **lost the race** for a seat waits
     /// again (`Notified -> Waiting`). It moves to the end of the notified
     /// prefix, just before the boundary, and becomes the first `Waiting`

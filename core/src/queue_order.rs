@@ -2,15 +2,16 @@
 
 /// The order in which a compartment serves its waiters.
 ///
-/// Every waiter joins one line; the order decides which end of it a freed
-/// seat goes to (in FIFO admission), or which waiter is woken to compete
-/// for it (in the barging modes), and which waiter a full queue turns
-/// away.
+/// Every waiter joins one line, and a freed seat goes to the front of it
+/// (in FIFO admission), or the waiter at its front is woken to compete for
+/// it (in the barging modes). The order decides where a newcomer joins:
+/// at the back (oldest first) or at the front (newest first), and so which
+/// waiter a full queue turns away.
 ///
 /// | | a freed seat goes to | a full queue ([`max_waiting`](crate::Config::max_waiting)) turns away |
 /// |---|---|---|
 /// | [`Fifo`](Self::Fifo) | the oldest waiter | the newcomer, with [`Error::QueueFull`](crate::Error::QueueFull) |
-/// | [`Lifo`](Self::Lifo) | the newest waiter | the oldest waiter, with `QueueFull`, and queues the newcomer (drop-oldest) |
+/// | [`Lifo`](Self::Lifo) | the newest waiter | the waiter at the back of the line, with `QueueFull`, and queues the newcomer (drop-oldest) |
 ///
 /// Oldest first is fair, and what every peer does. Newest first suits a
 /// latency-bound service under overload: the oldest waiters are the ones
@@ -19,8 +20,16 @@
 /// full of the freshest requests. The price is that an old waiter may
 /// wait its whole budget while newer ones pass it (bound its wait).
 ///
+/// The back of a newest-first line is its oldest waiter *not yet woken*:
+/// in the barging modes a waiter woken to compete for a free seat has moved
+/// to the front part of the line, so drop-oldest passes over it (it is
+/// about to take a seat or go back to waiting).
+///
 /// The order is live: [`Bulkhead::set_queue_order`](crate::Bulkhead::set_queue_order)
-/// changes it, and waiters already in line keep their places.
+/// changes where newcomers join, and waiters already in line keep their
+/// places. So right after a switch from oldest first, the back of the line
+/// holds the newest of the earlier waiters, and that is the one a full
+/// queue drops, until the earlier waiters have left.
 ///
 /// ```
 /// # use bulkhead_core::{Bulkhead, Config, CsLock, QueueOrder};
@@ -33,8 +42,8 @@
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum QueueOrder {
-    /// Oldest first (the default). A waiter is never passed by one that
-    /// came later, whatever their weights.
+    /// Oldest first (the default). In FIFO admission a waiter is never
+    /// passed by one that came later, whatever their weights.
     #[default]
     Fifo,
     /// Newest first, with drop-oldest when the queue is full.

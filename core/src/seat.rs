@@ -60,7 +60,11 @@ impl<'a, L: RawLock> Seat<'a, L> {
     /// lack of room).
     #[inline]
     pub(crate) fn try_take(engine: &'a Engine<L>, weight: usize) -> Result<Self, Error> {
-        let weight = check_weight(engine, weight)?;
+        let weight = check_weight(engine, weight).inspect_err(|e| {
+            if matches!(e, Error::WeightAboveLimit { .. }) {
+                engine.count_rejection();
+            }
+        })?;
         match engine.try_take(weight) {
             Ok(()) => Ok(Self::new(engine, weight)),
             Err(Refusal::Closed) => Err(engine.closed_error()),
@@ -177,9 +181,11 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
 }
 
 /// `weight` as the engine counts it, if a caller may ask for it: at least
-/// 1 ([`Error::ZeroWeight`] otherwise, not counted) and at most
+/// 1 ([`Error::ZeroWeight`] otherwise, never counted) and at most
 /// `MAX_CONCURRENT_LIMIT` (more than any limit: [`Error::WeightAboveLimit`],
-/// counted). Without the `weights` feature every caller asks for 1.
+/// which the caller counts, after it has settled its own state, since the
+/// count runs the lock's rejection hook). Without the `weights` feature
+/// every caller asks for 1.
 #[inline(always)]
 pub(crate) fn check_weight<L: RawLock>(engine: &Engine<L>, weight: usize) -> Result<Weight, Error> {
     #[cfg(feature = "weights")]
@@ -190,10 +196,7 @@ pub(crate) fn check_weight<L: RawLock>(engine: &Engine<L>, weight: usize) -> Res
             }),
             // Fits in 31 bits.
             w if w <= crate::MAX_CONCURRENT_LIMIT => Ok(Weight::new(w as u32)),
-            _ => {
-                engine.count_rejection();
-                Err(engine.weight_above_limit(weight))
-            }
+            _ => Err(engine.weight_above_limit(weight)),
         }
     }
     #[cfg(not(feature = "weights"))]

@@ -28,6 +28,8 @@ mod order;
 mod owned;
 mod queued;
 mod review;
+#[cfg(feature = "weights")]
+mod review_w;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]
 mod watchdog;
