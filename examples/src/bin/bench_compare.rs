@@ -1,4 +1,4 @@
-//! Short versions of benchmark groups a–f in one process, against the
+//! Short versions of benchmark groups a–g, w and l in one process, against the
 //! peers, printed as markdown with our ratio against each peer.
 //!
 //! Run it with `cargo run --release -p bulkhead-examples --bin bench-compare`
@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::Admission;
+use bulkhead_core::{Admission, Config, QueueOrder};
 use bulkhead_examples::alloc_count::{self, CountingAlloc};
 use bulkhead_examples::layers::{self, Mode};
+use bulkhead_examples::overload;
 use bulkhead_examples::peers::{
     self, CondvarSemaphore, EmbassyFair, Floor, Hold, Ours, Throughput, poll_once, work,
 };
@@ -169,6 +170,10 @@ impl DWaits {
 }
 
 const FIFO: &str = "ours FIFO";
+/// Ours with a weight of 1 given at run time: `try_acquire_many(1)` with
+/// the weight behind `black_box`, so the weighted path is not folded into
+/// the one-seat one.
+const FIFO_MANY: &str = "ours FIFO, try_acquire_many(1)";
 const BARGING: &str = "ours barging";
 const BOUNDED: &str = "ours bounded barging";
 const TRY_FIRST: &str = "ours barging, try_acquire first (proposed; info only)";
@@ -371,6 +376,14 @@ impl TrySet {
                 Box::new(move || {
                     ns_per_op(n, || {
                         black_box(black_box(fifo).try_acquire().is_ok());
+                    })
+                }),
+            ),
+            (
+                FIFO_MANY,
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(fifo).try_acquire_many(black_box(1)).is_ok());
                     })
                 }),
             ),
@@ -801,6 +814,233 @@ fn run_g(rt: &Arc<tokio::runtime::Runtime>) -> Vec<GTarget> {
     out
 }
 
+/// Group a: uncontended `try_acquire` + release, every contender.
+fn group_a() -> Vec<(&'static str, f64)> {
+    let a = run_all(TrySet::new(4).benches(MICRO_OPS), MICRO_REPEATS);
+    table(
+        "a. uncontended try_acquire + release (ns/op, lower is better)",
+        "ns/op",
+        &a,
+        &[FIFO, FIFO_MANY, BARGING],
+    );
+    a
+}
+
+/// Seats of group w.
+const W_SEATS: usize = 8;
+/// Tasks of group w (weights 1–4, as many of each).
+const W_TASKS: usize = 64;
+/// The peers of group w (everything but ours).
+const W_PEERS: [&str; 3] = ["tokio", "maitake-sync", "embassy Fair"];
+
+/// Group w: weighted seats. 64 tasks of weights 1, 2, 3, 4 on 8 seats,
+/// each looping acquire-many / work / release, on the 2-worker runtime.
+fn group_w(rt: &tokio::runtime::Runtime, work_iters: u32) -> Vec<(&'static str, f64)> {
+    fn one<S: peers::WeightedSem>(rt: &tokio::runtime::Runtime, s: &Arc<S>, w: u32) -> f64 {
+        peers::run_weighted(rt, s, W_TASKS, w, WINDOW).mops()
+    }
+    let fifo = Arc::new(peers::ours(W_SEATS, Admission::Fifo));
+    let barging = Arc::new(peers::ours(W_SEATS, Admission::Barging));
+    let tokio = Arc::new(tokio::sync::Semaphore::new(W_SEATS));
+    let maitake = Arc::new(maitake_sync::Semaphore::new(W_SEATS));
+    let embassy = Arc::new(EmbassyFair::new(W_SEATS));
+    let w = work_iters;
+    let rows = run_all(
+        vec![
+            (FIFO, Box::new(|| one(rt, &fifo, w))),
+            (BARGING, Box::new(|| one(rt, &barging, w))),
+            (W_PEERS[0], Box::new(|| one(rt, &tokio, w))),
+            (W_PEERS[1], Box::new(|| one(rt, &maitake, w))),
+            (W_PEERS[2], Box::new(|| one(rt, &embassy, w))),
+        ],
+        CONTENDED_REPEATS,
+    );
+    for b in [&fifo, &barging] {
+        assert_eq!(b.state().active, 0, "every seat given back");
+    }
+    table(
+        &format!(
+            "w. weighted: 2 workers, {W_TASKS} tasks of weights 1–4, {W_SEATS} seats, work only while holding (Mops/s = millions of acquisitions per second, higher is better)"
+        ),
+        "Mops/s",
+        &rows,
+        &[FIFO, BARGING],
+    );
+    rows
+}
+
+/// The schedule of group l: 8 seats held 10 ms per call (800 calls/s),
+/// a call every 625 µs (1600 calls/s, twice that), a 50 ms budget each;
+/// 0.5 s to fill the queue, then 3 s counted.
+const L_SETTINGS: overload::Settings = overload::Settings {
+    seats: 8,
+    service: Duration::from_millis(10),
+    interval: Duration::from_micros(625),
+    budget: Duration::from_millis(50),
+    warm_up: Duration::from_millis(500),
+    measured: Duration::from_secs(3),
+};
+/// The queue limit of the newest-first row: the calls the seats can serve
+/// in the part of a budget left after one service time,
+/// 8 × (50 − 10) ms ÷ 10 ms.
+const L_QUEUE: usize = 32;
+/// Repeats of each contender of group l, round-robin.
+const L_REPEATS: usize = 3;
+const L_FIFO: &str = "ours FIFO, no queue limit";
+const L_FIFO_LIMIT: &str = "ours FIFO, queue limit 32";
+const L_LIFO: &str = "ours LIFO, queue limit 32 (drop-oldest)";
+const L_LIFO_UNLIMITED: &str = "ours LIFO, no queue limit";
+const L_TOKIO: &str = "tokio + `timeout_at`";
+/// The contenders of group l that serve the oldest waiter first.
+const L_FIFO_ROWS: [&str; 3] = [L_FIFO, L_FIFO_LIMIT, L_TOKIO];
+
+/// Group l: a service at twice its capacity, a budget per call; returns
+/// each contender's merged run and the within-budget rate of each repeat.
+fn group_l(rt: &tokio::runtime::Runtime) -> Vec<(&'static str, overload::Run, Vec<f64>)> {
+    type LBench<'a> = (&'static str, Box<dyn Fn() -> overload::Run + 'a>);
+    fn one<S: overload::BoundedSem>(rt: &tokio::runtime::Runtime, s: &Arc<S>) -> overload::Run {
+        overload::run(rt, s, &L_SETTINGS)
+    }
+    let compartment = |limit: Option<usize>, order: QueueOrder| {
+        let mut config = Config::new("bench", L_SETTINGS.seats).queue_order(order);
+        if let Some(n) = limit {
+            config = config.max_waiting(n);
+        }
+        Arc::new(peers::Ours::from_config(config).expect("valid bench compartment"))
+    };
+    let fifo = compartment(None, QueueOrder::Fifo);
+    let fifo_limit = compartment(Some(L_QUEUE), QueueOrder::Fifo);
+    let lifo = compartment(Some(L_QUEUE), QueueOrder::Lifo);
+    let lifo_unlimited = compartment(None, QueueOrder::Lifo);
+    let tokio = Arc::new(tokio::sync::Semaphore::new(L_SETTINGS.seats));
+    let benches: Vec<LBench<'_>> = vec![
+        (L_FIFO, Box::new(|| one(rt, &fifo))),
+        (L_FIFO_LIMIT, Box::new(|| one(rt, &fifo_limit))),
+        (L_LIFO, Box::new(|| one(rt, &lifo))),
+        (L_LIFO_UNLIMITED, Box::new(|| one(rt, &lifo_unlimited))),
+        (L_TOKIO, Box::new(|| one(rt, &tokio))),
+    ];
+    let mut merged: Vec<overload::Run> = vec![overload::Run::default(); benches.len()];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
+    for _ in 0..L_REPEATS {
+        for (i, (_, f)) in benches.iter().enumerate() {
+            let run = f();
+            rates[i].push(run.within_rate());
+            merged[i].merge(&run);
+        }
+    }
+    for b in [&fifo, &fifo_limit, &lifo, &lifo_unlimited] {
+        assert_eq!(b.state().active, 0, "every seat given back");
+    }
+    let s = L_SETTINGS;
+    println!(
+        "\n#### l. a service at {:.1}× its capacity: {} seats held {} ms per call, a call every {} µs, a {} ms budget each; {} × {} s counted after {} ms, pooled\n",
+        s.overload(),
+        s.seats,
+        s.service.as_millis(),
+        s.interval.as_micros(),
+        s.budget.as_millis(),
+        L_REPEATS,
+        s.measured.as_secs(),
+        s.warm_up.as_millis()
+    );
+    println!(
+        "| contender | calls | served within budget | per repeat | served late | timed out | refused | served p50 (ms) | served p99 (ms) | LIFO ÷ it (within budget) |"
+    );
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    let lifo_row = benches
+        .iter()
+        .position(|(n, _)| *n == L_LIFO)
+        .expect("the LIFO row");
+    let lifo_rate = merged[lifo_row].within_rate();
+    let pct = |n: u64, all: u64| 100.0 * n as f64 / all as f64;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut out = Vec::new();
+    for (((name, _), mut run), rates) in benches.into_iter().zip(merged).zip(rates) {
+        let p50 = layers::quantile(&mut run.served, 0.5);
+        let p99 = layers::quantile(&mut run.served, 0.99);
+        let per: Vec<String> = rates.iter().map(|r| format!("{:.1}", r * 100.0)).collect();
+        println!(
+            "| {name} | {} | {:.1} % | {} | {:.1} % | {:.1} % | {:.1} % | {:.1} | {:.1} | {:.2}× |",
+            run.calls,
+            pct(run.within, run.calls),
+            per.join(" / "),
+            pct(run.late, run.calls),
+            pct(run.timed_out, run.calls),
+            pct(run.refused, run.calls),
+            ms(p50),
+            ms(p99),
+            lifo_rate / run.within_rate()
+        );
+        out.push((name, run, rates));
+    }
+    let lag = out.iter().map(|(_, r, _)| r.max_spawn_lag).max().unwrap_or_default();
+    println!(
+        "\nLatency is from each call's scheduled arrival; the latest spawn was {:.2} ms behind its schedule.",
+        ms(lag)
+    );
+    out
+}
+
+/// The target rows of groups w and l.
+fn wl_targets(
+    w: &[(&'static str, f64)],
+    l: &[(&'static str, overload::Run, Vec<f64>)],
+) -> Vec<(String, String, f64, bool)> {
+    let best_peer = W_PEERS
+        .iter()
+        .map(|n| (*n, find(w, n)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("a peer");
+    let r = find(w, FIFO) / best_peer.1;
+    let rb = find(w, BARGING) / best_peer.1;
+    let rate = |name: &str| {
+        l.iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, run, _)| run.within_rate())
+            .unwrap_or_else(|| panic!("no row {name}"))
+    };
+    let (best_fifo, best_fifo_rate) = L_FIFO_ROWS
+        .iter()
+        .map(|n| (*n, rate(n)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("a FIFO row");
+    let rl = rate(L_LIFO) / best_fifo_rate;
+    vec![
+        (
+            format!("w: ours FIFO ÷ best peer ({})", best_peer.0),
+            "≥ 1.50×".into(),
+            r,
+            r >= 1.5,
+        ),
+        (
+            format!("w: ours barging ÷ best peer ({})", best_peer.0),
+            "≥ 1.50×".into(),
+            rb,
+            rb >= 1.5,
+        ),
+        (
+            format!("l: ours LIFO ÷ best FIFO contender ({best_fifo}), served within budget"),
+            "> 1.00×".into(),
+            rl,
+            rl > 1.0,
+        ),
+    ]
+}
+
+fn print_targets(rows: Vec<(String, String, f64, bool)>) {
+    println!("\n#### targets\n");
+    println!("| target | wanted | measured | met |\n|---|---|---:|---|");
+    for (name, want, r, ok) in rows {
+        // Allocation rows are counts, every other row a ratio.
+        let unit = if want == "0" { "" } else { "×" };
+        println!(
+            "| {name} | {want} | {r:.2}{unit} | {} |",
+            if ok { "yes" } else { "**no**" }
+        );
+    }
+}
+
 fn main() {
     let started = Instant::now();
     if std::env::args().nth(1).as_deref() == Some("callgrind") {
@@ -829,10 +1069,37 @@ fn main() {
             return;
         }
         [group] if group == "c1" => return only_c1(work_iters),
+        [group] if group == "a" => {
+            let a = group_a();
+            let r = |name| find(&a, name) / find(&a, "floor (bare atomic)");
+            println!(
+                "\nours FIFO ÷ floor: {:.2}×; try_acquire_many(1) ÷ floor: {:.2}×",
+                r(FIFO),
+                r(FIFO_MANY)
+            );
+            return;
+        }
+        [group] if group == "w" || group == "l" || group == "wl" => {
+            let rt = peers::runtime(2);
+            let w = if group.contains('w') {
+                group_w(&rt, work_iters)
+            } else {
+                Vec::new()
+            };
+            let l = if group.contains('l') {
+                group_l(&rt)
+            } else {
+                Vec::new()
+            };
+            if group == "wl" {
+                print_targets(wl_targets(&w, &l));
+            }
+            return;
+        }
         [group, which] if group == "d" => return single_d(which, work_iters),
         _ => {
             eprintln!(
-                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [c1 | g | d <contender>]"
+                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | g | w | l | wl | d <contender>]"
             );
             std::process::exit(2);
         }
@@ -850,13 +1117,7 @@ fn main() {
     );
 
     // -- a. uncontended try_acquire + release ------------------------------
-    let a = run_all(TrySet::new(4).benches(MICRO_OPS), MICRO_REPEATS);
-    table(
-        "a. uncontended try_acquire + release (ns/op, lower is better)",
-        "ns/op",
-        &a,
-        &[FIFO, BARGING],
-    );
+    let a = group_a();
 
     // -- e. rejection when full ---------------------------------------------
     let e = {
@@ -1142,6 +1403,10 @@ fn main() {
     // -- g. the tower layer against what users pick instead -----------------
     let g = run_g(&rt);
 
+    // -- w. weighted seats; l. newest first under overload -------------------
+    let w = group_w(&rt, work_iters);
+    let l = group_l(&rt);
+
     // -- sizes ---------------------------------------------------------------
     let ours_c = peers::ours(1, Admission::Fifo);
     let tokio_s = tokio::sync::Semaphore::new(1);
@@ -1302,16 +1567,17 @@ fn main() {
             t.allocs_typed == 0.0,
         ));
     }
-    println!("\n#### targets\n");
-    println!("| target | wanted | measured | met |\n|---|---|---:|---|");
-    for (name, want, r, ok) in rows {
-        // Allocation rows are counts, every other row a ratio.
-        let unit = if want == "0" { "" } else { "×" };
-        println!(
-            "| {name} | {want} | {r:.2}{unit} | {} |",
-            if ok { "yes" } else { "**no**" }
-        );
-    }
+    rows.push({
+        let r = find(&a, FIFO_MANY) / find(&a, "floor (bare atomic)");
+        (
+            "a: ours, `try_acquire_many(1)` ÷ floor".into(),
+            "≤ 1.15×".into(),
+            r,
+            r <= 1.15,
+        )
+    });
+    rows.extend(wl_targets(&w, &l));
+    print_targets(rows);
     {
         let r = find(&d, BOUNDED) / find(&d, BARGING);
         println!(
