@@ -112,6 +112,10 @@ pub struct Run {
     pub refused: u64,
     /// From arrival to finish, of every call that got a seat.
     pub served: Vec<Duration>,
+    /// From arrival to giving up, of every call that got no seat.
+    pub gave_up: Vec<Duration>,
+    /// Arrivals spawned more than 1 ms after they were due.
+    pub late_spawns: u64,
     /// How late the arrivals were spawned, at most (the schedule's own
     /// error; every latency above counts it).
     pub max_spawn_lag: Duration,
@@ -131,13 +135,15 @@ impl Run {
         self.timed_out += other.timed_out;
         self.refused += other.refused;
         self.served.extend_from_slice(&other.served);
+        self.gave_up.extend_from_slice(&other.gave_up);
+        self.late_spawns += other.late_spawns;
         self.max_spawn_lag = self.max_spawn_lag.max(other.max_spawn_lag);
     }
 }
 
 /// One call's fate: a seat and its latency from arrival to finish, or why
-/// it gave up.
-type Outcome = Result<Duration, GaveUp>;
+/// it gave up and when, from its arrival.
+type Outcome = Result<Duration, (GaveUp, Duration)>;
 
 /// Runs the schedule of `settings` against `sem` on `rt`. This thread
 /// spawns the arrivals, sleeping until each is due; an arrival spawned
@@ -155,6 +161,7 @@ pub fn run<S: BoundedSem>(rt: &tokio::runtime::Runtime, sem: &Arc<S>, settings: 
     let skip = (warm_up.as_secs_f64() / interval.as_secs_f64()) as u32;
     let start = std::time::Instant::now();
     let mut max_spawn_lag = Duration::ZERO;
+    let mut late_spawns = Vec::with_capacity(total as usize);
     let mut handles = Vec::with_capacity(total as usize);
     for k in 0..total {
         let due = start + interval * k;
@@ -164,13 +171,17 @@ pub fn run<S: BoundedSem>(rt: &tokio::runtime::Runtime, sem: &Arc<S>, settings: 
         } else {
             max_spawn_lag = max_spawn_lag.max(now - due);
         }
+        late_spawns.push(now.saturating_duration_since(due) > Duration::from_millis(1));
         let sem = Arc::clone(sem);
         let arrival = Instant::from_std(due);
         handles.push(rt.spawn(async move {
-            let seat = sem.acquire_until(arrival + budget).await?;
+            let seat = match sem.acquire_until(arrival + budget).await {
+                Ok(seat) => seat,
+                Err(why) => return Err((why, arrival.elapsed())),
+            };
             tokio::time::sleep(service).await;
             drop(seat);
-            Ok::<_, GaveUp>(arrival.elapsed())
+            Ok(arrival.elapsed())
         }));
     }
     let outcomes: Vec<Outcome> = rt.block_on(async {
@@ -182,10 +193,14 @@ pub fn run<S: BoundedSem>(rt: &tokio::runtime::Runtime, sem: &Arc<S>, settings: 
     });
     let mut run = Run {
         max_spawn_lag,
+        late_spawns: late_spawns[skip as usize..].iter().filter(|l| **l).count() as u64,
         ..Run::default()
     };
     for outcome in &outcomes[skip as usize..] {
         run.calls += 1;
+        if let Err((_, after)) = outcome {
+            run.gave_up.push(*after);
+        }
         match *outcome {
             Ok(latency) => {
                 run.served.push(latency);
@@ -195,8 +210,8 @@ pub fn run<S: BoundedSem>(rt: &tokio::runtime::Runtime, sem: &Arc<S>, settings: 
                     run.late += 1;
                 }
             }
-            Err(GaveUp::TimedOut) => run.timed_out += 1,
-            Err(GaveUp::Refused) => run.refused += 1,
+            Err((GaveUp::TimedOut, _)) => run.timed_out += 1,
+            Err((GaveUp::Refused, _)) => run.refused += 1,
         }
     }
     run
