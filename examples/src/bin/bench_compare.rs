@@ -1082,10 +1082,14 @@ fn print_targets(rows: Vec<(String, String, f64, bool)>) {
         } else {
             format!("{r:.2}×")
         };
-        println!(
-            "| {name} | {want} | {measured} | {} |",
-            if ok { "yes" } else { "**no**" }
-        );
+        let met = if want == "(info)" {
+            "(info)"
+        } else if ok {
+            "yes"
+        } else {
+            "**no**"
+        };
+        println!("| {name} | {want} | {measured} | {met} |");
     }
 }
 
