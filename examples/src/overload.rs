@@ -157,8 +157,8 @@ pub fn run<S: BoundedSem>(rt: &tokio::runtime::Runtime, sem: &Arc<S>, settings: 
         measured,
         ..
     } = *settings;
-    let total = ((warm_up + measured).as_secs_f64() / interval.as_secs_f64()) as u32;
-    let skip = (warm_up.as_secs_f64() / interval.as_secs_f64()) as u32;
+    let arrivals = |d: Duration| (d.as_nanos() / interval.as_nanos()) as u32;
+    let (total, skip) = (arrivals(warm_up + measured), arrivals(warm_up));
     let start = std::time::Instant::now();
     let mut max_spawn_lag = Duration::ZERO;
     let mut late_spawns = Vec::with_capacity(total as usize);

@@ -670,13 +670,14 @@ pub const fn task_weight(i: usize) -> u32 {
 
 /// Scenario w: `tasks` tasks on `rt`, task `i` of weight
 /// [`task_weight(i)`](task_weight), loop acquire-many / work / release on
-/// one semaphore for about `window`. Nothing is awaited while holding.
-/// Counts operations (acquisitions), whatever their weight.
+/// one semaphore for about `window`, holding as `hold` says (as scenario
+/// c). Counts operations (acquisitions), whatever their weight.
 pub fn run_weighted<S: WeightedSem>(
     rt: &tokio::runtime::Runtime,
     sem: &Arc<S>,
     tasks: usize,
     work_iters: u32,
+    hold: Hold,
     window: Duration,
 ) -> Throughput {
     let stop = Arc::new(AtomicBool::new(false));
@@ -691,6 +692,9 @@ pub fn run_weighted<S: WeightedSem>(
                 while !stop.load(Ordering::Relaxed) {
                     let guard = sem.acquire_many(weight).await;
                     black_box(work(work_iters));
+                    if hold == Hold::Yield {
+                        tokio::task::yield_now().await;
+                    }
                     drop(guard);
                     ops += 1;
                 }

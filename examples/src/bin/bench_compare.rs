@@ -879,10 +879,17 @@ const W_PEERS: [&str; 2] = ["tokio", "maitake-sync"];
 const W_EMBASSY: &str = "embassy Fair";
 
 /// Group w: weighted seats. 64 tasks of weights 1, 2, 3, 4 on 8 seats,
-/// each looping acquire-many / work / release, on the 2-worker runtime.
-fn group_w(rt: &tokio::runtime::Runtime, work_iters: u32) -> Vec<(&'static str, f64)> {
-    fn one<S: peers::WeightedSem>(rt: &tokio::runtime::Runtime, s: &Arc<S>, w: u32) -> f64 {
-        peers::run_weighted(rt, s, W_TASKS, w, WINDOW).mops()
+/// each looping acquire-many / work / release, on the 2-worker runtime;
+/// in w1 nothing is awaited while holding (as c1), in w2 one yield is
+/// (as c2).
+fn group_w(rt: &tokio::runtime::Runtime, work_iters: u32, hold: Hold) -> Vec<(&'static str, f64)> {
+    fn one<S: peers::WeightedSem>(
+        rt: &tokio::runtime::Runtime,
+        s: &Arc<S>,
+        w: u32,
+        hold: Hold,
+    ) -> f64 {
+        peers::run_weighted(rt, s, W_TASKS, w, hold, WINDOW).mops()
     }
     let fifo = Arc::new(peers::ours(W_SEATS, Admission::Fifo));
     let barging = Arc::new(peers::ours(W_SEATS, Admission::Barging));
@@ -892,21 +899,25 @@ fn group_w(rt: &tokio::runtime::Runtime, work_iters: u32) -> Vec<(&'static str, 
     let w = work_iters;
     let rows = run_all(
         vec![
-            (FIFO, Box::new(|| one(rt, &fifo, w))),
-            (BARGING, Box::new(|| one(rt, &barging, w))),
-            (W_PEERS[0], Box::new(|| one(rt, &tokio, w))),
-            (W_PEERS[1], Box::new(|| one(rt, &maitake, w))),
-            (W_EMBASSY, Box::new(|| one(rt, &embassy, w))),
+            (FIFO, Box::new(|| one(rt, &fifo, w, hold))),
+            (BARGING, Box::new(|| one(rt, &barging, w, hold))),
+            (W_PEERS[0], Box::new(|| one(rt, &tokio, w, hold))),
+            (W_PEERS[1], Box::new(|| one(rt, &maitake, w, hold))),
+            (W_EMBASSY, Box::new(|| one(rt, &embassy, w, hold))),
         ],
         CONTENDED_REPEATS,
     );
     for b in [&fifo, &barging] {
         assert_eq!(b.state().active, 0, "every seat given back");
     }
-    table(
-        &format!(
-            "w. weighted: 2 workers, {W_TASKS} tasks of weights 1–4, {W_SEATS} seats, work only while holding (Mops/s = millions of acquisitions per second, higher is better)"
+    let what = match hold {
+        Hold::Plain => format!(
+            "w1. weighted: 2 workers, {W_TASKS} tasks of weights 1–4, {W_SEATS} seats, work only while holding"
         ),
+        Hold::Yield => "w2. same, one yield_now while holding".to_string(),
+    };
+    table(
+        &format!("{what} (Mops/s = millions of acquisitions per second, higher is better)"),
         "Mops/s",
         &rows,
         &[FIFO, BARGING],
@@ -1052,16 +1063,39 @@ fn ratio(x: f64, y: f64) -> String {
 
 /// The target rows of groups w and l.
 fn wl_targets(
-    w: &[(&'static str, f64)],
+    w: &[(Hold, Vec<(&'static str, f64)>)],
     l: &[(&'static str, overload::Run, Vec<f64>)],
 ) -> Vec<(String, String, f64, bool)> {
-    let best_peer = W_PEERS
-        .iter()
-        .map(|n| (*n, find(w, n)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("a peer");
-    let r = find(w, FIFO) / best_peer.1;
-    let rb = find(w, BARGING) / best_peer.1;
+    let mut rows = Vec::new();
+    for (hold, w) in w {
+        let group = match hold {
+            Hold::Plain => "w1",
+            Hold::Yield => "w2",
+        };
+        let best_peer = W_PEERS
+            .iter()
+            .map(|n| (*n, find(w, n)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("a peer");
+        for ours in [FIFO, BARGING] {
+            let r = find(w, ours) / best_peer.1;
+            rows.push((
+                format!("{group}: {ours} ÷ best peer ({})", best_peer.0),
+                "≥ 1.50×".into(),
+                r,
+                r >= 1.5,
+            ));
+        }
+        rows.push((
+            format!("{group}: ours FIFO ÷ embassy Fair (outside the target's peers)"),
+            "(info)".into(),
+            find(w, FIFO) / find(w, W_EMBASSY),
+            true,
+        ));
+    }
+    if l.is_empty() {
+        return rows;
+    }
     let rate = |name: &str| {
         l.iter()
             .find(|(n, _, _)| *n == name)
@@ -1074,33 +1108,13 @@ fn wl_targets(
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .expect("a FIFO row");
     let rl = rate(L_LIFO) / best_fifo_rate;
-    let re = find(w, FIFO) / find(w, W_EMBASSY);
-    vec![
-        (
-            format!("w: ours FIFO ÷ best peer ({})", best_peer.0),
-            "≥ 1.50×".into(),
-            r,
-            r >= 1.5,
-        ),
-        (
-            format!("w: ours barging ÷ best peer ({})", best_peer.0),
-            "≥ 1.50×".into(),
-            rb,
-            rb >= 1.5,
-        ),
-        (
-            "w: ours FIFO ÷ embassy Fair (outside the target's peers)".into(),
-            "(info)".into(),
-            re,
-            true,
-        ),
-        (
-            format!("l: ours LIFO ÷ best FIFO contender ({best_fifo}), served within budget"),
-            "> 1.00×".into(),
-            rl,
-            rl > 1.0,
-        ),
-    ]
+    rows.push((
+        format!("l: ours LIFO ÷ best FIFO contender ({best_fifo}), served within budget"),
+        "> 1.00×".into(),
+        rl,
+        rl > 1.0,
+    ));
+    rows
 }
 
 fn print_targets(rows: Vec<(String, String, f64, bool)>) {
@@ -1168,8 +1182,11 @@ fn main() {
         }
         [group] if group == "w" || group == "l" || group == "wl" => {
             let rt = peers::runtime(2);
-            let w = if group.contains('w') {
-                group_w(&rt, work_iters)
+            let w: Vec<_> = if group.contains('w') {
+                [Hold::Plain, Hold::Yield]
+                    .into_iter()
+                    .map(|hold| (hold, group_w(&rt, work_iters, hold)))
+                    .collect()
             } else {
                 Vec::new()
             };
@@ -1178,9 +1195,7 @@ fn main() {
             } else {
                 Vec::new()
             };
-            if group == "wl" {
-                print_targets(wl_targets(&w, &l));
-            }
+            print_targets(wl_targets(&w, &l));
             return;
         }
         [group, which] if group == "d" => return single_d(which, work_iters),
@@ -1491,7 +1506,10 @@ fn main() {
     let g = run_g(&rt);
 
     // -- w. weighted seats; l. newest first under overload -------------------
-    let w = group_w(&rt, work_iters);
+    let w: Vec<_> = [Hold::Plain, Hold::Yield]
+        .into_iter()
+        .map(|hold| (hold, group_w(&rt, work_iters, hold)))
+        .collect();
     let l = group_l(&rt);
 
     // -- sizes ---------------------------------------------------------------
