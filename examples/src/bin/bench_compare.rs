@@ -869,6 +869,35 @@ const A_SHORT_OPS: u64 = 100_000;
 /// Short repeats of group a.
 const A_SHORT_REPEATS: usize = 301;
 
+/// `bench-compare w2 <contender>`: only group w2, one contender, for one
+/// second: for a profiler.
+fn single_w2(which: &str, work_iters: u32) {
+    fn one<S: peers::WeightedSem>(s: S, w: u32) -> peers::Throughput {
+        let rt = peers::runtime(2);
+        peers::run_weighted(
+            &rt,
+            &Arc::new(s),
+            W_TASKS,
+            w,
+            Hold::Yield,
+            Duration::from_secs(1),
+        )
+    }
+    let t = match which {
+        "fifo" => one(peers::ours(W_SEATS, Admission::Fifo), work_iters),
+        "barging" => one(peers::ours(W_SEATS, Admission::Barging), work_iters),
+        "tokio" => one(tokio::sync::Semaphore::new(W_SEATS), work_iters),
+        "maitake" => one(maitake_sync::Semaphore::new(W_SEATS), work_iters),
+        other => panic!("unknown contender {other}: fifo, barging, tokio, maitake"),
+    };
+    println!(
+        "w2 {which}: {} ops in {:?} = {:.2} Mops/s",
+        t.ops,
+        t.elapsed,
+        t.mops()
+    );
+}
+
 /// Seats of group w.
 const W_SEATS: usize = 8;
 /// Tasks of group w (weights 1–4, as many of each).
@@ -1199,9 +1228,10 @@ fn main() {
             return;
         }
         [group, which] if group == "d" => return single_d(which, work_iters),
+        [group, which] if group == "w2" => return single_w2(which, work_iters),
         _ => {
             eprintln!(
-                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | g | w | l | wl | d <contender>]"
+                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | g | w | l | wl | d <contender> | w2 <contender>]"
             );
             std::process::exit(2);
         }
