@@ -1242,12 +1242,25 @@ impl<L: RawLock> Engine<L> {
             // `Relaxed`: a seat is only taken by `take_seat`'s CAS, which
             // acquires; `CLOSED` and `WAITERS` are exact under the lock.
             let mut w = self.word.load(Relaxed);
+            // Exact under the lock, as `BARGING`.
+            let newest_first = self.queue_order() == QueueOrder::Lifo;
+            // Newest first in plain FIFO admission: the newcomer would be
+            // linked at the front and served first, so it may take seats
+            // the line leaves free (kept for a heavier head) at once,
+            // before any drop-oldest makes room it does not need. Not in a
+            // hand-off (`BOUNDED` set), whose seats are the starving
+            // waiter's.
+            let take = if newest_first && w & (BARGING | BOUNDED) == 0 {
+                Take::NEWEST
+            } else {
+                Take::NEWCOMER
+            };
             // Drop-oldest makes room for one newcomer by dropping exactly
             // one waiter, so the section stays bounded (rule 7) even when
             // the queue is above a limit that shrank.
             let mut made_room = false;
             loop {
-                w = match self.take_seat(w, Take::NEWCOMER, weight) {
+                w = match self.take_seat(w, take, weight) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // Mark the seat as the node's before anything can
@@ -1269,7 +1282,6 @@ impl<L: RawLock> Engine<L> {
                     // Counted by the caller, as `QueueFull`.
                     return Err(self.weight_above_limit(weight.seats()));
                 }
-                let newest_first = self.queue_order() == QueueOrder::Lifo;
                 if !made_room && self.waiting.load(Relaxed) as usize >= self.queue_limit() {
                     match list.back() {
                         Some(oldest) if newest_first => {
@@ -1507,6 +1519,7 @@ pub(crate) enum Refusal {
 /// | taker | yields to waiters | clears `WAITERS` |
 /// |---|---|---|
 /// | newcomer: fast path (`try_take`) and `enqueue` | in FIFO mode (the word's `BARGING` bit clear) | no (its node is not linked) |
+/// | newest-first newcomer in plain FIFO admission, in `enqueue` | no (it would be first in line) | no |
 /// | barging re-poll | no | if its node is the last |
 /// | FIFO drain | no (it *is* the queue) | if the node is the last |
 ///
@@ -1527,6 +1540,14 @@ impl Take {
     /// else.
     const NEWCOMER: Self = Self {
         fifo_newcomer: true,
+        clear_waiters: false,
+    };
+
+    /// A newcomer in newest-first order and plain FIFO admission, under
+    /// the lock in `enqueue`: it would be first in line, so it passes the
+    /// waiters; its node is not linked.
+    const NEWEST: Self = Self {
+        fifo_newcomer: false,
         clear_waiters: false,
     };
 

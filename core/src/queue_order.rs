@@ -25,6 +25,13 @@
 /// to the front part of the line, so drop-oldest passes over it (it is
 /// about to take a seat or go back to waiting).
 ///
+/// In FIFO admission a newest-first newcomer that fits in seats the line
+/// leaves free (kept for a heavier waiter at the front) takes them at once
+/// when it *waits* (`acquire`): it would be first in line anyway.
+/// `try_acquire` still refuses while anyone waits, as in oldest-first
+/// order: it decides from the seat word alone, in one CAS, and the order is
+/// not part of that word.
+///
 /// The order is live: [`Bulkhead::set_queue_order`](crate::Bulkhead::set_queue_order)
 /// changes where newcomers join, and waiters already in line keep their
 /// places. So right after a switch from oldest first, the back of the line

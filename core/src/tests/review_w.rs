@@ -225,3 +225,26 @@ fn review_a_weight_above_the_limit_is_counted_once_when_the_hook_panics() {
     assert!(again.is_err(), "a finished future panics when polled again");
     assert_eq!(b.state().rejected, 1);
 }
+
+/// Newest first: a newcomer that the free seats fit is served at once,
+/// and no waiter is dropped to make room it does not need.
+#[test]
+fn review_drop_oldest_evicts_nobody_for_a_newcomer_served_at_once() {
+    let b = with_config(
+        Config::new("test", 3)
+            .max_waiting(2)
+            .queue_order(QueueOrder::Lifo),
+    );
+    let _one = b.try_acquire().unwrap();
+    let (t1, t2, t3) = (Task::new(), Task::new(), Task::new());
+    let mut h1 = boxed(b.acquire_many(3));
+    let mut h2 = boxed(b.acquire_many(3));
+    assert!(t1.poll(h1.as_mut()).is_pending());
+    assert!(t2.poll(h2.as_mut()).is_pending());
+    let mut n = boxed(b.acquire());
+    assert!(matches!(t3.poll(n.as_mut()), Poll::Ready(Ok(_))));
+    assert_eq!(
+        (t1.wakes(), b.state().waiting, b.state().rejected),
+        (0, 2, 0)
+    );
+}
