@@ -12,7 +12,7 @@ use crate::list::Node;
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
 use crate::seat::{Seat, check_weight};
-use crate::status::Status;
+use crate::status::{REFUSALS, Status};
 use crate::weight::Weight;
 
 /// Where the future is; together with the node's [`Status`] it says what a
@@ -202,8 +202,8 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         match this.give_up() {
             Some(Abandoned::Granted) => Ok(Seat::new(this.engine, this.node.weight)),
             Some(Abandoned::Closed) => Err(this.engine.closed_error()),
-            Some(Abandoned::Dropped) => Err(this.engine.queue_full_error()),
-            Some(Abandoned::Oversized) => Err(this.engine.weight_above_limit(this.weight())),
+            Some(Abandoned::Dropped) => Err(this.refusal(Status::Dropped)),
+            Some(Abandoned::Oversized) => Err(this.refusal(Status::Oversized)),
             Some(Abandoned::Unlinked) | None => Err(this.engine.time_out(budget)),
         }
     }
@@ -230,7 +230,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         let outcome = guard.engine.abandon(node);
         core::mem::forget(guard);
         self.phase = Phase::Done;
-        if let Abandoned::Dropped | Abandoned::Oversized = outcome {
+        if REFUSALS && matches!(outcome, Abandoned::Dropped | Abandoned::Oversized) {
             // Turned away while it waited: counted once, here, whichever
             // way the owner learns it.
             self.engine.count_rejection();
@@ -310,6 +310,17 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         }
     }
 
+    /// The error of a node dropped from a full newest-first queue
+    /// (`Dropped`) or refused as heavier than the limit (`Oversized`,
+    /// which only a weighted wait can be).
+    fn refusal(&self, status: Status) -> Error {
+        if cfg!(feature = "weights") && status == Status::Oversized {
+            self.engine.weight_above_limit(self.weight())
+        } else {
+            self.engine.queue_full_error()
+        }
+    }
+
     /// Finishes with `error`, counting it if it turned the caller away
     /// (`QueueFull`, `WeightAboveLimit`). Finished before the rejection
     /// hook (foreign code) runs: if it panics, the rejection is counted
@@ -349,9 +360,14 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         match self.node.status.get() {
             Status::Granted => self.seated(),
             Status::Closed => self.finish(Err(engine.closed_error())),
-            Status::Dropped => self.refuse(engine.queue_full_error()),
-            Status::Oversized => self.refuse(engine.weight_above_limit(self.weight())),
-            Status::Idle | Status::Waiting | Status::Notified => Poll::Pending,
+            // Only newest-first order drops, and only a weighted wait is
+            // refused as oversized: without both features no node gets
+            // either verdict, and the arm is left out.
+            status @ (Status::Dropped | Status::Oversized) if REFUSALS => {
+                let error = self.refusal(status);
+                self.refuse(error)
+            }
+            _ => Poll::Pending,
         }
     }
 }

@@ -218,6 +218,10 @@ impl<L: RawLock> Bulkhead<L> {
                 Some(Problem::NameTooLong(_)) => panic!(
                     "bulkhead: the name is longer than MAX_NAME_LEN bytes; choose a shorter name"
                 ),
+                Some(Problem::LifoUnavailable) => panic!(
+                    "bulkhead: queue_order = lifo needs bulkhead-core's `lifo` feature; \
+                     enable it, or use queue_order = fifo"
+                ),
             }
         }
     }
@@ -736,6 +740,7 @@ impl<L: RawLock> Bulkhead<L> {
     /// let Poll::Ready(Ok(_seat)) = new.poll(&mut cx) else { panic!() };
     /// assert!(old.poll(&mut cx).is_pending());
     /// ```
+    #[cfg(feature = "lifo")]
     pub fn set_queue_order(&self, order: QueueOrder) -> QueueOrder {
         self.engine.set_queue_order(order)
     }

@@ -71,7 +71,8 @@ pub struct Config {
     pub admission: Admission,
     /// Which end of the line a freed seat goes to, and which waiter a full
     /// queue turns away: oldest first (the default) or newest first with
-    /// drop-oldest.
+    /// drop-oldest (feature `lifo`; without it, `Lifo` is refused with
+    /// [`ConfigError::LifoUnavailable`](crate::ConfigError::LifoUnavailable)).
     #[cfg_attr(feature = "serde", serde(default))]
     pub queue_order: QueueOrder,
 }
@@ -171,6 +172,9 @@ impl Config {
         {
             return Some(Problem::QueueLimitOverflow(requested));
         }
+        if !cfg!(feature = "lifo") && matches!(self.queue_order, QueueOrder::Lifo) {
+            return Some(Problem::LifoUnavailable);
+        }
         None
     }
 }
@@ -189,6 +193,8 @@ pub(crate) enum Problem {
     NameTooLong(usize),
     /// The queue limit asked for.
     QueueLimitOverflow(usize),
+    /// `QueueOrder::Lifo` without the `lifo` feature.
+    LifoUnavailable,
 }
 
 impl Problem {
@@ -218,6 +224,7 @@ impl Problem {
                 requested,
                 limit: MAX_WAITING_LIMIT,
             },
+            Problem::LifoUnavailable => ConfigError::LifoUnavailable { name },
         }
     }
 }

@@ -357,7 +357,10 @@ impl<L: RawLock> Engine<L> {
     /// The order in which waiters are served.
     #[inline]
     pub(crate) fn queue_order(&self) -> QueueOrder {
-        if self.max_waiting.load(Relaxed) & NEWEST_FIRST != 0 {
+        // Without the `lifo` feature no compartment is built with `Lifo`
+        // (`Config::validate`) nor switched to it: a constant, so that the
+        // newest-first code is left out.
+        if cfg!(feature = "lifo") && self.max_waiting.load(Relaxed) & NEWEST_FIRST != 0 {
             QueueOrder::Lifo
         } else {
             QueueOrder::Fifo
@@ -379,6 +382,7 @@ impl<L: RawLock> Engine<L> {
     /// places: the order decides where newcomers join (a freed seat always
     /// goes to the front, drop-oldest always takes the back). Returns the
     /// old order.
+    #[cfg(feature = "lifo")]
     pub(crate) fn set_queue_order(&self, order: QueueOrder) -> QueueOrder {
         self.with_list(|_, _| {
             let old = self.queue_order();
@@ -920,33 +924,34 @@ impl<L: RawLock> Engine<L> {
     fn drain_locked(&self, list: &mut List, batch: &mut Batch<'_, L>) {
         // One load: `BARGING` only changes under the lock, `BOUNDED` never.
         let w = self.word.load(Relaxed);
-        if !word::fifo(w) {
-            self.drain_barging(list, batch, 0);
-        } else if w & BOUNDED != 0 {
+        let mut reached = 0;
+        if word::fifo(w) {
+            if w & BOUNDED == 0 {
+                // Plain FIFO: no node is ever notified; the cell is unused.
+                self.drain_fifo(list, batch);
+                return;
+            }
             // A hand-off. It grants notified nodes (the starving one, and
             // any woken before it began) and requeues those that re-poll,
             // so it keeps the `notified` cell exact as a barging drain
             // does: the count is then right for the releases that read it
             // once barging resumes, and the section that ends the hand-off
             // is the one whose store rule 8 is about.
-            let reached = self.drain_fifo(list, batch);
-            if !self.fifo() {
-                // The drain ended the hand-off, maybe with seats free that
-                // the head cannot use: barge for them now (`end_hand_off`),
-                // within what is left of the section's bound (rule 7; if
-                // nothing is, the seats stay uncovered and the re-check
-                // drains again). The barging drain settles and publishes
-                // the cell.
-                self.drain_barging(list, batch, reached);
+            reached = self.drain_fifo(list, batch);
+            if self.fifo() {
+                let old = self.notified.load(Relaxed);
+                let settled = core::mem::take(&mut batch.settled);
+                self.publish_notified(list, old, (old & !ALL_NOTIFIED) - settled, settled != 0);
                 return;
             }
-            let old = self.notified.load(Relaxed);
-            let settled = core::mem::take(&mut batch.settled);
-            self.publish_notified(list, old, (old & !ALL_NOTIFIED) - settled, settled != 0);
-        } else {
-            // Plain FIFO: no node is ever notified; the cell is unused.
-            self.drain_fifo(list, batch);
+            // The drain ended the hand-off, maybe with seats free that the
+            // head cannot use: barge for them now (`end_hand_off`), within
+            // what is left of the section's bound (rule 7; if nothing is,
+            // the seats stay uncovered and the re-check drains again). The
+            // barging drain settles and publishes the cell.
         }
+        // One call site, so that it is inlined.
+        self.drain_barging(list, batch, reached);
     }
 
     /// Hands seats (or `Closed` verdicts) to the line, oldest first: at most
@@ -1087,7 +1092,12 @@ impl<L: RawLock> Engine<L> {
             let mut passed = false;
             // `notified` is at most the seats of the compartment, far below
             // `isize::MAX`.
-            while (notified as isize) < free && !batch.wake.is_full() && reached < BATCH {
+            // Without weights every node reached is notified and queues a
+            // waker, so the full batch already bounds the loop.
+            while (notified as isize) < free
+                && !batch.wake.is_full()
+                && (!cfg!(feature = "weights") || reached < BATCH)
+            {
                 // O(1): the list keeps notified nodes first and remembers
                 // the first waiting one.
                 let Some(first) = list.next_waiting() else {
@@ -1104,7 +1114,9 @@ impl<L: RawLock> Engine<L> {
                     continue;
                 }
                 let room = free - notified as isize;
-                let node = if weight.get() as isize <= room {
+                // Without weights every waiter asks for one seat, and the
+                // loop's condition leaves at least one uncovered: it fits.
+                let node = if !cfg!(feature = "weights") || weight.get() as isize <= room {
                     first
                 } else {
                     // `first` does not fit in the uncovered seats (rule 10).
@@ -1319,11 +1331,14 @@ impl<L: RawLock> Engine<L> {
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.
                 unsafe {
+                    #[cfg(feature = "lifo")]
                     if newest_first {
                         list.push_newest(node, waker);
                     } else {
                         list.push_back(node, waker);
                     }
+                    #[cfg(not(feature = "lifo"))]
+                    list.push_back(node, waker);
                 }
                 self.count_waiting(1);
                 return Ok(Enqueued::Linked);

@@ -259,6 +259,12 @@ pub enum ConfigError {
         /// bytes.
         limit: usize,
     },
+    /// `QueueOrder::Lifo` was asked for, but bulkhead-core was built
+    /// without its `lifo` feature (left out to save flash in firmware).
+    LifoUnavailable {
+        /// The compartment.
+        name: Name,
+    },
 }
 
 impl ConfigError {
@@ -268,7 +274,8 @@ impl ConfigError {
         match &mut self {
             ConfigError::ZeroCapacity { name }
             | ConfigError::CapacityOverflow { name, .. }
-            | ConfigError::QueueLimitOverflow { name, .. } => *name = new,
+            | ConfigError::QueueLimitOverflow { name, .. }
+            | ConfigError::LifoUnavailable { name } => *name = new,
             ConfigError::NameTooLong { .. } => {}
         }
         self
@@ -305,6 +312,11 @@ impl fmt::Display for ConfigError {
                 f,
                 "bulkhead name of {length} bytes is longer than a compartment keeps \
                  (at most {limit} bytes); choose a shorter name"
+            ),
+            ConfigError::LifoUnavailable { name } => write!(
+                f,
+                "bulkhead `{name}`: queue_order = lifo needs bulkhead-core's `lifo` feature, \
+                 which this build leaves out; enable the feature, or use queue_order = fifo"
             ),
         }
     }

@@ -224,6 +224,7 @@ impl List {
     ///
     /// # Safety
     /// As [`push_back`](Self::push_back).
+    #[cfg(feature = "lifo")]
     pub(crate) unsafe fn push_newest(&mut self, node: NonNull<Node>, waker: Waker) {
         // SAFETY: as in `push_back`; `first_waiting`, if any, is linked.
         unsafe { self.link_before(node, self.first_waiting, Some(waker)) };

@@ -45,6 +45,11 @@
 
 use crate::sync::{AtomicU8, Ordering};
 
+/// Whether a waiter can be turned away while it waits: dropped from a full
+/// newest-first queue (feature `lifo`) or refused as heavier than the
+/// limit (feature `weights`).
+pub(crate) const REFUSALS: bool = cfg!(any(feature = "lifo", feature = "weights"));
+
 /// Where a waiter's node is in its life; see the module's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -73,9 +78,12 @@ impl Status {
             1 => Self::Waiting,
             2 => Self::Notified,
             3 => Self::Granted,
-            4 => Self::Closed,
-            5 => Self::Dropped,
-            _ => Self::Oversized,
+            // Without the features that produce them, no node is ever
+            // dropped or refused: reading them as `Closed` (never stored
+            // either) lets the compiler leave their handling out.
+            5 if REFUSALS => Self::Dropped,
+            6 if REFUSALS => Self::Oversized,
+            _ => Self::Closed,
         }
     }
 

@@ -24,11 +24,12 @@ mod model;
 mod mutants;
 #[cfg(feature = "alloc")]
 mod names;
+#[cfg(feature = "lifo")]
 mod order;
 mod owned;
 mod queued;
 mod review;
-#[cfg(feature = "weights")]
+#[cfg(all(feature = "weights", feature = "lifo"))]
 mod review_w;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]

@@ -537,3 +537,17 @@ fn with_name_uses_the_given_name_not_the_configs() {
         Ok(_) => panic!("a zero capacity must be refused"),
     }
 }
+
+/// Without the `lifo` feature, a compartment asking for newest-first order
+/// is refused with an error that names the feature, never built with the
+/// order silently ignored.
+#[cfg(not(feature = "lifo"))]
+#[test]
+fn newest_first_without_its_feature_is_refused_by_name() {
+    use std::string::ToString;
+    let config = Config::new("db", 1).queue_order(crate::QueueOrder::Lifo);
+    let err = config.validate().unwrap_err();
+    assert_eq!(err, ConfigError::LifoUnavailable { name: "db".into() });
+    assert!(err.to_string().contains("`lifo` feature"), "{err}");
+    assert!(Bulkhead::with_lock(config, super::TestLock::default()).is_err());
+}
