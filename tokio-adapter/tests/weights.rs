@@ -145,8 +145,6 @@ async fn weighted_fail_fast_and_bad_weights_decide_at_the_first_poll() {
     );
 }
 
-#[ignore = "core reports a waiting request's weight above u32::MAX as u32::MAX \
-            (Acquire::new clamps it before the check); run with --ignored once fixed"]
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_weight_above_32_bits_is_reported_as_asked_by_every_wait() {
     let db = compartment("db", 4);
