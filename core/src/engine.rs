@@ -111,7 +111,10 @@
 //!     a waiter that has not been granted, so a cancel, a timeout or a
 //!     close has nothing to give back. The barging drain notifies the next
 //!     `Waiting` node only if its weight fits in the seats the notified
-//!     ones do not cover. Either drain, stopping for lack of seats, records
+//!     ones do not cover, or else the first lighter one behind it that
+//!     fits, within the section's bound (in `BoundedBarging` the passed
+//!     node counts a lost race, rule 9). Either drain, stopping for lack of
+//!     seats, records
 //!     the word it read in [`Batch::stuck`]; the re-check of rule 1 skips
 //!     a drain when its RMW returns exactly that word. Without this, a
 //!     free seat too few for the next waiter would make `finish` loop
