@@ -391,12 +391,13 @@ impl<S> MergeError<S> {
     }
 
     /// The compartment of the seat that was to receive the merge.
-    pub fn into_compartment(&self) -> &Name {
+    pub fn compartment(&self) -> &Name {
         &self.into
     }
 
-    /// The compartment of the seat that was to be merged.
-    pub fn from_compartment(&self) -> &Name {
+    /// The compartment of the seat that was to be merged (and comes back
+    /// with [`into_inner`](Self::into_inner)).
+    pub fn other_compartment(&self) -> &Name {
         &self.from
     }
 }
