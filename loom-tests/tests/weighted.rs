@@ -86,6 +86,25 @@ impl<S> Drop for WeightedHeld<S> {
     }
 }
 
+/// [`assert_quiescent`], and, if it is open, exactly `max` seats can be
+/// taken again: a seat given back twice (or never) shows here even when no
+/// caller was inside at the wrong moment.
+fn assert_all_seats_back(b: &LoomBulkhead, max: usize) {
+    assert_quiescent(b);
+    if b.is_closed() {
+        return;
+    }
+    let all = b
+        .try_acquire_many(max)
+        .unwrap_or_else(|e| panic!("a seat was lost: {e}"));
+    assert!(
+        b.try_acquire().is_err(),
+        "more than {max} seats: {:?}",
+        b.state()
+    );
+    drop(all);
+}
+
 /// Wakes a thread blocked in [`blocking`] (the waiter style of
 /// `bulkhead-std`; see `Unparker` in loom-tests/src/lib.rs for why it is a
 /// `Notify`).
@@ -180,7 +199,7 @@ fn a_head_waiting_for_two_seats_gets_them_when_one_is_released() {
                 };
                 drop(held);
                 head.join().unwrap();
-                assert_quiescent(&b);
+                assert_all_seats_back(&b, 2);
             });
         }
     }
@@ -235,7 +254,7 @@ fn a_release_whose_try_fails_against_a_stuck_section_is_handed_on() {
         };
         drop(inside.hold(3, 1, seat));
         drop(c);
-        assert_quiescent(&b);
+        assert_all_seats_back(&b, 3);
     });
 }
 
@@ -271,7 +290,7 @@ fn a_heavy_head_leaving_hands_its_reserved_seats_on() {
             drop(
                 woken_then_done(behind, &behind_woken, "the waiter behind the heavy head").unwrap(),
             );
-            assert_quiescent(&b);
+            assert_all_seats_back(&b, 2);
         });
     }
 }
@@ -307,7 +326,7 @@ fn a_partial_grant_racing_close() {
             Err(Error::Closed { .. }) => {}
             Err(e) => panic!("the waiter behind: {e}"),
         }
-        assert_quiescent(&b);
+        assert_all_seats_back(&b, 2);
     });
 }
 
@@ -344,7 +363,7 @@ fn split_and_merge_racing_a_waiter_for_three() {
         drop(one);
         splitter.join().unwrap();
         waiter.join().unwrap();
-        assert_quiescent(&b);
+        assert_all_seats_back(&b, 4);
     });
 }
 
@@ -368,18 +387,30 @@ fn bounded_barging_hands_off_to_a_weighted_starving_waiter() {
         let waker = Waker::from(x_woken.clone());
         let poll = x.as_mut().poll(&mut Context::from_waker(&waker));
         assert!(poll.is_pending(), "the woken waiter lost the race");
+        // Set once the starving waiter holds its seats, before it gives
+        // them back: a newcomer may only take a seat after that.
+        let served = Arc::new(AtomicUsize::new(0));
         let starving = {
-            let inside = inside.clone();
-            thread::spawn(move || drop(inside.hold(2, 2, loom::future::block_on(x).unwrap())))
+            let (inside, served) = (inside.clone(), served.clone());
+            thread::spawn(move || {
+                let seat = inside.hold(2, 2, loom::future::block_on(x).unwrap());
+                served.store(1, SeqCst);
+                drop(seat);
+            })
         };
         let releaser = thread::spawn(move || drop(barger));
         for _ in 0..2 {
             if let Ok(seat) = b.try_acquire() {
+                assert_eq!(
+                    served.load(SeqCst),
+                    1,
+                    "a newcomer took a seat kept for the starving waiter for 2"
+                );
                 drop(inside.hold(2, 1, seat));
             }
         }
         releaser.join().unwrap();
         starving.join().unwrap();
-        assert_quiescent(&b);
+        assert_all_seats_back(&b, 2);
     });
 }
