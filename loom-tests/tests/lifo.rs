@@ -9,7 +9,7 @@ use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use bulkhead_core::{AcquireOwned, Config, Error, OwnedSeat, QueueOrder};
-use bulkhead_loom_tests::{LoomBulkhead, acquire_blocking, assert_quiescent, with_config};
+use bulkhead_loom_tests::{LoomBulkhead, assert_quiescent, with_config};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
@@ -75,48 +75,41 @@ fn woken_then_done(
 #[test]
 fn drop_oldest_racing_a_grant() {
     for weight in [1, 2] {
-        for blocking_newcomer in [false, true] {
-            loom::model(move || {
-                let b = lifo(weight, Some(1));
-                // All seats but one are free and kept for the oldest.
-                let mut held = OwnedSeat::try_acquire_many(b.clone(), weight).unwrap();
-                if weight > 1 {
-                    drop(held.split(weight - 1).unwrap());
+        loom::model(move || {
+            let b = lifo(weight, Some(1));
+            // All seats but one are free and kept for the oldest.
+            let mut held = OwnedSeat::try_acquire_many(b.clone(), weight).unwrap();
+            if weight > 1 {
+                drop(held.split(weight - 1).unwrap());
+            }
+            let (oldest, _) = queued(&b, weight);
+            let oldest = thread::spawn(move || match loom::future::block_on(oldest) {
+                Ok(seat) => {
+                    assert_eq!(seat.weight(), weight);
+                    false
                 }
-                let (oldest, _) = queued(&b, weight);
-                let oldest = thread::spawn(move || match loom::future::block_on(oldest) {
-                    Ok(seat) => {
-                        assert_eq!(seat.weight(), weight);
-                        false
-                    }
-                    Err(Error::QueueFull { max_waiting, .. }) => {
-                        assert_eq!(max_waiting, 1);
-                        true
-                    }
-                    Err(e) => panic!("the oldest waiter: {e}"),
-                });
-                let newcomer = {
-                    let b = b.clone();
-                    thread::spawn(move || {
-                        let seat = if blocking_newcomer {
-                            acquire_blocking(&b)
-                        } else {
-                            loom::future::block_on(b.acquire())
-                        };
-                        drop(seat.unwrap());
-                    })
-                };
-                drop(held);
-                let dropped = oldest.join().unwrap();
-                newcomer.join().unwrap();
-                assert_eq!(
-                    b.state().rejected,
-                    usize::from(dropped),
-                    "a dropped waiter is counted once"
-                );
-                assert_quiescent(&b);
+                Err(Error::QueueFull { max_waiting, .. }) => {
+                    assert_eq!(max_waiting, 1);
+                    true
+                }
+                Err(e) => panic!("the oldest waiter: {e}"),
             });
-        }
+            let newcomer = {
+                let b = b.clone();
+                thread::spawn(move || {
+                    drop(loom::future::block_on(b.acquire()).unwrap());
+                })
+            };
+            drop(held);
+            let dropped = oldest.join().unwrap();
+            newcomer.join().unwrap();
+            assert_eq!(
+                b.state().rejected,
+                usize::from(dropped),
+                "a dropped waiter is counted once"
+            );
+            assert_quiescent(&b);
+        });
     }
 }
 

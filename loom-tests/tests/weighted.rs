@@ -414,3 +414,31 @@ fn bounded_barging_hands_off_to_a_weighted_starving_waiter() {
         assert_all_seats_back(&b, 2);
     });
 }
+
+/// Barging: a woken waiter covers as many free seats as it asks for (rule
+/// 8's count is in seats). A waiter for 2 waits while both seats are held,
+/// and a waiter for 1 arrives; the seats come back, the waiter for 2 is
+/// woken and competes with the waiter for 1 for them. Both get their seats
+/// in turn, and nobody spins: a count of woken waiters that added 1 for the
+/// heavy waiter and took 2 off when it settled would wrap, and a drain that
+/// woke a waiter the free seats cannot serve would wake it again at every
+/// lost race (both reach loom's branch limit).
+#[test]
+fn barging_a_woken_heavy_waiter_covers_its_weight() {
+    loom::model(|| {
+        let b = compartment(2, Admission::Barging);
+        let inside = WeightedInside::new();
+        let held = OwnedSeat::try_acquire_many(b.clone(), 2).unwrap();
+        let (heavy, _) = queued(&b, 2);
+        let light = {
+            let (b, inside) = (b.clone(), inside.clone());
+            thread::spawn(move || {
+                drop(inside.hold(2, 1, loom::future::block_on(b.acquire_many(1)).unwrap()));
+            })
+        };
+        drop(held);
+        drop(inside.hold(2, 2, loom::future::block_on(heavy).unwrap()));
+        light.join().unwrap();
+        assert_all_seats_back(&b, 2);
+    });
+}
