@@ -40,7 +40,8 @@ macro_rules! in_every_mode {
 
 /// Six workers each make three calls for 1 to 3 seats (wait as a task or
 /// a thread, time out, cancel, or try), against a compartment of 3 seats
-/// with a queue limit of 3 whose order starts at random. A seventh thread
+/// with a queue limit of 1 to 3 (with 1, a drop-oldest empties the queue
+/// before the newcomer links) whose order starts at random. A seventh thread
 /// resizes it three times to 1..=4 seats (a limit of 1 or 2 is below some
 /// queued weights: those waiters are refused) and flips the queue order
 /// (newest first drops the oldest waiter when the queue is full); in half
@@ -56,7 +57,7 @@ fn weighted_workload(mode: Admission) {
     let b = with_config(
         Config::new("shuttle", 3)
             .admission(mode)
-            .max_waiting(3)
+            .max_waiting(1 + random(3))
             .queue_order(order),
     );
     let tracker = Tracker::new(3);
