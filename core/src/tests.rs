@@ -30,6 +30,7 @@ mod review;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]
 mod watchdog;
+mod weighted_barging;
 
 /// Runs the test `name` alone in a child process (this test binary), with
 /// the variable `child_var` set so that the test runs its scenario, and
