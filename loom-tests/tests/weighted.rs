@@ -116,18 +116,31 @@ impl Wake for Unparker {
     }
 }
 
-/// Polls `fut` from a plain thread, blocking between polls.
-fn blocking<F: Future>(fut: F) -> F::Output {
+/// Polls `fut` from a plain thread, blocking between polls; with
+/// `re_poll_at_once`, it polls a second time right after the first, without
+/// waiting for a wake-up (as after a spurious wake-up), so that its re-poll
+/// races whatever hands it its seats.
+fn blocking<F: Future>(fut: F, re_poll_at_once: bool) -> F::Output {
     let unparker = StdArc::new(Unparker(Notify::new()));
     let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
+    let mut re_poll = re_poll_at_once;
     loop {
         match fut.as_mut().poll(&mut cx) {
             Poll::Ready(out) => return out,
+            Poll::Pending if re_poll => re_poll = false,
             Poll::Pending => unparker.0.wait(),
         }
     }
+}
+
+/// How the head waiter of [`a_head_waiting_for_two_seats_gets_them_when_one_is_released`] waits.
+#[derive(Clone, Copy)]
+enum Style {
+    Async,
+    Blocking,
+    RePolling,
 }
 
 /// Counts wake-ups, for a waiter queued on the main thread and checked
@@ -177,11 +190,13 @@ fn woken_then_done(
 /// word changed and hand the head both seats: a re-check that trusted any
 /// stuck word would lose the wake-up (a loom deadlock), and one that
 /// ignored the stuck word would drain forever over the head (loom's branch
-/// limit). Both waiter styles, in FIFO and in barging admission.
+/// limit). Both waiter styles, and a blocking waiter that re-polls at once
+/// (its re-poll section is then the one that stops stuck), in FIFO and in
+/// barging admission.
 #[test]
 fn a_head_waiting_for_two_seats_gets_them_when_one_is_released() {
     for admission in [Admission::Fifo, Admission::Barging] {
-        for blocking_waiter in [false, true] {
+        for style in [Style::Async, Style::Blocking, Style::RePolling] {
             loom::model(move || {
                 let b = compartment(2, admission);
                 let inside = WeightedInside::new();
@@ -189,10 +204,10 @@ fn a_head_waiting_for_two_seats_gets_them_when_one_is_released() {
                 let head = {
                     let (b, inside) = (b.clone(), inside.clone());
                     thread::spawn(move || {
-                        let seat = if blocking_waiter {
-                            blocking(b.acquire_many(2))
-                        } else {
-                            loom::future::block_on(b.acquire_many(2))
+                        let seat = match style {
+                            Style::Async => loom::future::block_on(b.acquire_many(2)),
+                            Style::Blocking => blocking(b.acquire_many(2), false),
+                            Style::RePolling => blocking(b.acquire_many(2), true),
                         };
                         drop(inside.hold(2, 2, seat.unwrap()));
                     })
