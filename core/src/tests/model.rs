@@ -46,7 +46,7 @@ use std::vec::Vec;
 use super::{Task, TestBulkhead, TestLock, with_config};
 use std::sync::atomic::AtomicUsize;
 
-use crate::engine::ALL_NOTIFIED;
+use crate::engine::{ALL_NOTIFIED, SECTION_BATCH};
 use crate::sync::Ordering::SeqCst;
 use crate::word::{self, WAITERS};
 use crate::{Acquire, Admission, Config, Error, MAX_WAITING_LIMIT, QueueOrder, Seat, State};
@@ -403,8 +403,11 @@ impl Model {
     }
 
     /// Whether a newcomer for `weight` may take free seats now.
+    /// Newest first: a newcomer that waits would be linked at the front
+    /// and served first, so it takes seats kept for a heavier head at once
+    /// (not through `try_acquire`, which never waits).
     fn newcomer_fits(&self, weight: usize) -> bool {
-        (!self.fifo || self.line.is_empty()) && self.available() >= weight as isize
+        (!self.fifo || self.line.is_empty() || self.lifo) && self.available() >= weight as isize
     }
 
     /// Where a newcomer joins the line, or a woken waiter that lost goes
@@ -704,32 +707,69 @@ impl Model {
             }
         } else {
             // Wake the oldest un-woken waiters until the woken ones cover
-            // the free seats, as long as the next one fits in the seats
-            // left uncovered; if too few are left, every waiter is awake
-            // and competes. A waiter heavier than the limit is refused.
+            // the free seats; if too few are left, every waiter is awake
+            // and competes. A waiter heavier than the limit is refused. If
+            // the next one does not fit in the seats left uncovered, the
+            // first lighter one behind it that does is woken instead, looked
+            // for within the section's bound of `SECTION_BATCH` nodes; a
+            // search that finds none (or reaches the bound) ends the drain
+            // until the word changes. A section that reaches the bound
+            // otherwise leaves the rest to the next one.
             let mut woken = 0;
-            while self.uncovered() > 0 {
-                let at = self.first_waiting();
-                let Some(&id) = self.line.get(at) else { break };
-                let weight = self.waiter(id).weight;
-                let refused = self.oversized(weight);
-                if !refused && weight as isize > self.uncovered() {
-                    self.note("barging: next waiter too heavy to wake");
-                    break;
-                }
-                if refused {
-                    self.note("waiter refused: above the limit");
-                    self.line.remove(at);
-                }
-                let w = self.waiter_mut(id);
-                w.status = if refused {
-                    Status::Oversized
-                } else {
-                    Status::Notified
-                };
-                let task = w.task;
-                self.wakes[task] += 1;
-                if !refused {
+            'sections: loop {
+                let mut reached = 0;
+                loop {
+                    if self.uncovered() <= 0 {
+                        break 'sections;
+                    }
+                    let at = self.first_waiting();
+                    let Some(&first) = self.line.get(at) else {
+                        break 'sections;
+                    };
+                    if reached >= SECTION_BATCH {
+                        self.note("barging: a wake-up drain beyond one section");
+                        continue 'sections;
+                    }
+                    reached += 1;
+                    let weight = self.waiter(first).weight;
+                    if self.oversized(weight) {
+                        self.note("waiter refused: above the limit");
+                        self.line.remove(at);
+                        let w = self.waiter_mut(first);
+                        w.status = Status::Oversized;
+                        let task = w.task;
+                        self.wakes[task] += 1;
+                        continue;
+                    }
+                    let room = self.uncovered();
+                    let id = if weight as isize <= room {
+                        first
+                    } else {
+                        let budget = SECTION_BATCH - reached;
+                        let found = self.line[at + 1..]
+                            .iter()
+                            .take(budget)
+                            .position(|&x| self.waiter(x).weight as isize <= room);
+                        match found {
+                            Some(k) => {
+                                reached += k + 1;
+                                self.note("barging: a lighter waiter woken behind a heavier one");
+                                // Notified nodes come first in the list: it
+                                // moves to the end of them, before `first`.
+                                let id = self.line.remove(at + 1 + k);
+                                self.line.insert(at, id);
+                                id
+                            }
+                            None => {
+                                self.note("barging: next waiter too heavy to wake");
+                                break 'sections;
+                            }
+                        }
+                    };
+                    let w = self.waiter_mut(id);
+                    w.status = Status::Notified;
+                    let task = w.task;
+                    self.wakes[task] += 1;
                     woken += 1;
                     self.note("barging wake-up");
                 }
@@ -1166,6 +1206,7 @@ const EVENTS: &[&str] = &[
     "waiter refused: above the limit",
     "seats kept for a heavier head",
     "barging: next waiter too heavy to wake",
+    "barging: a lighter waiter woken behind a heavier one",
     "dropped the oldest",
     "split",
     "merge",
