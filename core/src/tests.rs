@@ -20,6 +20,7 @@ mod list;
 mod max_wait;
 mod max_wait_edges;
 mod memory;
+#[cfg(all(feature = "weights", feature = "lifo"))]
 mod model;
 mod mutants;
 #[cfg(feature = "alloc")]
@@ -36,6 +37,8 @@ mod soundness;
 mod watchdog;
 #[cfg(feature = "weights")]
 mod weighted;
+#[cfg(feature = "weights")]
+mod weighted_barging;
 
 /// Runs the test `name` alone in a child process (this test binary), with
 /// the variable `child_var` set so that the test runs its scenario, and
