@@ -457,7 +457,9 @@ impl<L: RawLock> Bulkhead<L> {
     /// so a heavy caller is never starved. If it leaves first (dropped,
     /// timed out, closed), those seats go to the next waiter at once. In
     /// the barging modes a waiter is woken when enough seats are free for
-    /// its weight and competes for them like any caller; with
+    /// its weight and competes for them like any caller (a lighter waiter
+    /// behind a heavier one is woken for seats the heavier one cannot use,
+    /// among the next few waiters one lock section looks at); with
     /// `BoundedBarging`, a weighted waiter that loses too many races gets
     /// the hand-off like any other, and from then on the freed seats are
     /// kept for it.

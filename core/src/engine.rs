@@ -1097,25 +1097,29 @@ impl<L: RawLock> Engine<L> {
             // `isize::MAX`.
             // Without weights every node reached is notified and queues a
             // waker, so the full batch already bounds the loop.
-            while (notified as isize) < free
-                && !batch.wake.is_full()
-                && (!cfg!(feature = "weights") || reached < BATCH)
-            {
+            while !batch.wake.is_full() && (!cfg!(feature = "weights") || reached < BATCH) {
                 // O(1): the list keeps notified nodes first and remembers
                 // the first waiting one.
                 let Some(first) = list.next_waiting() else {
                     // Every waiter is notified; they compete for the seats.
                     break;
                 };
-                reached += 1;
                 // SAFETY: `first` is linked; its weight never changes.
                 let weight = unsafe { first.as_ref() }.weight;
                 if self.oversized(weight) {
-                    // Heavier than the limit (that shrank): it would never
-                    // fit. It was `Waiting`, so the count is unchanged.
+                    // Heavier than a limit that shrank: it would never fit,
+                    // so it is refused now, free seats or not (the shrink's
+                    // own section gets here). It was `Waiting`, so the
+                    // count is unchanged.
+                    reached += 1;
                     self.hand_verdict(list, first, Verdict::Oversized, batch);
                     continue;
                 }
+                if notified as isize >= free {
+                    // The free seats are covered.
+                    break;
+                }
+                reached += 1;
                 let room = free - notified as isize;
                 // Without weights every waiter asks for one seat, and the
                 // loop's condition leaves at least one uncovered: it fits.

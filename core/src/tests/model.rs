@@ -20,7 +20,8 @@
 //!   seats for a head that asks for more than are free (nobody passes it);
 //!   barging wakes the next waiter only if the uncovered seats fit its
 //!   weight, and woken waiters cover as many seats as they ask for. A
-//!   waiter heavier than a limit that shrank is refused
+//!   waiter heavier than a limit that shrank is refused when it is the
+//!   head (FIFO) or the first not yet woken (barging), free seats or not
 //!   (`WeightAboveLimit`, counted when its owner learns it).
 //! - Queue order: newest first links a newcomer ahead of every waiter not
 //!   yet woken, and a full queue drops its last waiter (the oldest) with
@@ -719,20 +720,23 @@ impl Model {
             'sections: loop {
                 let mut reached = 0;
                 loop {
-                    if self.uncovered() <= 0 {
-                        break 'sections;
-                    }
                     let at = self.first_waiting();
                     let Some(&first) = self.line.get(at) else {
                         break 'sections;
                     };
+                    let weight = self.waiter(first).weight;
+                    // Refused as soon as it is the first not yet woken,
+                    // free seats or not.
+                    let oversized = self.oversized(weight);
+                    if !oversized && self.uncovered() <= 0 {
+                        break 'sections;
+                    }
                     if reached >= SECTION_BATCH {
                         self.note("barging: a wake-up drain beyond one section");
                         continue 'sections;
                     }
                     reached += 1;
-                    let weight = self.waiter(first).weight;
-                    if self.oversized(weight) {
+                    if oversized {
                         self.note("waiter refused: above the limit");
                         self.line.remove(at);
                         let w = self.waiter_mut(first);

