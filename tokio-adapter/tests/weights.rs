@@ -462,3 +462,32 @@ async fn a_weighted_adaptive_seat_records_one_sample() {
     );
     assert_eq!(api.controller().changes(), 1, "a rejection records nothing");
 }
+
+/// The registry's weighted waits on tokio's clock: `acquire_many_within`
+/// takes the weight at once or waits the compartment's budget, and
+/// `run_within_weighted` runs work under a weighted seat.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_registry_takes_weights_on_tokios_clock() {
+    use bulkhead_tokio::prelude::*;
+    use bulkhead_tokio::registry::{DomainConfig, Registry};
+    let registry = Registry::local();
+    registry
+        .get_or_create(
+            "db",
+            DomainConfig::new(4).max_wait(bulkhead_tokio::MaxWait::from_millis(20)),
+        )
+        .unwrap();
+    let import = registry.acquire_many_within("db", 3).await.unwrap();
+    assert_eq!(import.weight(), 3);
+    let started = tokio::time::Instant::now();
+    let err = registry.acquire_many_within("db", 2).await.unwrap_err();
+    assert!(err.to_string().contains("db"), "{err}");
+    assert_eq!(started.elapsed(), std::time::Duration::from_millis(20));
+    drop(import);
+    let rows = registry
+        .run_within_weighted("db", 4, async { Ok::<u32, std::io::Error>(42) })
+        .await
+        .unwrap();
+    assert_eq!(rows.unwrap(), 42);
+    assert_eq!(registry.get("db").unwrap().state().active, 0);
+}
