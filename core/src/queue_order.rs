@@ -32,18 +32,23 @@
 /// order: it decides from the seat word alone, in one CAS, and the order is
 /// not part of that word.
 ///
-/// The order is live: [`Bulkhead::set_queue_order`](crate::Bulkhead::set_queue_order)
+/// The order is live (feature `lifo`): `Bulkhead::set_queue_order`
 /// changes where newcomers join, and waiters already in line keep their
 /// places. So right after a switch from oldest first, the back of the line
 /// holds the newest of the earlier waiters, and that is the one a full
 /// queue drops, until the earlier waiters have left.
 ///
 /// ```
-/// # use bulkhead_core::{Bulkhead, Config, CsLock, QueueOrder};
-/// let api: Bulkhead<CsLock> =
-///     Bulkhead::from_config(Config::new("api", 8).queue_order(QueueOrder::Lifo))?;
+/// # use bulkhead_core::{Bulkhead, Config, ConfigError, CsLock, QueueOrder};
+/// let config = Config::new("api", 8).queue_order(QueueOrder::Lifo);
+/// # #[cfg(feature = "lifo")] {
+/// let api: Bulkhead<CsLock> = Bulkhead::from_config(config)?;
 /// assert_eq!(api.queue_order(), QueueOrder::Lifo);
-/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// # }
+/// // Without the `lifo` feature the order is refused by name:
+/// # #[cfg(not(feature = "lifo"))]
+/// assert_eq!(config.validate(), Err(ConfigError::LifoUnavailable { name: "api".into() }));
+/// # Ok::<(), ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
