@@ -3,7 +3,10 @@
 # Cortex-M3 (thumbv7m, QEMU lm3s6965evb) and a Cortex-M0 without CAS
 # (thumbv6m, QEMU microbit), runs it under QEMU, checks its summary, and
 # prints the flash/RAM footprint next to the same program built with
-# embassy-sync's FairSemaphore (feature `fair-semaphore`).
+# embassy-sync's FairSemaphore (feature `fair-semaphore`). Two more variants
+# add scenarios to ours: an adaptive compartment (feature `adaptive`) and
+# weighted seats with a newest-first queue (feature `weights`); the
+# footprint comparison is the plain variant, which uses neither.
 #
 # Exits non-zero if a build fails, a run exits non-zero or times out, or a
 # summary line is missing. Works offline once the crates are fetched.
@@ -36,13 +39,12 @@ cargo fmt --check
 elf_dir="$CARGO_TARGET_DIR/elf"
 mkdir -p "$elf_dir"
 targets=(thumbv7m-none-eabi thumbv6m-none-eabi)
-variants=(bulkhead fair-semaphore adaptive)
+variants=(bulkhead fair-semaphore adaptive weights)
 
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
         features=()
-        [[ $variant == fair-semaphore ]] && features=(--features fair-semaphore)
-        [[ $variant == adaptive ]] && features=(--features adaptive)
+        [[ $variant != bulkhead ]] && features=(--features "$variant")
         echo "firmware: building $variant for $target"
         cargo build --quiet --release --target "$target" "${features[@]}"
         cp "$CARGO_TARGET_DIR/$target/release/bulkhead-embassy-firmware" "$elf_dir/$target-$variant.elf"
@@ -67,7 +69,7 @@ run() {
     sed 's/^/    /' "$log"
 
     local primitive=$variant
-    [[ $variant == adaptive ]] && primitive=bulkhead
+    [[ $variant == adaptive || $variant == weights ]] && primitive=bulkhead
     local required=(
         "^bulkhead-scenario: primitive=$primitive\$"
         '^flash: limit=1 peak=[01] admitted=2 rejected=1 timed_out=1$'
@@ -84,6 +86,13 @@ run() {
     fi
     if [[ $variant == adaptive ]]; then
         required+=('^adaptive: limit=[123] changes=[1-9][0-9]* samples=64 peak=[1-4]$')
+    fi
+    if [[ $variant == weights ]]; then
+        required+=(
+            '^weights-dma: limit=3 peak=3 order=H01 rejected=2 timed_out=0 active=0 waiting=0$'
+            '^weights-uart: order=lifo served=21 dropped=1 rejected=1 active=0 waiting=0$'
+            '^weights: PASS$'
+        )
     fi
     local ok=1
     if [[ $rc -ne 0 ]]; then

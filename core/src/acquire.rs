@@ -11,8 +11,9 @@ use crate::error::Error;
 use crate::list::Node;
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
-use crate::seat::Seat;
-use crate::status::Status;
+use crate::seat::{Seat, check_weight};
+use crate::status::{REFUSALS, Status};
+use crate::weight::Weight;
 
 /// Where the future is; together with the node's [`Status`] it says what a
 /// poll or a drop must do. Every combination, and why the others cannot
@@ -48,7 +49,9 @@ enum Phase {
 /// Waits for a seat in a [`Bulkhead`](crate::Bulkhead). Returned by
 /// [`Bulkhead::acquire`](crate::Bulkhead::acquire).
 ///
-/// Resolves to a [`Seat`], or to [`Error::Closed`] or [`Error::QueueFull`].
+/// Resolves to a [`Seat`], or to [`Error::Closed`] or [`Error::QueueFull`]
+/// (also when a full newest-first queue drops it), and for a weighted wait
+/// to [`Error::ZeroWeight`] or [`Error::WeightAboveLimit`].
 ///
 /// # Cancel safety
 ///
@@ -100,6 +103,11 @@ pub struct Acquire<'a, L: RawLock> {
     phase: Phase,
     /// Whether the node was ever linked (see [`has_queued`](Self::has_queued)).
     queued: bool,
+    /// The bits of the weight asked for above the node's 32, so that a
+    /// weight too large for any limit is reported as asked. In the padding
+    /// after the two fields above: the future does not grow.
+    #[cfg(all(feature = "weights", target_pointer_width = "64"))]
+    weight_high: u32,
 }
 
 // SAFETY: the node's raw links are only touched under the compartment's
@@ -110,12 +118,36 @@ unsafe impl<L: RawLock + Sync> Send for Acquire<'_, L> {}
 unsafe impl<L: RawLock + Sync> Sync for Acquire<'_, L> {}
 
 impl<'a, L: RawLock> Acquire<'a, L> {
-    pub(crate) fn new(engine: &'a Engine<L>) -> Self {
+    /// A wait for `weight` seats at once (1 without the `weights`
+    /// feature). A weight of 0 or above any limit is refused at the first
+    /// poll.
+    pub(crate) fn new(engine: &'a Engine<L>, weight: usize) -> Self {
+        #[cfg(not(feature = "weights"))]
+        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
         Self {
             engine,
-            node: Node::new(),
+            // The low 32 bits; `weight()` puts the rest back.
+            #[cfg(feature = "weights")]
+            node: Node::new(Weight::new(weight as u32)),
+            #[cfg(not(feature = "weights"))]
+            node: Node::new(Weight::ONE),
             phase: Phase::Start,
             queued: false,
+            #[cfg(all(feature = "weights", target_pointer_width = "64"))]
+            weight_high: (weight as u64 >> 32) as u32,
+        }
+    }
+
+    /// The weight asked for, whole.
+    #[inline(always)]
+    fn weight(&self) -> usize {
+        #[cfg(all(feature = "weights", target_pointer_width = "64"))]
+        {
+            (self.weight_high as usize) << 32 | self.node.weight.seats()
+        }
+        #[cfg(not(all(feature = "weights", target_pointer_width = "64")))]
+        {
+            self.node.weight.seats()
         }
     }
 
@@ -151,7 +183,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place.
         let this = unsafe { self.get_unchecked_mut() };
         match this.give_up() {
-            Some(Abandoned::Granted) => Some(Seat::new(this.engine)),
+            Some(Abandoned::Granted) => Some(Seat::new(this.engine, this.node.weight)),
             _ => None,
         }
     }
@@ -168,8 +200,10 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         // SAFETY: nothing is moved out of `this`; the node stays in place.
         let this = unsafe { self.get_unchecked_mut() };
         match this.give_up() {
-            Some(Abandoned::Granted) => Ok(Seat::new(this.engine)),
+            Some(Abandoned::Granted) => Ok(Seat::new(this.engine, this.node.weight)),
             Some(Abandoned::Closed) => Err(this.engine.closed_error()),
+            Some(Abandoned::Dropped) => Err(this.refusal(Status::Dropped)),
+            Some(Abandoned::Oversized) => Err(this.refusal(Status::Oversized)),
             Some(Abandoned::Unlinked) | None => Err(this.engine.time_out(budget)),
         }
     }
@@ -196,6 +230,11 @@ impl<'a, L: RawLock> Acquire<'a, L> {
         let outcome = guard.engine.abandon(node);
         core::mem::forget(guard);
         self.phase = Phase::Done;
+        if REFUSALS && matches!(outcome, Abandoned::Dropped | Abandoned::Oversized) {
+            // Turned away while it waited: counted once, here, whichever
+            // way the owner learns it.
+            self.engine.count_rejection();
+        }
         Some(outcome)
     }
 
@@ -243,7 +282,11 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// then `enqueue`.
     fn start(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
         let engine = self.engine;
-        match engine.try_take() {
+        let weight = match check_weight(engine, self.weight()) {
+            Ok(weight) => weight,
+            Err(e) => return self.refuse(e),
+        };
+        match engine.try_take(weight) {
             Ok(()) => return self.seated(),
             Err(Refusal::Closed) => return self.finish(Err(engine.closed_error())),
             Err(Refusal::Full) => {}
@@ -263,18 +306,36 @@ impl<'a, L: RawLock> Acquire<'a, L> {
                 self.queued = true;
                 self.poll_verdict()
             }
-            Err(e) => {
-                // Finished before the rejection hook (foreign code) runs:
-                // if it panics, the rejection is counted once, not again
-                // by a re-poll that starts over.
-                let queue_full = matches!(e, Error::QueueFull { .. });
-                let done = self.finish(Err(e));
-                if queue_full {
-                    engine.count_rejection();
-                }
-                done
-            }
+            Err(e) => self.refuse(e),
         }
+    }
+
+    /// The error of a node dropped from a full newest-first queue
+    /// (`Dropped`) or refused as heavier than the limit (`Oversized`,
+    /// which only a weighted wait can be).
+    fn refusal(&self, status: Status) -> Error {
+        if cfg!(feature = "weights") && status == Status::Oversized {
+            self.engine.weight_above_limit(self.weight())
+        } else {
+            self.engine.queue_full_error()
+        }
+    }
+
+    /// Finishes with `error`, counting it if it turned the caller away
+    /// (`QueueFull`, `WeightAboveLimit`). Finished before the rejection
+    /// hook (foreign code) runs: if it panics, the rejection is counted
+    /// once, not again by a re-poll that starts over.
+    fn refuse(&mut self, error: Error) -> Poll<Result<Seat<'a, L>, Error>> {
+        let engine = self.engine;
+        let counted = matches!(
+            error,
+            Error::QueueFull { .. } | Error::WeightAboveLimit { .. }
+        );
+        let done = self.finish(Err(error));
+        if counted {
+            engine.count_rejection();
+        }
+        done
     }
 
     fn finish(&mut self, result: Result<Seat<'a, L>, Error>) -> Poll<Result<Seat<'a, L>, Error>> {
@@ -289,15 +350,23 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     /// again when dropped).
     fn seated(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
         self.phase = Phase::Done;
-        Poll::Ready(Ok(Seat::new(self.engine)))
+        Poll::Ready(Ok(Seat::new(self.engine, self.node.weight)))
     }
 
     /// Reads a final verdict, if there is one. The seat of a `GRANTED` node
     /// was reserved by the drainer, so it is not counted again.
     fn poll_verdict(&mut self) -> Poll<Result<Seat<'a, L>, Error>> {
+        let engine = self.engine;
         match self.node.status.get() {
             Status::Granted => self.seated(),
-            Status::Closed => self.finish(Err(self.engine.closed_error())),
+            Status::Closed => self.finish(Err(engine.closed_error())),
+            // Only newest-first order drops, and only a weighted wait is
+            // refused as oversized: without both features no node gets
+            // either verdict, and the arm is left out.
+            status @ (Status::Dropped | Status::Oversized) if REFUSALS => {
+                let error = self.refusal(status);
+                self.refuse(error)
+            }
             _ => Poll::Pending,
         }
     }
@@ -307,7 +376,7 @@ impl<L: RawLock> Drop for Acquire<'_, L> {
     fn drop(&mut self) {
         if let Some(Abandoned::Granted) = self.give_up() {
             // The seat was ours; pass it on (bug class 1 in docs/bug-classes.md).
-            self.engine.release();
+            self.engine.release(self.node.weight);
         }
     }
 }
@@ -332,7 +401,9 @@ impl<L: RawLock> Drop for SettleOnUnwind<'_, '_, L> {
         let outcome = self.engine.abandon(self.node);
         *self.phase = Phase::Done;
         if let Abandoned::Granted = outcome {
-            self.engine.release();
+            // SAFETY: the node lives in the future being dropped, which
+            // is still valid while this guard runs.
+            self.engine.release(unsafe { self.node.as_ref() }.weight);
         }
     }
 }
@@ -355,7 +426,7 @@ impl<'a, L: RawLock> Acquire<'a, L> {
             "`Acquire` polled after it completed"
         );
         self.phase = Phase::Done;
-        Seat::try_take(self.engine)
+        Seat::try_take(self.engine, self.weight())
     }
 }
 

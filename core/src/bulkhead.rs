@@ -13,6 +13,7 @@ use crate::error::{ConfigError, Error};
 use crate::lock::{ConstInit, RawLock};
 use crate::max_wait::MaxWait;
 use crate::name::{Name, Repr};
+use crate::queue_order::QueueOrder;
 use crate::seat::Seat;
 use crate::sync::loom_const_fn;
 use crate::word::MAX_CONCURRENT_LIMIT;
@@ -217,6 +218,10 @@ impl<L: RawLock> Bulkhead<L> {
                 Some(Problem::NameTooLong(_)) => panic!(
                     "bulkhead: the name is longer than MAX_NAME_LEN bytes; choose a shorter name"
                 ),
+                Some(Problem::LifoUnavailable) => panic!(
+                    "bulkhead: queue_order = lifo needs bulkhead-core's `lifo` feature; \
+                     enable it, or use queue_order = fifo"
+                ),
             }
         }
     }
@@ -362,7 +367,46 @@ impl<L: RawLock> Bulkhead<L> {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Seat<'_, L>, Error> {
-        Seat::try_take(&self.engine)
+        Seat::try_take(&self.engine, 1)
+    }
+
+    /// Takes `weight` seats at once, as one [`Seat`] of that weight, if
+    /// they are all free right now; never some of them. The seat gives them
+    /// all back when dropped, and [`Seat::split`] gives some back early.
+    ///
+    /// A weight counts as that many callers: a bulk import that holds four
+    /// database connections takes a seat of weight 4. Taking seats one by
+    /// one instead could deadlock two such callers against each other, each
+    /// holding some seats and waiting for the rest.
+    ///
+    /// `try_acquire_many(1)` is [`try_acquire`](Self::try_acquire). In FIFO
+    /// mode it refuses while others wait, as `try_acquire` does.
+    ///
+    /// # Errors
+    /// - [`Error::Full`] (counted in [`State::rejected`]) or
+    ///   [`Error::Closed`], as `try_acquire`;
+    /// - [`Error::ZeroWeight`] for `weight == 0`;
+    /// - [`Error::WeightAboveLimit`] (counted) if `weight` is above the
+    ///   limit, so that waiting could never help. A limit of 0 is a pause:
+    ///   then the verdict is `Full`, unless `weight` is above
+    ///   [`MAX_CONCURRENT_LIMIT`], which no limit can ever reach.
+    ///
+    /// # Examples
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock, Error};
+    /// let db: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
+    /// let import = db.try_acquire_many(3).unwrap();
+    /// assert_eq!(db.state().active, 3);
+    /// assert!(matches!(db.try_acquire_many(2), Err(Error::Full { .. })));
+    /// assert!(matches!(db.try_acquire_many(5), Err(Error::WeightAboveLimit { weight: 5, .. })));
+    /// assert!(matches!(db.try_acquire_many(0), Err(Error::ZeroWeight { .. })));
+    /// drop(import);
+    /// assert_eq!(db.try_acquire_many(4).unwrap().weight(), 4);
+    /// ```
+    #[cfg(feature = "weights")]
+    #[inline]
+    pub fn try_acquire_many(&self, weight: usize) -> Result<Seat<'_, L>, Error> {
+        Seat::try_take(&self.engine, weight)
     }
 
     /// Waits for a seat, with no time limit.
@@ -401,7 +445,57 @@ impl<L: RawLock> Bulkhead<L> {
     /// let Poll::Ready(Ok(_seat)) = waiting.poll(&mut cx) else { panic!() };
     /// ```
     pub fn acquire(&self) -> Acquire<'_, L> {
-        Acquire::new(&self.engine)
+        Acquire::new(&self.engine, 1)
+    }
+
+    /// Waits, with no time limit, for `weight` seats at once: one
+    /// [`Seat`] of that weight, never some of them.
+    ///
+    /// In FIFO order a waiter for `weight` at the head of the line is never
+    /// passed by a lighter one behind it: seats freed while it waits are
+    /// kept for it until it has all `weight` (no newcomer may take them),
+    /// so a heavy caller is never starved. If it leaves first (dropped,
+    /// timed out, closed), those seats go to the next waiter at once. In
+    /// the barging modes a waiter is woken when enough seats are free for
+    /// its weight and competes for them like any caller (a lighter waiter
+    /// behind a heavier one is woken for seats the heavier one cannot use,
+    /// among the next few waiters one lock section looks at); with
+    /// `BoundedBarging`, a weighted waiter that loses too many races gets
+    /// the hand-off like any other, and from then on the freed seats are
+    /// kept for it.
+    ///
+    /// Weight 1 is [`acquire`](Self::acquire).
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Errors
+    /// Those of [`acquire`](Self::acquire), and:
+    /// - [`Error::ZeroWeight`] for `weight == 0`;
+    /// - [`Error::WeightAboveLimit`] (counted in [`State::rejected`]) if
+    ///   `weight` is above the limit when it asks, or when the limit
+    ///   shrinks below it while it waits (it is refused when it reaches
+    ///   the front of the line). A limit of 0 is a pause: it waits.
+    ///
+    /// # Examples
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock};
+    /// # use core::{pin::pin, task::{Context, Poll, Waker}};
+    /// let db: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let (a, b) = (db.try_acquire_many(2).unwrap(), db.try_acquire_many(2).unwrap());
+    /// let mut import = pin!(db.acquire_many(3));
+    /// assert!(import.as_mut().poll(&mut cx).is_pending());
+    /// drop(a); // 2 free: kept for the import, not enough yet
+    /// assert!(import.as_mut().poll(&mut cx).is_pending());
+    /// assert!(db.try_acquire().is_err()); // a newcomer may not take them
+    /// drop(b);
+    /// let Poll::Ready(Ok(seat)) = import.poll(&mut cx) else { panic!() };
+    /// assert_eq!(seat.weight(), 3);
+    /// ```
+    #[cfg(feature = "weights")]
+    pub fn acquire_many(&self, weight: usize) -> Acquire<'_, L> {
+        Acquire::new(&self.engine, weight)
     }
 
     /// Waits for a seat at most `max_wait`, measured by a timer you
@@ -481,6 +575,41 @@ impl<L: RawLock> Bulkhead<L> {
         AcquireTimeout::new(self.acquire(), max_wait.into(), sleep)
     }
 
+    /// [`acquire_many`](Self::acquire_many) bounded by `max_wait` on a
+    /// timer you supply, as [`acquire_timeout`](Self::acquire_timeout):
+    /// fail fast decides at the first poll as
+    /// [`try_acquire_many`](Self::try_acquire_many) does.
+    ///
+    /// # Cancel safety
+    /// As [`acquire`](Self::acquire).
+    ///
+    /// # Errors
+    /// Those of [`acquire_timeout`](Self::acquire_timeout) and of
+    /// [`acquire_many`](Self::acquire_many).
+    ///
+    /// # Examples
+    /// ```
+    /// use core::{future::ready, pin::pin, task::{Context, Poll, Waker}, time::Duration};
+    /// use bulkhead_core::{Bulkhead, CsLock, Error};
+    ///
+    /// let gpu: Bulkhead<CsLock> = Bulkhead::new("gpu", 4)?;
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let _held = gpu.try_acquire_many(2)?;
+    /// // Three slots within 10 ms; the timer here completes at once.
+    /// let wait = pin!(gpu.acquire_many_timeout(3, Duration::from_millis(10), |_| ready(())));
+    /// let Poll::Ready(Err(Error::Timeout { .. })) = wait.poll(&mut cx) else { panic!() };
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    #[cfg(feature = "weights")]
+    pub fn acquire_many_timeout<T: Future>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> AcquireTimeout<'_, L, T> {
+        AcquireTimeout::new(self.acquire_many(weight), max_wait.into(), sleep)
+    }
+
     /// Changes the number of seats, live.
     ///
     /// - Growing hands the new seats to waiters at once.
@@ -488,6 +617,10 @@ impl<L: RawLock> Bulkhead<L> {
     ///   keep their seats, and admissions resume once fewer than the new
     ///   maximum are inside.
     /// - `0` admits nobody until the limit is raised again (a pause).
+    /// - A waiter asking for more seats at once than a new limit above 0
+    ///   is refused with [`Error::WeightAboveLimit`] when it reaches the
+    ///   front of the line, since it could never be admitted; with an
+    ///   adaptive limit, a brief dip can refuse such waiters.
     ///
     /// Returns the previous limit. Takes the list lock briefly, so
     /// concurrent reconfigurations apply in some order and add up.
@@ -581,6 +714,37 @@ impl<L: RawLock> Bulkhead<L> {
         }
         self.engine.set_queue_limit(max_waiting);
         Ok(())
+    }
+
+    /// The order in which waiters are served; see [`QueueOrder`].
+    pub fn queue_order(&self) -> QueueOrder {
+        self.engine.queue_order()
+    }
+
+    /// Changes the order of the line, live; returns the old order. Waiters
+    /// already in line keep their places: the order decides where
+    /// newcomers join (at the back, or at the front), while a freed seat
+    /// always goes to the front and a full newest-first queue drops the
+    /// waiter at the back; see [`QueueOrder`]. Takes the list lock briefly.
+    ///
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock, QueueOrder};
+    /// # use core::{pin::pin, task::{Context, Poll, Waker}};
+    /// let api: Bulkhead<CsLock> = Bulkhead::new("api", 1).unwrap();
+    /// assert_eq!(api.set_queue_order(QueueOrder::Lifo), QueueOrder::Fifo);
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let held = api.try_acquire().unwrap();
+    /// let mut old = pin!(api.acquire());
+    /// let mut new = pin!(api.acquire());
+    /// assert!(old.as_mut().poll(&mut cx).is_pending());
+    /// assert!(new.as_mut().poll(&mut cx).is_pending());
+    /// drop(held); // goes to the newest waiter
+    /// let Poll::Ready(Ok(_seat)) = new.poll(&mut cx) else { panic!() };
+    /// assert!(old.poll(&mut cx).is_pending());
+    /// ```
+    #[cfg(feature = "lifo")]
+    pub fn set_queue_order(&self, order: QueueOrder) -> QueueOrder {
+        self.engine.set_queue_order(order)
     }
 
     /// Closes the compartment for good: new callers get [`Error::Closed`],

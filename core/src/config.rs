@@ -3,6 +3,7 @@
 use crate::admission::Admission;
 use crate::error::ConfigError;
 use crate::name::Name;
+use crate::queue_order::QueueOrder;
 use crate::word::MAX_CONCURRENT_LIMIT;
 
 /// The largest queue limit ([`Config::max_waiting`]) a compartment
@@ -15,7 +16,11 @@ use crate::word::MAX_CONCURRENT_LIMIT;
 pub const MAX_WAITING_LIMIT: usize = NO_QUEUE_LIMIT as usize - 1;
 
 /// The stored queue limit that means "none".
-pub(crate) const NO_QUEUE_LIMIT: u32 = u32::MAX;
+pub(crate) const NO_QUEUE_LIMIT: u32 = NEWEST_FIRST - 1;
+
+/// The top bit of the engine's queue field: newest-first order
+/// ([`QueueOrder::Lifo`]). Below it, the queue limit.
+pub(crate) const NEWEST_FIRST: u32 = 1 << 31;
 
 /// The settings of one compartment.
 ///
@@ -54,8 +59,8 @@ pub struct Config {
     pub max_concurrent: usize,
     /// How many callers may wait at once; `None` for no limit. At most
     /// [`MAX_WAITING_LIMIT`], which is also the limit of `None`: the
-    /// compartment counts its waiters in 32 bits, so with no limit the
-    /// 4,294,967,295th waiter is turned away ([`Error::QueueFull`]), like
+    /// compartment counts its waiters in 31 bits, so with no limit the
+    /// 2,147,483,647th waiter is turned away ([`Error::QueueFull`]), like
     /// one over a limit, rather than let the count wrap.
     ///
     /// [`Error::QueueFull`]: crate::Error::QueueFull
@@ -64,6 +69,12 @@ pub struct Config {
     /// Who gets a freed seat.
     #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
+    /// Which end of the line a freed seat goes to, and which waiter a full
+    /// queue turns away: oldest first (the default) or newest first with
+    /// drop-oldest (feature `lifo`; without it, `Lifo` is refused with
+    /// [`ConfigError::LifoUnavailable`](crate::ConfigError::LifoUnavailable)).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub queue_order: QueueOrder,
 }
 
 impl Config {
@@ -74,6 +85,7 @@ impl Config {
             max_concurrent,
             max_waiting: None,
             admission: Admission::Fifo,
+            queue_order: QueueOrder::Fifo,
         }
     }
 
@@ -96,6 +108,19 @@ impl Config {
     #[must_use]
     pub const fn admission(mut self, admission: Admission) -> Self {
         self.admission = admission;
+        self
+    }
+
+    /// Sets the order of the line; see [`QueueOrder`].
+    ///
+    /// ```
+    /// # use bulkhead_core::{Config, QueueOrder};
+    /// let config = Config::new("api", 8).max_waiting(16).queue_order(QueueOrder::Lifo);
+    /// assert_eq!(config.queue_order, QueueOrder::Lifo);
+    /// ```
+    #[must_use]
+    pub const fn queue_order(mut self, queue_order: QueueOrder) -> Self {
+        self.queue_order = queue_order;
         self
     }
 
@@ -147,6 +172,9 @@ impl Config {
         {
             return Some(Problem::QueueLimitOverflow(requested));
         }
+        if !cfg!(feature = "lifo") && matches!(self.queue_order, QueueOrder::Lifo) {
+            return Some(Problem::LifoUnavailable);
+        }
         None
     }
 }
@@ -165,6 +193,8 @@ pub(crate) enum Problem {
     NameTooLong(usize),
     /// The queue limit asked for.
     QueueLimitOverflow(usize),
+    /// `QueueOrder::Lifo` without the `lifo` feature.
+    LifoUnavailable,
 }
 
 impl Problem {
@@ -194,6 +224,7 @@ impl Problem {
                 requested,
                 limit: MAX_WAITING_LIMIT,
             },
+            Problem::LifoUnavailable => ConfigError::LifoUnavailable { name },
         }
     }
 }

@@ -59,9 +59,10 @@
 //!    by the loom model
 //!    `bounded_a_grow_during_a_hand_off_with_notified_waiters_stays_bounded`.
 //! 8. **A barging release skips the lock while notified waiters cover the
-//!    free seats.** The `notified` cell counts the nodes in `Notified`
-//!    (woken, not re-polled yet), plus [`ALL_NOTIFIED`] while no linked
-//!    node is `Waiting`. Only a drain writes it (a barging drain, or the
+//!    free seats.** The `notified` cell holds the weight of the nodes in
+//!    `Notified` (woken, not re-polled yet: each covers as many seats as
+//!    it asks for), plus [`ALL_NOTIFIED`] while no linked node is
+//!    `Waiting`. Only a drain writes it (a barging drain, or the
 //!    FIFO drain of a `BoundedBarging` hand-off, rule 9), under the lock, at
 //!    the end of every section that moved a node into or out of `Notified`
 //!    (or changed the flag). A drain notifies until the count covers the
@@ -100,6 +101,33 @@
 //!    only succeeds on a word with no free seat). A release after that CAS
 //!    is rule 8's case, with the ending section as the one whose store it
 //!    may miss and whose re-check then sees its seat.
+//! 10. **A waiter asks for `weight` seats, taken in one CAS or not at all,
+//!     and a drain that cannot serve the next waiter owes nothing until the
+//!     word changes.** The FIFO drain serves the head only once the word
+//!     holds all its seats; until then the freed seats stay in the word,
+//!     where no FIFO newcomer may take them (`WAITERS` is set), so they are
+//!     the head's in effect, and if the head leaves, the section that
+//!     unlinks it drains them to the next waiter. No seat is ever held by
+//!     a waiter that has not been granted, so a cancel, a timeout or a
+//!     close has nothing to give back. The barging drain notifies the next
+//!     `Waiting` node only if its weight fits in the seats the notified
+//!     ones do not cover, or else the first lighter one behind it that
+//!     fits, within the section's bound (in `BoundedBarging` the passed
+//!     node counts a lost race, rule 9). Either drain, stopping for lack of
+//!     seats, records
+//!     the word it read in [`Batch::stuck`]; the re-check of rule 1 skips
+//!     a drain when its RMW returns exactly that word. Without this, a
+//!     free seat too few for the next waiter would make `finish` loop
+//!     forever (`drain_owed` true, the drain a no-op). It loses no wake-up:
+//!     the drain's decision depends on the word and the list, the list only
+//!     changes in sections (each ends with its own drain and re-check), and
+//!     a release whose try failed added its seat with an RMW before the
+//!     re-check's (rule 1), so a re-check that reads the very word the
+//!     drain stopped at, after that drain, reads a word the drain already
+//!     judged with every such seat counted in (a value equal to it by ABA
+//!     means as many seats free, which the same list cannot use either).
+//!     A waiter heavier than a limit that shrank below it (not to 0, a
+//!     pause) is refused with `Oversized` when a drain reaches it.
 
 #[cfg(feature = "alloc")]
 use alloc::sync::Arc;
@@ -110,15 +138,17 @@ use core::time::Duration;
 use heapless::Deque;
 
 use crate::admission::Admission;
-use crate::config::{Config, MAX_WAITING_LIMIT, NO_QUEUE_LIMIT, State};
+use crate::config::{Config, MAX_WAITING_LIMIT, NEWEST_FIRST, NO_QUEUE_LIMIT, State};
 use crate::error::Error;
 use crate::list::{List, Node};
 use crate::lock::RawLock;
 use crate::name::Name;
+use crate::queue_order::QueueOrder;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use crate::sync::{AtomicU32, AtomicUsize, Counter, UnsafeCell, loom_const_fn};
-use crate::word::{self, BARGING, BOUNDED, CLOSED, ONE, WAITERS};
+use crate::weight::Weight;
+use crate::word::{self, BARGING, BOUNDED, CLOSED, WAITERS};
 
 /// A compartment's state: the seat word, the waiter list and its lock,
 /// the limits, the counters and the name. The public `Bulkhead` is this
@@ -136,8 +166,11 @@ pub(crate) struct Engine<L: RawLock> {
     /// targets (`MAX_CONCURRENT_LIMIT` and [`MAX_WAITING_LIMIT`] keep
     /// them in range).
     max: AtomicU32,
-    /// The queue limit, [`NO_QUEUE_LIMIT`] for none; read it with
-    /// [`queue_limit`](Self::queue_limit).
+    /// The queue limit, [`NO_QUEUE_LIMIT`] for none, and in the top bit
+    /// ([`NEWEST_FIRST`]) the order of the line; read them with
+    /// [`queue_limit`](Self::queue_limit) and
+    /// [`queue_order`](Self::queue_order). Written under the lock, so that
+    /// changes of the two settings do not undo each other.
     max_waiting: AtomicU32,
     /// How many nodes the list links: the list's one count, kept by the
     /// engine where it links and unlinks nodes (only under the lock), and
@@ -190,7 +223,7 @@ impl<L: RawLock> Engine<L> {
                 notified: AtomicUsize::new(ALL_NOTIFIED),
                 // Validated: both fit in 32 bits.
                 max: AtomicU32::new(config.max_concurrent as u32),
-                max_waiting: AtomicU32::new(queue_limit_field(config.max_waiting)),
+                max_waiting: AtomicU32::new(queue_field(config.max_waiting, config.queue_order)),
                 waiting: AtomicU32::new(0),
                 rejected: Counter::new(),
                 timed_out: Counter::new(),
@@ -287,7 +320,7 @@ impl<L: RawLock> Engine<L> {
     /// [`Config::max_waiting`]).
     #[inline]
     pub(crate) fn queue_limit(&self) -> usize {
-        match self.max_waiting.load(Relaxed) {
+        match self.max_waiting.load(Relaxed) & !NEWEST_FIRST {
             NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
             n => n as usize,
         }
@@ -324,11 +357,47 @@ impl<L: RawLock> Engine<L> {
         old
     }
 
+    /// The order in which waiters are served.
+    #[inline]
+    pub(crate) fn queue_order(&self) -> QueueOrder {
+        // Without the `lifo` feature no compartment is built with `Lifo`
+        // (`Config::validate`) nor switched to it: a constant, so that the
+        // newest-first code is left out.
+        if cfg!(feature = "lifo") && self.max_waiting.load(Relaxed) & NEWEST_FIRST != 0 {
+            QueueOrder::Lifo
+        } else {
+            QueueOrder::Fifo
+        }
+    }
+
     /// Stores the queue limit (`None` for none), which the caller checked
-    /// against [`MAX_WAITING_LIMIT`].
+    /// against [`MAX_WAITING_LIMIT`]. Under the lock, as
+    /// [`set_queue_order`](Self::set_queue_order).
     pub(crate) fn set_queue_limit(&self, max_waiting: Option<usize>) {
-        self.max_waiting
-            .store(queue_limit_field(max_waiting), Relaxed);
+        self.with_list(|_, _| {
+            let order = self.queue_order();
+            self.max_waiting
+                .store(queue_field(max_waiting, order), Relaxed);
+        });
+    }
+
+    /// Changes the order of the line. Waiters already in line keep their
+    /// places: the order decides where newcomers join (a freed seat always
+    /// goes to the front, drop-oldest always takes the back). Returns the
+    /// old order.
+    #[cfg(feature = "lifo")]
+    pub(crate) fn set_queue_order(&self, order: QueueOrder) -> QueueOrder {
+        self.with_list(|_, _| {
+            let old = self.queue_order();
+            let limit = self.max_waiting.load(Relaxed) & !NEWEST_FIRST;
+            let bit = if order == QueueOrder::Lifo {
+                NEWEST_FIRST
+            } else {
+                0
+            };
+            self.max_waiting.store(limit | bit, Relaxed);
+            old
+        })
     }
 
     /// Closes the compartment and wakes every waiter with `Closed`.
@@ -413,12 +482,17 @@ impl<L: RawLock> Drop for Engine<L> {
     }
 }
 
-/// The stored queue limit for a validated `max_waiting`: at most
-/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`].
-const fn queue_limit_field(max_waiting: Option<usize>) -> u32 {
-    match max_waiting {
+/// The stored queue field for a validated `max_waiting` (at most
+/// [`MAX_WAITING_LIMIT`], so it cannot collide with [`NO_QUEUE_LIMIT`] or
+/// the order bit) and an order.
+const fn queue_field(max_waiting: Option<usize>, order: QueueOrder) -> u32 {
+    let limit = match max_waiting {
         Some(n) => n as u32,
         None => NO_QUEUE_LIMIT,
+    };
+    match order {
+        QueueOrder::Fifo => limit,
+        QueueOrder::Lifo => limit | NEWEST_FIRST,
     }
 }
 
@@ -474,10 +548,18 @@ pub(crate) struct Batch<'a, L: RawLock> {
     /// lock that refuses the context every time would be a second panic
     /// and abort.
     ran: bool,
-    /// Barging: notified waiters that left the `Notified` status in this
-    /// section (took a seat, lost the race, left, or were closed out); the
-    /// section's drain takes them off the `notified` count.
+    /// Barging: the weight of the notified waiters that left the
+    /// `Notified` status in this section (took a seat, lost the race, left,
+    /// or were closed out); the section's drain takes it off the
+    /// `notified` count.
     settled: usize,
+    /// The word at which the last section's drain stopped because the next
+    /// waiter asks for more seats than are free (rule 10); `None` if it
+    /// stopped for any other reason. Without the `weights` feature every
+    /// waiter asks for one seat, so a drain never stops with a seat free
+    /// and the field does not exist.
+    #[cfg(feature = "weights")]
+    stuck: Option<usize>,
 }
 
 impl<'a, L: RawLock> Batch<'a, L> {
@@ -488,6 +570,34 @@ impl<'a, L: RawLock> Batch<'a, L> {
             stale: Deque::new(),
             ran: false,
             settled: 0,
+            #[cfg(feature = "weights")]
+            stuck: None,
+        }
+    }
+
+    /// Rule 10: the drain stopped at the word `w` for lack of seats for
+    /// the next waiter.
+    #[inline(always)]
+    fn stop_at(&mut self, w: usize) {
+        #[cfg(feature = "weights")]
+        {
+            self.stuck = Some(w);
+        }
+        #[cfg(not(feature = "weights"))]
+        let _ = w;
+    }
+
+    /// The word at which the last section's drain stopped for lack of
+    /// seats for the next waiter, if it did (rule 10).
+    #[inline(always)]
+    fn stuck(&self) -> Option<usize> {
+        #[cfg(feature = "weights")]
+        {
+            self.stuck
+        }
+        #[cfg(not(feature = "weights"))]
+        {
+            None
         }
     }
 
@@ -528,7 +638,7 @@ impl<'a, L: RawLock> Batch<'a, L> {
                 waker.wake();
                 core::mem::forget(guard);
             }
-            if !self.ran || !self.engine.drain_owed() {
+            if !self.ran || !self.engine.drain_owed(self.stuck()) {
                 return;
             }
             if !self.engine.try_section(self) {
@@ -560,6 +670,10 @@ pub(crate) enum Abandoned {
     Granted,
     /// The compartment closed first.
     Closed,
+    /// A newcomer took its place in a full newest-first queue.
+    Dropped,
+    /// The limit shrank below its weight.
+    Oversized,
 }
 
 impl<L: RawLock> Engine<L> {
@@ -644,6 +758,10 @@ impl<L: RawLock> Engine<L> {
         f: impl FnOnce(&mut List, &mut Batch<'_, L>) -> R,
     ) -> R {
         batch.ran = true;
+        #[cfg(feature = "weights")]
+        {
+            batch.stuck = None;
+        }
         self.list.with_mut(|list| {
             // SAFETY: the lock is held (the caller's contract), so this is
             // the only access to the list.
@@ -660,10 +778,13 @@ impl<L: RawLock> Engine<L> {
     /// waits. Never touches the lock. `Acquire` on success pairs with the
     /// `Release` half of the release that freed the seat (bug class 15 in
     /// docs/bug-classes.md).
+    ///
+    /// `weight` seats at once (at least 1: the caller checked); a constant
+    /// 1 compiles to the one-seat loop.
     #[inline]
-    pub(crate) fn try_take(&self) -> Result<(), Refusal> {
+    pub(crate) fn try_take(&self, weight: Weight) -> Result<(), Refusal> {
         let w = self.word.load(Relaxed);
-        self.take_seat(w, Take::NEWCOMER)
+        self.take_seat(w, Take::NEWCOMER, weight)
             .map_err(|(refusal, _)| refusal)
     }
 
@@ -684,22 +805,27 @@ impl<L: RawLock> Engine<L> {
     /// verdict's `Release` store, so its CAS needs no `Release` of its own.
     /// The first load and a failure are `Relaxed`: they only pick the value
     /// to try, and a refusal promises nothing.
+    ///
+    /// `weight` seats are taken together or not at all.
     #[inline(always)]
-    fn take_seat(&self, mut w: usize, take: Take) -> Result<(), (Refusal, usize)> {
+    fn take_seat(&self, mut w: usize, take: Take, weight: Weight) -> Result<(), (Refusal, usize)> {
+        let seats = word::seats(weight.seats());
         loop {
             if w & CLOSED != 0 {
                 return Err((Refusal::Closed, w));
             }
-            // Full, or a newcomer in FIFO mode with a line: `WAITERS` set
-            // and `BARGING` clear, one mask of the word already loaded.
-            if word::available(w) <= 0 || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
+            // Too few free seats, or a newcomer in FIFO mode with a line:
+            // `WAITERS` set and `BARGING` clear, one mask of the word
+            // already loaded.
+            if word::available(w) < weight.get() as isize
+                || (take.fifo_newcomer && w & (BARGING | WAITERS) == WAITERS)
             {
                 return Err((Refusal::Full, w));
             }
             let new = if take.clear_waiters {
-                (w - ONE) & !WAITERS
+                (w - seats) & !WAITERS
             } else {
-                w - ONE
+                w - seats
             };
             match self.word.compare_exchange_weak(w, new, Acquire, Relaxed) {
                 Ok(_) => return Ok(()),
@@ -715,10 +841,13 @@ impl<L: RawLock> Engine<L> {
     /// that have not re-polled yet cover every free seat (rule 8): one RMW
     /// and one load. Safe in `Drop`, while unwinding, and in an interrupt
     /// handler whose lock is a critical section.
+    ///
+    /// `weight` seats (a seat of that weight) go back in the one RMW.
     #[inline]
-    pub(crate) fn release(&self) {
-        let prev = self.add_seats(1);
-        if prev & WAITERS != 0 && self.drain_due(prev, 1) {
+    pub(crate) fn release(&self, weight: Weight) {
+        let n = weight.seats();
+        let prev = self.add_seats(n);
+        if prev & WAITERS != 0 && self.drain_due(prev, n) {
             self.try_drain();
         }
     }
@@ -770,7 +899,9 @@ impl<L: RawLock> Engine<L> {
         // `batch` drops here: wake, then re-check.
     }
 
-    /// Rule 1's re-check: whether a drain may be owed. The RMW is what
+    /// Rule 1's re-check: whether a drain may be owed. A word equal to
+    /// `stuck`, the one at which the last section's drain stopped for lack
+    /// of seats for the next waiter, owes nothing (rule 10). The RMW is what
     /// orders this check against a release that failed to take the lock
     /// (rule 1), and against a barging release that skipped the lock
     /// (rule 8). `Release`: a release whose RMW reads this one's write must
@@ -779,9 +910,10 @@ impl<L: RawLock> Engine<L> {
     /// acquires), and if this thread's own try then fails, the section it
     /// sees began after its own ended, so that section drains what this one
     /// saw (docs/design.md).
-    fn drain_owed(&self) -> bool {
+    fn drain_owed(&self, stuck: Option<usize>) -> bool {
         let w = self.word.fetch_add(0, Release);
-        w & WAITERS != 0
+        stuck != Some(w)
+            && w & WAITERS != 0
             && (w & CLOSED != 0
                 || if word::fifo(w) {
                     word::available(w) > 0
@@ -795,56 +927,81 @@ impl<L: RawLock> Engine<L> {
     fn drain_locked(&self, list: &mut List, batch: &mut Batch<'_, L>) {
         // One load: `BARGING` only changes under the lock, `BOUNDED` never.
         let w = self.word.load(Relaxed);
-        if !word::fifo(w) {
-            self.drain_barging(list, batch);
-        } else if w & BOUNDED != 0 {
+        let mut reached = 0;
+        if word::fifo(w) {
+            if w & BOUNDED == 0 {
+                // Plain FIFO: no node is ever notified; the cell is unused.
+                self.drain_fifo(list, batch);
+                return;
+            }
             // A hand-off. It grants notified nodes (the starving one, and
             // any woken before it began) and requeues those that re-poll,
             // so it keeps the `notified` cell exact as a barging drain
             // does: the count is then right for the releases that read it
             // once barging resumes, and the section that ends the hand-off
             // is the one whose store rule 8 is about.
-            self.drain_fifo(list, batch);
-            let old = self.notified.load(Relaxed);
-            let settled = core::mem::take(&mut batch.settled);
-            self.publish_notified(list, old, (old & !ALL_NOTIFIED) - settled, settled != 0);
-        } else {
-            // Plain FIFO: no node is ever notified; the cell is unused.
-            self.drain_fifo(list, batch);
+            reached = self.drain_fifo(list, batch);
+            if self.fifo() {
+                let old = self.notified.load(Relaxed);
+                let settled = core::mem::take(&mut batch.settled);
+                self.publish_notified(list, old, (old & !ALL_NOTIFIED) - settled, settled != 0);
+                return;
+            }
+            // The drain ended the hand-off, maybe with seats free that the
+            // head cannot use: barge for them now (`end_hand_off`), within
+            // what is left of the section's bound (rule 7; if nothing is,
+            // the seats stay uncovered and the re-check drains again). The
+            // barging drain settles and publishes the cell.
         }
+        // One call site, so that it is inlined.
+        self.drain_barging(list, batch, reached);
     }
 
     /// Hands seats (or `Closed` verdicts) to the line, oldest first: at most
-    /// `BATCH` nodes per section (rule 7).
-    fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+    /// `BATCH` nodes per section (rule 7). Returns how many nodes it
+    /// reached.
+    fn drain_fifo(&self, list: &mut List, batch: &mut Batch<'_, L>) -> usize {
         // Counted in nodes, not in wakers: in a hand-off, a notified node's
         // waker was taken when it was notified, so its verdict wakes nobody
         // and would never fill the batch. A drain cut short by the count
         // leaves a free seat (or `CLOSED`) and `WAITERS` in the word, so
         // `finish`'s re-check drains again; one cut short just as the seats
         // run out looks at the front once more below.
-        for _ in 0..BATCH {
+        for reached in 0..BATCH {
             if batch.wake.is_full() {
-                return;
+                return reached;
             }
-            let Some(node) = list.front() else { return };
-            // Reserve the seat for `node`, clearing WAITERS in the same CAS
-            // if it is the last waiter (rule 5). The drainer acquires the
-            // releaser's work and passes it on to the owner with the
+            let Some(node) = list.front() else {
+                return reached;
+            };
+            // SAFETY: `node` is linked, hence valid; its weight never
+            // changes.
+            let weight = unsafe { node.as_ref() }.weight;
+            // Reserve the seats for `node`, clearing WAITERS in the same
+            // CAS if it is the last waiter (rule 5). The drainer acquires
+            // the releasers' work and passes it on to the owner with the
             // verdict's `Release` store.
             let take = Take::drain(list.is_single());
-            match self.take_seat(self.word.load(Relaxed), take) {
+            match self.take_seat(self.word.load(Relaxed), take, weight) {
                 Ok(()) => self.hand_verdict(list, node, Verdict::Granted, batch),
                 Err((Refusal::Closed, _)) => self.hand_verdict(list, node, Verdict::Closed, batch),
+                Err((Refusal::Full, _)) if self.oversized(weight) => {
+                    self.hand_verdict(list, node, Verdict::Oversized, batch);
+                }
                 Err((Refusal::Full, w)) => {
                     // SAFETY: `node` is linked (the list's front).
                     if w & BOUNDED != 0 && unsafe { list.lost_races(node) } < LOST_RACES {
                         // The waiter that asked for the hand-off has left
-                        // the head (granted or gone), and no seat is left
-                        // for the one there now.
-                        self.end_hand_off(w);
+                        // the head (granted or gone), and the free seats
+                        // are too few for the one there now.
+                        self.end_hand_off(w, weight);
                     }
-                    return;
+                    // The head waits for more seats than are free: they
+                    // stay in the word, reserved for the line (a FIFO
+                    // newcomer may not take them), and nothing is owed
+                    // until the word changes (rule 10).
+                    batch.stop_at(w);
+                    return reached + 1;
                 }
             }
         }
@@ -852,6 +1009,8 @@ impl<L: RawLock> Engine<L> {
         // seat, nothing is owed and the re-check will not drain again, so
         // the look at the front that would end a hand-off (the `Full` arm
         // above) happens here: one more node, `BATCH + 1`, within rule 7.
+        // With seats still free, the re-check drains again, and that drain's
+        // `Full` arm ends the hand-off if the head does not fit them.
         let w = self.word.load(Relaxed);
         if w & BOUNDED != 0
             && word::available(w) <= 0
@@ -860,27 +1019,33 @@ impl<L: RawLock> Engine<L> {
             // SAFETY: `node` is linked (the list's front).
             && unsafe { list.lost_races(node) } < LOST_RACES
         {
-            self.end_hand_off(w);
+            // SAFETY: as above; its weight never changes.
+            self.end_hand_off(w, unsafe { node.as_ref() }.weight);
         }
+        BATCH + 1
     }
 
     /// `BoundedBarging`, under the lock, in a hand-off (`BARGING` clear):
-    /// barge again, unless a seat became free since `w` was read (the
-    /// section that hands it on ends the hand-off after it). The CAS fails
-    /// on any change of the word, so `BARGING` is set only on a word with
-    /// no free seat: a release before it in the word's order read the FIFO
-    /// word, so it tried the lock (no skip in a hand-off: the release
-    /// decides on the value its own RMW returned), and its seat was handed
-    /// on FIFO-style. A release after it reads `BARGING` and runs rule 8's
-    /// check against the `notified` cell, which this same section stores
-    /// (`drain_locked`) before its re-check: if that release's load misses
-    /// the store, the re-check comes after its RMW in the word's order,
-    /// reads the barging word and drains if the seat is uncovered (rule
-    /// 8's argument, with this section as S). `Relaxed`: under the lock it
-    /// only flips a mode bit; readers outside the lock use nothing this
-    /// thread wrote (as for `enqueue`'s `WAITERS` CAS).
-    fn end_hand_off(&self, mut w: usize) {
-        while word::available(w) <= 0 {
+    /// barge again, unless seats became free since `w` was read so that
+    /// the head, asking for `head`, now fits (the section that hands them
+    /// on ends the hand-off after it). The CAS fails on any change of the
+    /// word, so `BARGING` is set only on a word whose free seats are too
+    /// few for the head, and this same section then runs the barging drain
+    /// (`drain_locked`), which reads the word after the CAS and covers
+    /// those seats with notified waiters or stops at them (rule 10). A
+    /// release before the CAS in the word's order read the FIFO word, so it
+    /// tried the lock (no skip in a hand-off: the release decides on the
+    /// value its own RMW returned), and its seat is in the word that drain
+    /// reads. A release after it reads `BARGING` and runs rule 8's check
+    /// against the `notified` cell, which that drain stores before the
+    /// section's re-check: if the release's load misses the store, the
+    /// re-check comes after its RMW in the word's order, reads the barging
+    /// word and drains if the seat is uncovered (rule 8's argument, with
+    /// this section as S). `Relaxed`: under the lock it only flips a mode
+    /// bit; readers outside the lock use nothing this thread wrote (as for
+    /// `enqueue`'s `WAITERS` CAS).
+    fn end_hand_off(&self, mut w: usize, head: Weight) {
+        while word::available(w) < head.get() as isize {
             match self
                 .word
                 .compare_exchange_weak(w, w | BARGING, Relaxed, Relaxed)
@@ -894,7 +1059,10 @@ impl<L: RawLock> Engine<L> {
     /// Barging: notifies the oldest waiting nodes until the notified ones
     /// cover the free seats, then publishes the `notified` cell (rule 8).
     /// Once closed, hands out `Closed` verdicts instead.
-    fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>) {
+    ///
+    /// `reached`: the nodes this section's drain has already reached (a
+    /// hand-off's FIFO drain that ended it), counted against the bound.
+    fn drain_barging(&self, list: &mut List, batch: &mut Batch<'_, L>, mut reached: usize) {
         // Exact under the lock: only sections write the cell.
         let old = self.notified.load(Relaxed);
         let mut notified = (old & !ALL_NOTIFIED) - core::mem::take(&mut batch.settled);
@@ -921,18 +1089,81 @@ impl<L: RawLock> Engine<L> {
             // RMW either reads this section's re-check (and tries the lock
             // after this section) or is read by it (rule 1).
             let free = word::available(w);
-            // `notified` counts linked nodes, far below `isize::MAX`.
-            while (notified as isize) < free && !batch.wake.is_full() {
+            // Nodes reached through the list: at most `BATCH`, as in the
+            // FIFO drain (rule 7).
+            // Whether this section has counted a pass of the first waiter.
+            let mut passed = false;
+            // `notified` is at most the seats of the compartment, far below
+            // `isize::MAX`.
+            // Without weights every node reached is notified and queues a
+            // waker, so the full batch already bounds the loop.
+            while !batch.wake.is_full() && (!cfg!(feature = "weights") || reached < BATCH) {
                 // O(1): the list keeps notified nodes first and remembers
                 // the first waiting one.
-                let Some(waker) = list.notify_next() else {
+                let Some(first) = list.next_waiting() else {
                     // Every waiter is notified; they compete for the seats.
                     break;
                 };
+                // SAFETY: `first` is linked; its weight never changes.
+                let weight = unsafe { first.as_ref() }.weight;
+                if self.oversized(weight) {
+                    // Heavier than a limit that shrank: it would never fit,
+                    // so it is refused now, free seats or not (the shrink's
+                    // own section gets here). It was `Waiting`, so the
+                    // count is unchanged.
+                    reached += 1;
+                    self.hand_verdict(list, first, Verdict::Oversized, batch);
+                    continue;
+                }
+                if notified as isize >= free {
+                    // The free seats are covered.
+                    break;
+                }
+                reached += 1;
+                let room = free - notified as isize;
+                // Without weights every waiter asks for one seat, and the
+                // loop's condition leaves at least one uncovered: it fits.
+                let node = if !cfg!(feature = "weights") || weight.get() as isize <= room {
+                    first
+                } else {
+                    // `first` does not fit in the uncovered seats (rule 10).
+                    // Newcomers may take them (this is barging); so may the
+                    // first lighter waiter behind it, so that nobody sleeps
+                    // next to a seat it could use.
+                    let starving = w & BOUNDED != 0 && !core::mem::replace(&mut passed, true) && {
+                        // `BoundedBarging`: being passed while seats are
+                        // free is a lost race, counted once a section
+                        // (rule 9 errs towards an earlier hand-off). Once
+                        // it has lost them all, it is woken although it
+                        // does not fit: its re-poll loses once more and
+                        // starts the hand-off, after which the freed seats
+                        // are kept for it.
+                        // SAFETY: `first` is linked.
+                        (unsafe { list.lose_race(first) }) >= LOST_RACES
+                    };
+                    if starving {
+                        first
+                    } else {
+                        // SAFETY: `first` is linked and `Waiting`.
+                        match unsafe { list.find_waiting(first, room, BATCH - reached) } {
+                            (Some(node), looked) => {
+                                reached += looked;
+                                node
+                            }
+                            (None, _) => {
+                                // Nothing is owed until the word changes.
+                                batch.stop_at(w);
+                                break;
+                            }
+                        }
+                    }
+                };
+                // SAFETY: `node` is linked and `Waiting`.
+                let (waker, weight) = unsafe { (list.notify(node), node.as_ref().weight) };
                 if let Some(waker) = waker {
                     let _ = batch.wake.push_back(waker);
                 }
-                notified += 1;
+                notified += weight.seats();
                 changed = true;
             }
         }
@@ -970,7 +1201,8 @@ impl<L: RawLock> Engine<L> {
         // SAFETY: `node` is linked, so valid (callers pass a linked node).
         let status = unsafe { &node.as_ref().status };
         if status.get() == Status::Notified {
-            batch.settled += 1;
+            // SAFETY: as above.
+            batch.settled += unsafe { node.as_ref() }.weight.seats();
         }
         // SAFETY: callers pass a node linked in `list`.
         let waker = unsafe { list.remove(node) };
@@ -996,6 +1228,8 @@ impl<L: RawLock> Engine<L> {
                 Verdict::Granted => status.grant(),
                 Verdict::Closed => status.close(),
                 Verdict::Left => status.leave(),
+                Verdict::Dropped => status.refuse(Status::Dropped),
+                Verdict::Oversized => status.refuse(Status::Oversized),
             }
         }
     }
@@ -1015,13 +1249,37 @@ impl<L: RawLock> Engine<L> {
     /// free seat, or publish `WAITERS` and link the node, in one CAS loop
     /// under the lock, so a concurrent release either sees the flag or
     /// leaves a seat that this loop sees (bug class 3 in docs/bug-classes.md).
+    ///
+    /// A node heavier than the limit (and the limit is not a pause, 0) is
+    /// refused with [`Error::WeightAboveLimit`]. In newest-first order a
+    /// full queue makes room by dropping its oldest waiter (drop-oldest);
+    /// in oldest-first order it refuses the newcomer.
     pub(crate) fn enqueue(&self, node: NonNull<Node>, waker: Waker) -> Result<Enqueued, Error> {
+        // SAFETY: the caller owns the node; its weight never changes.
+        let weight = unsafe { node.as_ref() }.weight;
         self.with_list(|list, batch| {
             // `Relaxed`: a seat is only taken by `take_seat`'s CAS, which
             // acquires; `CLOSED` and `WAITERS` are exact under the lock.
             let mut w = self.word.load(Relaxed);
+            // Exact under the lock, as `BARGING`.
+            let newest_first = self.queue_order() == QueueOrder::Lifo;
+            // Newest first in plain FIFO admission: the newcomer would be
+            // linked at the front and served first, so it may take seats
+            // the line leaves free (kept for a heavier head) at once,
+            // before any drop-oldest makes room it does not need. Not in a
+            // hand-off (`BOUNDED` set), whose seats are the starving
+            // waiter's.
+            let take = if newest_first && w & (BARGING | BOUNDED) == 0 {
+                Take::NEWEST
+            } else {
+                Take::NEWCOMER
+            };
+            // Drop-oldest makes room for one newcomer by dropping exactly
+            // one waiter, so the section stays bounded (rule 7) even when
+            // the queue is above a limit that shrank.
+            let mut made_room = false;
             loop {
-                w = match self.take_seat(w, Take::NEWCOMER) {
+                w = match self.take_seat(w, take, weight) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // Mark the seat as the node's before anything can
@@ -1038,14 +1296,31 @@ impl<L: RawLock> Engine<L> {
                     }
                     Err((Refusal::Full, w)) => w,
                 };
-                if self.waiting.load(Relaxed) as usize >= self.queue_limit() {
+                if self.oversized(weight) {
                     batch.discard(Some(waker));
-                    // Counted by the caller, after the lock: the adapter's
-                    // rejection hook is foreign code.
-                    return Err(Error::QueueFull {
-                        name: self.name_handle(),
-                        max_waiting: self.queue_limit(),
-                    });
+                    // Counted by the caller, as `QueueFull`.
+                    return Err(self.weight_above_limit(weight.seats()));
+                }
+                if !made_room && self.waiting.load(Relaxed) as usize >= self.queue_limit() {
+                    match list.back() {
+                        Some(oldest) if newest_first => {
+                            // Drop-oldest: the oldest waiter leaves with
+                            // `QueueFull` (its owner counts it) and the
+                            // newcomer takes its place. If that emptied the
+                            // list, `unlink` cleared `WAITERS`: read the
+                            // word again and publish it anew below.
+                            self.hand_verdict(list, oldest, Verdict::Dropped, batch);
+                            made_room = true;
+                            w = self.word.load(Relaxed);
+                            continue;
+                        }
+                        _ => {
+                            batch.discard(Some(waker));
+                            // Counted by the caller, after the lock: the
+                            // adapter's rejection hook is foreign code.
+                            return Err(self.queue_full_error());
+                        }
+                    }
                 }
                 // Publish WAITERS before linking, in a CAS that fails if a
                 // release freed a seat since `w` was read. Not a take, and
@@ -1062,7 +1337,16 @@ impl<L: RawLock> Engine<L> {
                 }
                 // SAFETY: the owner pinned the node, it is not linked, and
                 // its `Drop` unlinks it before it is freed.
-                unsafe { list.push_back(node, waker) };
+                unsafe {
+                    #[cfg(feature = "lifo")]
+                    if newest_first {
+                        list.push_newest(node, waker);
+                    } else {
+                        list.push_back(node, waker);
+                    }
+                    #[cfg(not(feature = "lifo"))]
+                    list.push_back(node, waker);
+                }
                 self.count_waiting(1);
                 return Ok(Enqueued::Linked);
             }
@@ -1088,7 +1372,9 @@ impl<L: RawLock> Engine<L> {
                 // Barging: take a free seat if there is one, whoever else
                 // waits.
                 let take = Take::barging_repoll(list.is_single());
-                match self.take_seat(self.word.load(Relaxed), take) {
+                // SAFETY: as above; the weight never changes.
+                let weight = unsafe { node.as_ref() }.weight;
+                match self.take_seat(self.word.load(Relaxed), take, weight) {
                     Ok(()) => {
                         batch.discard(Some(waker));
                         // GRANTED, not IDLE: if waking the batch panics
@@ -1124,9 +1410,9 @@ impl<L: RawLock> Engine<L> {
                         // which stays first.
                         if list.lost_races(node) < LOST_RACES {
                             list.requeue(node);
-                            // It no longer covers a seat (rule 8); the
+                            // It no longer covers its seats (rule 8); the
                             // hand-off's FIFO drain publishes the count.
-                            batch.settled += 1;
+                            batch.settled += node.as_ref().weight.seats();
                         }
                     } else if self.word.load(Relaxed) & BOUNDED != 0
                         && list.lose_race(node) >= LOST_RACES
@@ -1144,7 +1430,7 @@ impl<L: RawLock> Engine<L> {
                         // again, first in line for the next notification. It
                         // no longer covers a seat (rule 8).
                         list.requeue(node);
-                        batch.settled += 1;
+                        batch.settled += node.as_ref().weight.seats();
                     }
                 }
             }
@@ -1163,6 +1449,8 @@ impl<L: RawLock> Engine<L> {
         match unsafe { node.as_ref() }.status.get() {
             Status::Granted => return Abandoned::Granted,
             Status::Closed => return Abandoned::Closed,
+            Status::Dropped => return Abandoned::Dropped,
+            Status::Oversized => return Abandoned::Oversized,
             // Never linked (a panic cut `enqueue` short before it), or
             // already unlinked by an earlier `abandon` that then unwound.
             // No lock needed, so a lock that refuses to lock here cannot
@@ -1176,6 +1464,8 @@ impl<L: RawLock> Engine<L> {
             match status {
                 Status::Granted => return Abandoned::Granted,
                 Status::Closed => return Abandoned::Closed,
+                Status::Dropped => return Abandoned::Dropped,
+                Status::Oversized => return Abandoned::Oversized,
                 Status::Idle => unreachable!("only the owner unlinks to IDLE"),
                 Status::Waiting | Status::Notified => {}
             }
@@ -1196,6 +1486,32 @@ impl<L: RawLock> Engine<L> {
     fn count_waiting(&self, delta: i32) {
         let n = self.waiting.load(Relaxed);
         self.waiting.store(n.wrapping_add_signed(delta), Relaxed);
+    }
+
+    /// Whether a waiter of `weight` can never fit under the current limit.
+    /// A limit of 0 is a pause, not a refusal: everyone waits for it to
+    /// rise again.
+    #[inline]
+    pub(crate) fn oversized(&self, weight: Weight) -> bool {
+        let max = self.max_concurrent();
+        max != 0 && weight.seats() > max
+    }
+
+    /// Describes a full queue (not counted).
+    pub(crate) fn queue_full_error(&self) -> Error {
+        Error::QueueFull {
+            name: self.name_handle(),
+            max_waiting: self.queue_limit(),
+        }
+    }
+
+    /// Describes a weight above the limit (not counted).
+    pub(crate) fn weight_above_limit(&self, weight: usize) -> Error {
+        Error::WeightAboveLimit {
+            name: self.name_handle(),
+            weight,
+            max_concurrent: self.max_concurrent(),
+        }
     }
 
     pub(crate) fn closed_error(&self) -> Error {
@@ -1225,6 +1541,7 @@ pub(crate) enum Refusal {
 /// | taker | yields to waiters | clears `WAITERS` |
 /// |---|---|---|
 /// | newcomer: fast path (`try_take`) and `enqueue` | in FIFO mode (the word's `BARGING` bit clear) | no (its node is not linked) |
+/// | newest-first newcomer in plain FIFO admission, in `enqueue` | no (it would be first in line) | no |
 /// | barging re-poll | no | if its node is the last |
 /// | FIFO drain | no (it *is* the queue) | if the node is the last |
 ///
@@ -1245,6 +1562,14 @@ impl Take {
     /// else.
     const NEWCOMER: Self = Self {
         fifo_newcomer: true,
+        clear_waiters: false,
+    };
+
+    /// A newcomer in newest-first order and plain FIFO admission, under
+    /// the lock in `enqueue`: it would be first in line, so it passes the
+    /// waiters; its node is not linked.
+    const NEWEST: Self = Self {
+        fifo_newcomer: false,
         clear_waiters: false,
     };
 
@@ -1274,4 +1599,8 @@ enum Verdict {
     Closed,
     /// The owner gave up.
     Left,
+    /// A newcomer took its place in a full newest-first queue.
+    Dropped,
+    /// The limit shrank below its weight.
+    Oversized,
 }

@@ -65,6 +65,27 @@ pub enum Error {
         /// Seats held at that moment.
         active: usize,
     },
+    /// The caller asked for more seats at once than the compartment has:
+    /// `weight` above `max_concurrent`, when it asked or because the limit
+    /// shrank below it while it waited. It could never get them, so it is
+    /// refused rather than left to wait. A limit of 0 is a pause, not a
+    /// refusal: callers wait for it to rise. Counted in
+    /// [`State::rejected`](crate::State::rejected).
+    WeightAboveLimit {
+        /// The compartment.
+        name: Name,
+        /// The seats asked for.
+        weight: usize,
+        /// The limit that refused them.
+        max_concurrent: usize,
+    },
+    /// The caller asked for zero seats, which would admit it without
+    /// taking part in the count; ask for at least one. Not counted as a
+    /// rejection.
+    ZeroWeight {
+        /// The compartment.
+        name: Name,
+    },
 }
 
 impl Error {
@@ -75,14 +96,17 @@ impl Error {
             | Error::QueueFull { name, .. }
             | Error::Timeout { name, .. }
             | Error::Closed { name }
-            | Error::FullOnEventLoop { name, .. } => name,
+            | Error::FullOnEventLoop { name, .. }
+            | Error::WeightAboveLimit { name, .. }
+            | Error::ZeroWeight { name } => name,
         }
     }
 
     /// Whether retrying later may succeed: true for every variant but
-    /// [`Error::Closed`].
+    /// [`Error::Closed`] and [`Error::ZeroWeight`]. (A weight above the
+    /// limit may fit once the limit is raised.)
     pub const fn is_transient(&self) -> bool {
-        !matches!(self, Error::Closed { .. })
+        !matches!(self, Error::Closed { .. } | Error::ZeroWeight { .. })
     }
 }
 
@@ -127,6 +151,21 @@ impl fmt::Display for Error {
                  or a timed one) from async code, or call from a thread that may block \
                  (spawn_blocking)"
             ),
+            Error::WeightAboveLimit {
+                name,
+                weight,
+                max_concurrent,
+            } => write!(
+                f,
+                "bulkhead `{name}` has {max_concurrent} seats, fewer than the {weight} asked for \
+                 at once, so the caller can never be admitted; ask for at most {max_concurrent} \
+                 seats, or raise max_concurrent"
+            ),
+            Error::ZeroWeight { name } => write!(
+                f,
+                "bulkhead `{name}`: a seat of weight 0 was asked for; a caller takes at least \
+                 one seat, so ask for 1 or more"
+            ),
         }
     }
 }
@@ -144,6 +183,7 @@ impl core::error::Error for Error {}
 /// | [`Error::QueueFull`] | `ResourceBusy`: too many callers already wait |
 /// | [`Error::Timeout`] | `TimedOut` |
 /// | [`Error::Closed`] | `NotConnected`: the compartment admits nobody any more |
+/// | [`Error::WeightAboveLimit`], [`Error::ZeroWeight`] | `InvalidInput`: no count of seats could admit the request |
 ///
 /// The `Error` stays inside: `io_error.get_ref()` downcasts back to it, and
 /// the message is the `Error`'s.
@@ -168,6 +208,7 @@ impl From<Error> for std::io::Error {
             Error::QueueFull { .. } => ErrorKind::ResourceBusy,
             Error::Timeout { .. } => ErrorKind::TimedOut,
             Error::Closed { .. } => ErrorKind::NotConnected,
+            Error::WeightAboveLimit { .. } | Error::ZeroWeight { .. } => ErrorKind::InvalidInput,
         };
         std::io::Error::new(kind, error)
     }
@@ -218,6 +259,12 @@ pub enum ConfigError {
         /// bytes.
         limit: usize,
     },
+    /// `QueueOrder::Lifo` was asked for, but bulkhead-core was built
+    /// without its `lifo` feature (left out to save flash in firmware).
+    LifoUnavailable {
+        /// The compartment.
+        name: Name,
+    },
 }
 
 impl ConfigError {
@@ -227,7 +274,8 @@ impl ConfigError {
         match &mut self {
             ConfigError::ZeroCapacity { name }
             | ConfigError::CapacityOverflow { name, .. }
-            | ConfigError::QueueLimitOverflow { name, .. } => *name = new,
+            | ConfigError::QueueLimitOverflow { name, .. }
+            | ConfigError::LifoUnavailable { name } => *name = new,
             ConfigError::NameTooLong { .. } => {}
         }
         self
@@ -265,8 +313,116 @@ impl fmt::Display for ConfigError {
                 "bulkhead name of {length} bytes is longer than a compartment keeps \
                  (at most {limit} bytes); choose a shorter name"
             ),
+            ConfigError::LifoUnavailable { name } => write!(
+                f,
+                "bulkhead `{name}`: queue_order = lifo needs bulkhead-core's `lifo` feature, \
+                 which this build leaves out; enable the feature, or use queue_order = fifo"
+            ),
         }
     }
 }
 
 impl core::error::Error for ConfigError {}
+
+#[cfg(feature = "weights")]
+/// Why [`Seat::split`](crate::Seat::split) (or an owned seat's) refused:
+/// each part must keep at least one seat, so the weight split off must be
+/// at least 1 and less than the seat's weight.
+///
+/// ```
+/// # use bulkhead_core::{Bulkhead, CsLock, SplitError};
+/// let b: Bulkhead<CsLock> = Bulkhead::new("db", 2).unwrap();
+/// let mut seat = b.try_acquire_many(2).unwrap();
+/// let err = seat.split(2).unwrap_err();
+/// assert_eq!(err, SplitError { held: 2, requested: 2 });
+/// assert!(err.to_string().contains("between 1 and 1"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitError {
+    /// The weight of the seat asked to split.
+    pub held: usize,
+    /// The weight asked to split off.
+    pub requested: usize,
+}
+
+#[cfg(feature = "weights")]
+impl fmt::Display for SplitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self { held, requested } = *self;
+        if held < 2 {
+            write!(
+                f,
+                "cannot split {requested} seats off a seat of weight {held}: a seat of weight 1 \
+                 cannot be split; take a heavier seat to split it"
+            )
+        } else {
+            write!(
+                f,
+                "cannot split {requested} seats off a seat of weight {held}: each part keeps at \
+                 least one seat, so split off between 1 and {}",
+                held - 1
+            )
+        }
+    }
+}
+
+#[cfg(feature = "weights")]
+impl core::error::Error for SplitError {}
+
+#[cfg(feature = "weights")]
+/// Why a seat's `merge` refused: the two seats belong to different
+/// compartments. It carries the seat that was to be merged, still held;
+/// take it back with [`into_inner`](Self::into_inner).
+pub struct MergeError<S> {
+    into: Name,
+    from: Name,
+    seat: S,
+}
+
+#[cfg(feature = "weights")]
+impl<S> MergeError<S> {
+    pub(crate) fn new(into: Name, from: Name, seat: S) -> Self {
+        Self { into, from, seat }
+    }
+
+    /// The seat that was not merged, unchanged.
+    pub fn into_inner(self) -> S {
+        self.seat
+    }
+
+    /// The compartment of the seat that was to receive the merge.
+    pub fn compartment(&self) -> &Name {
+        &self.into
+    }
+
+    /// The compartment of the seat that was to be merged (and comes back
+    /// with [`into_inner`](Self::into_inner)).
+    pub fn other_compartment(&self) -> &Name {
+        &self.from
+    }
+}
+
+#[cfg(feature = "weights")]
+impl<S> fmt::Debug for MergeError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MergeError")
+            .field("into", &self.into)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "weights")]
+impl<S> fmt::Display for MergeError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot merge a seat of bulkhead `{}` into a seat of bulkhead `{}`: seats merge \
+             only within one compartment; keep the two seats apart",
+            self.from, self.into
+        )
+    }
+}
+
+#[cfg(feature = "weights")]
+impl<S> core::error::Error for MergeError<S> {}

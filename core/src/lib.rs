@@ -20,11 +20,13 @@ mod lock;
 mod max_wait;
 mod name;
 mod owned;
+mod queue_order;
 mod seat;
 #[cfg(bulkhead_shuttle)]
 mod shuttle_lock;
 mod status;
 mod sync;
+mod weight;
 mod word;
 
 #[cfg(test)]
@@ -36,6 +38,8 @@ pub use admission::{Admission, MAX_LOST_RACES};
 pub use bulkhead::Bulkhead;
 pub use config::{Config, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
 pub use error::{ConfigError, Error};
+#[cfg(feature = "weights")]
+pub use error::{MergeError, SplitError};
 #[cfg(feature = "critical-section")]
 pub use lock::CsLock;
 #[cfg(bulkhead_loom)]
@@ -44,6 +48,7 @@ pub use lock::{ConstInit, RawLock};
 pub use max_wait::{MaxWait, ParseMaxWaitError};
 pub use name::Name;
 pub use owned::{AcquireOwned, AcquireOwnedTimeout, AsBulkhead, Handle, OwnedSeat};
+pub use queue_order::QueueOrder;
 pub use seat::Seat;
 #[cfg(bulkhead_shuttle)]
 pub use shuttle_lock::ShuttleLock;

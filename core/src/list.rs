@@ -30,6 +30,7 @@ use core::task::Waker;
 
 use crate::status::NodeStatus;
 use crate::sync::UnsafeCell;
+use crate::weight::Weight;
 
 #[derive(Debug)]
 struct Links {
@@ -56,6 +57,12 @@ pub(crate) struct Node {
     /// # Safety
     /// Read or written only with the lock held, while linked.
     lost_races: UnsafeCell<u8>,
+    /// The seats this waiter asks for, at least 1. Set at construction and
+    /// never changed, so it is read through a shared reference, by the
+    /// owner or under the lock. 32 bits, as every count of seats in the
+    /// compartment; it sits in the padding after the two bytes above (and
+    /// takes no room at all without the `weights` feature).
+    pub(crate) weight: Weight,
     _pinned: PhantomPinned,
 }
 
@@ -90,12 +97,15 @@ impl Drop for Node {
 
 impl Node {
     crate::sync::loom_const_fn! {
-        pub(crate) fn new() -> Self {
+        /// A node asking for `weight` seats (validated by the caller:
+        /// at least 1, at most `MAX_CONCURRENT_LIMIT`).
+        pub(crate) fn new(weight: Weight) -> Self {
             Self {
                 links: UnsafeCell::new(Links { prev: None, next: None }),
                 waker: UnsafeCell::new(None),
                 status: NodeStatus::new(),
                 lost_races: UnsafeCell::new(0),
+                weight,
                 _pinned: PhantomPinned,
             }
         }
@@ -206,6 +216,35 @@ impl List {
         }
         // SAFETY: the lock is held and the node is being linked.
         unsafe { node.as_ref().status.link() };
+    }
+
+    /// Links `node` with `waker` at the front of the `Waiting` nodes, just
+    /// after the notified ones: the next to be served or notified
+    /// (newest-first order): **link**, `Idle -> Waiting`.
+    ///
+    /// # Safety
+    /// As [`push_back`](Self::push_back).
+    #[cfg(feature = "lifo")]
+    pub(crate) unsafe fn push_newest(&mut self, node: NonNull<Node>, waker: Waker) {
+        // SAFETY: as in `push_back`; `first_waiting`, if any, is linked.
+        unsafe { self.link_before(node, self.first_waiting, Some(waker)) };
+        self.first_waiting = Some(node);
+        // SAFETY: the lock is held and the node is being linked.
+        unsafe { node.as_ref().status.link() };
+    }
+
+    /// The node served last: the tail (in newest-first order, the oldest
+    /// waiter, which drop-oldest removes).
+    pub(crate) fn back(&mut self) -> Option<NonNull<Node>> {
+        self.visit();
+        self.tail
+    }
+
+    /// Barging: the next `Waiting` node to notify, still `Waiting`, or
+    /// `None` if every node is notified. O(1).
+    pub(crate) fn next_waiting(&mut self) -> Option<NonNull<Node>> {
+        self.visit();
+        self.first_waiting
     }
 
     /// Links an unlinked `node` with `waker` just before `next`, or at the
@@ -332,12 +371,62 @@ impl List {
     /// registers a fresh one when it next polls). The node stays linked.
     pub(crate) fn notify_next(&mut self) -> Option<Option<Waker>> {
         let node = self.first_waiting?;
-        self.visit();
         // SAFETY: `first_waiting` is linked, hence valid; lock held.
         unsafe {
             self.first_waiting = self.successor(node);
             node.as_ref().status.notify();
             Some(node.as_ref().waker.with_mut(|w| (*w).take()))
+        }
+    }
+
+    /// Barging: the first `Waiting` node after `first` (itself `Waiting`)
+    /// whose weight fits in `room` seats, looking at most at `budget`
+    /// nodes; returns it and how many nodes it looked at.
+    ///
+    /// # Safety
+    /// `first` is linked in this list and `Waiting`.
+    pub(crate) unsafe fn find_waiting(
+        &mut self,
+        first: NonNull<Node>,
+        room: isize,
+        budget: usize,
+    ) -> (Option<NonNull<Node>>, usize) {
+        let mut node = first;
+        for looked in 1..=budget {
+            // SAFETY: `node` is linked (the caller's `first`, or a
+            // successor of a linked node).
+            let Some(next) = (unsafe { self.successor(node) }) else {
+                return (None, looked - 1);
+            };
+            self.visit();
+            // SAFETY: linked, hence valid; its weight never changes.
+            if unsafe { next.as_ref() }.weight.get() as isize <= room {
+                return (Some(next), looked);
+            }
+            node = next;
+        }
+        (None, budget)
+    }
+
+    /// Barging: **notifies** the `Waiting` node `node` (`Waiting ->
+    /// Notified`): the first one, as [`notify_next`](Self::notify_next), or
+    /// one behind it, which moves to the end of the notified prefix.
+    /// Returns its waker, taken out. O(1).
+    ///
+    /// # Safety
+    /// `node` is linked in this list and `Waiting`.
+    pub(crate) unsafe fn notify(&mut self, node: NonNull<Node>) -> Option<Waker> {
+        if self.first_waiting == Some(node) {
+            return self.notify_next().flatten();
+        }
+        // SAFETY: `node` is linked and `Waiting` but not the boundary, so
+        // `remove` leaves `first_waiting` (linked) alone, and inserting
+        // before it puts `node` at the end of the notified prefix.
+        unsafe {
+            let waker = self.remove(node);
+            self.link_before(node, self.first_waiting, None);
+            node.as_ref().status.notify();
+            waker
         }
     }
 

@@ -14,10 +14,15 @@ use core::time::Duration;
 use crate::acquire::{Acquire, Bounded, normalize, poll_bounded, timer};
 use crate::bulkhead::Bulkhead;
 use crate::error::Error;
+#[cfg(feature = "weights")]
+use crate::error::{MergeError, SplitError};
 use crate::limit::{Adaptive, Clock, Limit};
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
 use crate::seat::Seat;
+#[cfg(feature = "weights")]
+use crate::seat::split_weight;
+use crate::weight::Weight;
 
 /// Anything that leads to a compartment and can be kept: `&Bulkhead`,
 /// `Arc<Bulkhead>`, `Rc<Bulkhead>`, `&'static Bulkhead`, a value that
@@ -120,6 +125,8 @@ impl<L: RawLock, A: Limit, C: Clock> AsBulkhead for Adaptive<L, A, C> {
 #[must_use = "a seat is given back as soon as it is dropped"]
 pub struct OwnedSeat<P: Handle> {
     handle: P,
+    /// Seats held, at least 1, as [`Seat::weight`].
+    weight: Weight,
 }
 
 impl<P: Handle> OwnedSeat<P> {
@@ -129,9 +136,29 @@ impl<P: Handle> OwnedSeat<P> {
     /// # Errors
     /// As [`Bulkhead::try_acquire`].
     pub fn try_acquire(handle: P) -> Result<Self, Error> {
-        let seat = handle.bulkhead().try_acquire()?;
-        core::mem::forget(seat);
-        Ok(Self { handle })
+        let weight = forget_seat(handle.bulkhead().try_acquire()?);
+        Ok(Self { handle, weight })
+    }
+
+    /// Takes `weight` seats at once without waiting, as
+    /// [`Bulkhead::try_acquire_many`], and keeps `handle` with them.
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire_many`].
+    ///
+    /// ```
+    /// # extern crate std;
+    /// # use std::sync::Arc;
+    /// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+    ///
+    /// let gpu = Arc::new(Bulkhead::<CsLock>::new("gpu", 4).unwrap());
+    /// let seat = OwnedSeat::try_acquire_many(gpu.clone(), 3).unwrap();
+    /// assert_eq!((seat.weight(), gpu.state().active), (3, 3));
+    /// ```
+    #[cfg(feature = "weights")]
+    pub fn try_acquire_many(handle: P, weight: usize) -> Result<Self, Error> {
+        let weight = forget_seat(handle.bulkhead().try_acquire_many(weight)?);
+        Ok(Self { handle, weight })
     }
 
     /// Waits for a seat, keeping `handle` with it: the owned form of
@@ -141,7 +168,17 @@ impl<P: Handle> OwnedSeat<P> {
     where
         P::Lock: 'static,
     {
-        AcquireOwned::new(handle)
+        AcquireOwned::new(handle, 1)
+    }
+
+    /// Waits for `weight` seats at once, keeping `handle` with them: the
+    /// owned form of [`Bulkhead::acquire_many`].
+    #[cfg(feature = "weights")]
+    pub fn acquire_many(handle: P, weight: usize) -> AcquireOwned<P>
+    where
+        P::Lock: 'static,
+    {
+        AcquireOwned::new(handle, weight)
     }
 
     /// Waits for a seat at most `max_wait`, on a timer you supply, keeping
@@ -193,17 +230,93 @@ impl<P: Handle> OwnedSeat<P> {
     where
         P::Lock: 'static,
     {
-        let max_wait = normalize(max_wait.into());
-        AcquireOwnedTimeout {
-            acquire: AcquireOwned::new(handle),
-            timer: timer(max_wait, sleep),
-            max_wait,
-        }
+        AcquireOwnedTimeout::new(AcquireOwned::new(handle, 1), max_wait, sleep)
     }
 
-    /// A seat already counted in the compartment's seat word.
-    pub(crate) fn counted(handle: P) -> Self {
-        Self { handle }
+    /// Waits for `weight` seats at once at most `max_wait`, on a timer you
+    /// supply, keeping `handle` with them: the owned form of
+    /// [`Bulkhead::acquire_many_timeout`].
+    ///
+    /// # Errors
+    /// As [`Bulkhead::acquire_many_timeout`].
+    #[cfg(feature = "weights")]
+    pub fn acquire_many_timeout<T: Future>(
+        handle: P,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> AcquireOwnedTimeout<P, T>
+    where
+        P::Lock: 'static,
+    {
+        AcquireOwnedTimeout::new(AcquireOwned::new(handle, weight), max_wait, sleep)
+    }
+
+    /// `weight` seats already counted in the compartment's seat word.
+    pub(crate) fn counted(handle: P, weight: Weight) -> Self {
+        Self { handle, weight }
+    }
+
+    /// How many of the compartment's seats this seat holds, as
+    /// [`Seat::weight`]: always 1 without the `weights` feature.
+    pub fn weight(&self) -> usize {
+        self.weight.seats()
+    }
+
+    /// Splits `weight` seats off into a new owned seat with a clone of the
+    /// handle, as [`Seat::split`].
+    ///
+    /// # Errors
+    /// As [`Seat::split`].
+    #[cfg(feature = "weights")]
+    pub fn split(&mut self, weight: usize) -> Result<Self, SplitError>
+    where
+        P: Clone,
+    {
+        let (kept, weight) = split_weight(self.weight, weight)?;
+        self.weight = kept;
+        Ok(Self {
+            handle: self.handle.clone(),
+            weight,
+        })
+    }
+
+    /// Merges `other`, a seat of the same compartment, into this one, as
+    /// [`Seat::merge`]; `other`'s handle is dropped.
+    ///
+    /// # Errors
+    /// As [`Seat::merge`]: a seat of another compartment comes back in
+    /// the error, still held.
+    ///
+    /// ```
+    /// # extern crate std;
+    /// # use std::sync::Arc;
+    /// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+    ///
+    /// let db = Arc::new(Bulkhead::<CsLock>::new("db", 4).unwrap());
+    /// let mut seat = OwnedSeat::try_acquire_many(db.clone(), 3).unwrap();
+    /// let one = seat.split(1).unwrap();
+    /// seat.merge(one).unwrap();
+    /// assert_eq!((seat.weight(), db.state().active), (3, 3));
+    /// ```
+    #[cfg(feature = "weights")]
+    pub fn merge(&mut self, other: Self) -> Result<(), MergeError<Self>> {
+        let (mine, theirs) = (self.handle.bulkhead(), other.handle.bulkhead());
+        if !core::ptr::eq(mine, theirs) {
+            return Err(MergeError::new(
+                mine.name_handle(),
+                theirs.name_handle(),
+                other,
+            ));
+        }
+        // Within 31 bits, as for `Seat::merge`.
+        self.weight = Weight::new(self.weight.get() + other.weight.get());
+        let mut other = core::mem::ManuallyDrop::new(other);
+        // SAFETY: `other` is never used again and its `Drop` never runs
+        // (its seats are now this seat's); its handle is dropped exactly
+        // once, here.
+        unsafe { core::ptr::drop_in_place(&mut other.handle) };
+        Ok(())
     }
 
     /// Turns a borrowed seat into an owned one. `handle` must lead to the
@@ -219,8 +332,8 @@ impl<P: Handle> OwnedSeat<P> {
             handle.bulkhead().name(),
             seat.bulkhead().name()
         );
-        core::mem::forget(seat);
-        Self { handle }
+        let weight = forget_seat(seat);
+        Self { handle, weight }
     }
 
     /// The handle to the compartment.
@@ -232,7 +345,7 @@ impl<P: Handle> OwnedSeat<P> {
 impl<P: Handle> Drop for OwnedSeat<P> {
     #[inline]
     fn drop(&mut self) {
-        self.handle.bulkhead().engine().release();
+        self.handle.bulkhead().engine().release(self.weight);
     }
 }
 
@@ -240,6 +353,7 @@ impl<P: Handle> fmt::Debug for OwnedSeat<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedSeat")
             .field("bulkhead", &self.handle.bulkhead().name())
+            .field("weight", &self.weight)
             .finish()
     }
 }
@@ -290,17 +404,38 @@ where
     handle: Option<P>,
     /// Whether the inner wait, now dropped, had queued.
     queued: bool,
+    /// The seats asked for, until the inner wait is made.
+    #[cfg(feature = "weights")]
+    weight: usize,
 }
 
 impl<P: Handle> AcquireOwned<P>
 where
     P::Lock: 'static,
 {
-    pub(crate) fn new(handle: P) -> Self {
+    /// A wait for `weight` seats (1 without the `weights` feature).
+    pub(crate) fn new(handle: P, weight: usize) -> Self {
+        #[cfg(not(feature = "weights"))]
+        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
         Self {
             acquire: None,
             handle: Some(handle),
             queued: false,
+            #[cfg(feature = "weights")]
+            weight,
+        }
+    }
+
+    /// The seats asked for.
+    #[inline(always)]
+    fn weight(&self) -> usize {
+        #[cfg(feature = "weights")]
+        {
+            self.weight
+        }
+        #[cfg(not(feature = "weights"))]
+        {
+            1
         }
     }
 
@@ -340,7 +475,7 @@ where
             // that moves it (see `settle`): with a handle that holds its
             // compartment inline, that move moves the compartment.
             let bulkhead: &'static Bulkhead<P::Lock> = unsafe { bulkhead.as_ref() };
-            this.acquire = Some(bulkhead.acquire());
+            this.acquire = Some(Acquire::new(bulkhead.engine(), this.weight()));
         }
         match this.acquire.as_mut() {
             // SAFETY: pinned, as above.
@@ -370,9 +505,9 @@ where
     /// for the whole call, and with a handle that holds its compartment
     /// inline, moving the handle out moves the compartment that reference
     /// points to (undefined behaviour, even if the seat is never used).
-    fn settle(self: Pin<&mut Self>, result: Result<(), Error>) -> Result<OwnedSeat<P>, Error> {
+    fn settle(self: Pin<&mut Self>, result: Result<Weight, Error>) -> Result<OwnedSeat<P>, Error> {
         let handle = self.take_handle();
-        result.map(|()| OwnedSeat::counted(handle))
+        result.map(|weight| OwnedSeat::counted(handle, weight))
     }
 
     /// Stops waiting, as [`Acquire::abandon`]: the seat if one had already
@@ -384,7 +519,7 @@ where
         self.handle.as_ref()?;
         let seated = self.as_mut().acquire().abandon().map(forget_seat);
         let handle = self.take_handle();
-        seated.map(|()| OwnedSeat::counted(handle))
+        seated.map(|weight| OwnedSeat::counted(handle, weight))
     }
 
     /// Gives up after a wait budget ran out, as [`Acquire::time_out`]: the
@@ -423,8 +558,11 @@ where
 /// Forgets the inner wait's seat, whose count an [`OwnedSeat`] takes over;
 /// see `AcquireOwned::settle` for why this happens before the handle
 /// moves, outside any call that also moves it.
-fn forget_seat<L: RawLock>(seat: Seat<'static, L>) {
+/// Returns its weight.
+fn forget_seat<L: RawLock>(seat: Seat<'_, L>) -> Weight {
+    let weight = seat.weight;
     core::mem::forget(seat);
+    weight
 }
 
 impl<P: Handle> fmt::Debug for AcquireOwned<P>
@@ -449,7 +587,10 @@ where
     fn try_now(self: Pin<&mut Self>) -> Self::Output {
         // Before the first poll there is no inner wait yet, so taking the
         // handle moves nothing that is pinned.
-        OwnedSeat::try_acquire(self.take_handle())
+        let weight = self.weight();
+        let handle = self.take_handle();
+        let weight = forget_seat(Seat::try_take(handle.bulkhead().engine(), weight)?);
+        Ok(OwnedSeat::counted(handle, weight))
     }
 
     fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {
@@ -483,6 +624,20 @@ impl<P: Handle, T> AcquireOwnedTimeout<P, T>
 where
     P::Lock: 'static,
 {
+    /// `acquire` bounded by `max_wait` on the caller's timer.
+    fn new(
+        acquire: AcquireOwned<P>,
+        max_wait: impl Into<MaxWait>,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Self {
+        let max_wait = normalize(max_wait.into());
+        Self {
+            acquire,
+            timer: timer(max_wait, sleep),
+            max_wait,
+        }
+    }
+
     /// Whether this wait joined the line, as [`Acquire::has_queued`].
     pub fn has_queued(&self) -> bool {
         self.acquire.has_queued()

@@ -1,15 +1,19 @@
 //! The status of a waiter's node: the whole state machine of a waiter, in
 //! one place.
 //!
-//! | status \ event | link | notify | lose the race | grant | close | leave | seat at once |
-//! |---|---|---|---|---|---|---|---|
-//! | `Idle` | `Waiting` | – | – | – | – | – | `Granted` |
-//! | `Waiting` | – | `Notified` | – | `Granted` | `Closed` | `Idle` | – |
-//! | `Notified` | – | – | `Waiting` | `Granted` | `Closed` | `Idle` | – |
-//! | `Granted` | – | – | – | – | – | – | – |
-//! | `Closed` | – | – | – | – | – | – | – |
+//! | status \ event | link | notify | lose the race | grant | close | leave | seat at once | drop | refuse |
+//! |---|---|---|---|---|---|---|---|---|---|
+//! | `Idle` | `Waiting` | – | – | – | – | – | `Granted` | – | – |
+//! | `Waiting` | – | `Notified` | – | `Granted` | `Closed` | `Idle` | – | `Dropped` | `Oversized` |
+//! | `Notified` | – | – | `Waiting` | `Granted` | `Closed` | `Idle` | – | `Dropped` | `Oversized` |
+//! | `Granted` | – | – | – | – | – | – | – | – | – |
+//! | `Closed` | – | – | – | – | – | – | – | – | – |
+//! | `Dropped` | – | – | – | – | – | – | – | – | – |
+//! | `Oversized` | – | – | – | – | – | – | – | – | – |
 //!
-//! - **link**: `enqueue` found no seat and links the node (`List::push_back`).
+//! - **link**: `enqueue` found no seat and links the node, at the back of
+//!   the line (`List::push_back`, oldest first) or at its front
+//!   (`List::push_newest`, newest first).
 //! - **notify**: barging only; a drain wakes the oldest un-notified waiter
 //!   (`List::notify_next`).
 //! - **lose the race**: barging only; a notified waiter re-polls and finds
@@ -22,10 +26,16 @@
 //!   re-poll that finds it closed before the drain reached the node.
 //! - **leave**: the owner gives up (`abandon`: drop, timeout).
 //! - **seat at once**: `enqueue` found a free seat and never links the node.
+//! - **drop**: newest-first order with a full queue: a newcomer's
+//!   `enqueue` unlinks the oldest waiter to make room (drop-oldest); its
+//!   owner resolves to `Error::QueueFull`.
+//! - **refuse**: a drain finds a waiter heavier than a limit that shrank
+//!   below its weight (and is not a pause, 0); its owner resolves to
+//!   `Error::WeightAboveLimit`.
 //!
 //! Every transition happens under the compartment's lock. `Waiting` and
-//! `Notified` are exactly the linked statuses. `Granted` and `Closed` are
-//! final, and storing one is the last touch of the node by anyone but its
+//! `Notified` are exactly the linked statuses. `Granted`, `Closed`,
+//! `Dropped` and `Oversized` are final, and storing one is the last touch of the node by anyone but its
 //! owner, which may read it without the lock and free the node at once
 //! (rule 2 in `engine.rs`). Only the owner moves a node out of `Idle`, so
 //! the owner may also trust `Idle` without the lock.
@@ -34,6 +44,11 @@
 //! starts from a status the table allows.
 
 use crate::sync::{AtomicU8, Ordering};
+
+/// Whether a waiter can be turned away while it waits: dropped from a full
+/// newest-first queue (feature `lifo`) or refused as heavier than the
+/// limit (feature `weights`).
+pub(crate) const REFUSALS: bool = cfg!(any(feature = "lifo", feature = "weights"));
 
 /// Where a waiter's node is in its life; see the module's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +64,11 @@ pub(crate) enum Status {
     Granted = 3,
     /// Not linked; the compartment was closed while the node waited.
     Closed = 4,
+    /// Not linked; a newcomer took the node's place in a full newest-first
+    /// queue (drop-oldest).
+    Dropped = 5,
+    /// Not linked; the limit shrank below the node's weight.
+    Oversized = 6,
 }
 
 impl Status {
@@ -58,6 +78,11 @@ impl Status {
             1 => Self::Waiting,
             2 => Self::Notified,
             3 => Self::Granted,
+            // Without the features that produce them, no node is ever
+            // dropped or refused: reading them as `Closed` (never stored
+            // either) lets the compiler leave their handling out.
+            5 if REFUSALS => Self::Dropped,
+            6 if REFUSALS => Self::Oversized,
             _ => Self::Closed,
         }
     }
@@ -162,6 +187,16 @@ impl NodeStatus {
             Status::Closed,
             Ordering::Release,
         );
+    }
+
+    /// **drop** or **refuse**: `Waiting | Notified -> Dropped | Oversized`.
+    /// The last touch of the node by the caller (rule 2).
+    ///
+    /// # Safety
+    /// The lock is held, and the node has just been unlinked.
+    pub(crate) unsafe fn refuse(&self, to: Status) {
+        debug_assert!(matches!(to, Status::Dropped | Status::Oversized));
+        self.change(&[Status::Waiting, Status::Notified], to, Ordering::Release);
     }
 
     /// **leave**: `Waiting | Notified -> Idle`, by the owner giving up.

@@ -20,16 +20,25 @@ mod list;
 mod max_wait;
 mod max_wait_edges;
 mod memory;
+#[cfg(all(feature = "weights", feature = "lifo"))]
 mod model;
 mod mutants;
 #[cfg(feature = "alloc")]
 mod names;
+#[cfg(feature = "lifo")]
+mod order;
 mod owned;
 mod queued;
 mod review;
+#[cfg(all(feature = "weights", feature = "lifo"))]
+mod review_w;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]
 mod watchdog;
+#[cfg(feature = "weights")]
+mod weighted;
+#[cfg(feature = "weights")]
+mod weighted_barging;
 
 /// Runs the test `name` alone in a child process (this test binary), with
 /// the variable `child_var` set so that the test runs its scenario, and

@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The count lives in the high bits so that adding or subtracting whole
-//! seats ([`ONE`]) can never carry into a flag (bug class 6 in docs/bug-classes.md).
+//! seats (`seats(1)`) can never carry into a flag (bug class 6 in docs/bug-classes.md).
 //! Storing *available* seats rather than active ones turns reconfiguration
 //! into arithmetic: growing by `k` is a release of `k` seats, and shrinking
 //! below the number held leaves a negative *debt* that later releases pay
@@ -40,8 +40,6 @@ pub(crate) const BOUNDED: usize = 0b1000;
 #[cfg(test)]
 pub(crate) const FLAGS: usize = WAITERS | CLOSED | BARGING | BOUNDED;
 const SHIFT: u32 = 4;
-/// One seat, in word units.
-pub(crate) const ONE: usize = 1 << SHIFT;
 
 /// The largest `max_concurrent` a compartment accepts.
 ///
@@ -50,11 +48,13 @@ pub(crate) const ONE: usize = 1 << SHIFT;
 /// of `2^(usize::BITS - 6) - 1` leaves a factor of two of headroom: no
 /// sequence of releases and reconfigurations can overflow the field.
 /// That is 67,108,863 on 32-bit targets. On 64-bit ones the compartment
-/// keeps the limit in 32 bits (with the 32-bit queue limit beside it, the
-/// two take one word), so it is `u32::MAX`, 4,294,967,295.
+/// keeps the limit, and every seat's weight, in 32 bits (with the 32-bit
+/// queue limit beside it, the two take one word), and keeps the top bit
+/// free so that a weight too large for 32 bits is always above the limit:
+/// it is `i32::MAX`, 2,147,483,647.
 pub const MAX_CONCURRENT_LIMIT: usize = {
     let word = usize::MAX >> (SHIFT + 2);
-    let field = u32::MAX as usize;
+    let field = (u32::MAX >> 1) as usize;
     if word < field { word } else { field }
 };
 

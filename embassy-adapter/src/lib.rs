@@ -27,6 +27,8 @@ pub use lock::EmbassyLock;
 pub use time::{
     EmbassyAcquire, EmbassyAcquireWithin, acquire_until, acquire_within, to_core_duration,
 };
+#[cfg(all(feature = "time", feature = "weights"))]
+pub use time::{EmbassyAcquireManyWithin, acquire_many_until, acquire_many_within};
 
 /// A compartment whose waiter list is guarded by the embassy-sync raw mutex
 /// `M`. See [`EmbassyLock`] for which mutex fits where.

@@ -12,7 +12,8 @@ use embassy_time::{Duration, Instant, TICK_HZ, Timer};
 /// Implemented for every [`bulkhead_core::Bulkhead`], whatever its lock, so
 /// `FLASH.acquire_within(..)` works on a [`Bulkhead<M>`](crate::Bulkhead)
 /// and on a `Bulkhead<CsLock>` alike. The free functions
-/// [`acquire_within`] and [`acquire_until`] do the same.
+/// [`acquire_within`] and [`acquire_until`] do the same, and, with the
+/// `weights` feature, `acquire_many_within` and `acquire_many_until`.
 ///
 /// ```
 /// use bulkhead_embassy::{Bulkhead, EmbassyAcquire, Error, raw::CriticalSectionRawMutex};
@@ -38,6 +39,24 @@ pub trait EmbassyAcquire {
     /// Waits for a seat until `deadline` at the latest; see
     /// [`acquire_until`].
     fn acquire_until(&self, deadline: Instant) -> EmbassyAcquireWithin<'_, Self::Lock>;
+
+    /// Waits at most `budget` for one seat of `weight` seats, taken
+    /// together; see [`acquire_many_within`].
+    #[cfg(feature = "weights")]
+    fn acquire_many_within(
+        &self,
+        weight: usize,
+        budget: Duration,
+    ) -> EmbassyAcquireManyWithin<'_, Self::Lock>;
+
+    /// Waits until `deadline` at the latest for one seat of `weight`
+    /// seats, taken together; see [`acquire_many_until`].
+    #[cfg(feature = "weights")]
+    fn acquire_many_until(
+        &self,
+        weight: usize,
+        deadline: Instant,
+    ) -> EmbassyAcquireManyWithin<'_, Self::Lock>;
 }
 
 impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
@@ -52,6 +71,26 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
     fn acquire_until(&self, deadline: Instant) -> EmbassyAcquireWithin<'_, L> {
         acquire_until(self, deadline)
     }
+
+    #[cfg(feature = "weights")]
+    #[inline]
+    fn acquire_many_within(
+        &self,
+        weight: usize,
+        budget: Duration,
+    ) -> EmbassyAcquireManyWithin<'_, L> {
+        acquire_many_within(self, weight, budget)
+    }
+
+    #[cfg(feature = "weights")]
+    #[inline]
+    fn acquire_many_until(
+        &self,
+        weight: usize,
+        deadline: Instant,
+    ) -> EmbassyAcquireManyWithin<'_, L> {
+        acquire_many_until(self, weight, deadline)
+    }
 }
 
 /// Waits at most `budget` for a seat in `bulkhead`.
@@ -59,8 +98,9 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
 /// - A zero budget fails fast: the future resolves at its first poll,
 ///   exactly like [`try_acquire`](bulkhead_core::Bulkhead::try_acquire)
 ///   ([`Error::Full`], counted as a rejection, when no seat is free).
-/// - Otherwise the caller queues for a seat (first come, first served in
-///   the default FIFO mode) and gets [`Error::Timeout`] (counted in
+/// - Otherwise the caller queues for a seat (first come, first served
+///   with the default settings; see [`QueueOrder`](bulkhead_core::QueueOrder)
+///   for newest first) and gets [`Error::Timeout`] (counted in
 ///   [`State::timed_out`](bulkhead_core::State::timed_out)) once the budget
 ///   has passed. The budget bounds only the wait, not the work done with
 ///   the seat.
@@ -88,17 +128,15 @@ impl<L: RawLock> EmbassyAcquire for bulkhead_core::Bulkhead<L> {
 /// # Errors
 ///
 /// [`Error::Full`] (zero budget), [`Error::Timeout`], [`Error::QueueFull`]
-/// or [`Error::Closed`].
+/// (the queue is full; with [`QueueOrder::Lifo`](bulkhead_core::QueueOrder::Lifo),
+/// also while waiting, when a newcomer to a full queue drops the oldest
+/// waiter) or [`Error::Closed`].
 pub fn acquire_within<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     budget: Duration,
 ) -> EmbassyAcquireWithin<'_, L> {
-    if budget.as_ticks() == 0 {
-        return EmbassyAcquireWithin::fail_fast(bulkhead);
-    }
-    match Instant::now().checked_add(budget) {
-        Some(deadline) => EmbassyAcquireWithin::bounded(bulkhead, budget, deadline),
-        None => EmbassyAcquireWithin::unbounded(bulkhead),
+    EmbassyAcquireWithin {
+        wait: Wait::within(bulkhead, One, budget),
     }
 }
 
@@ -121,11 +159,91 @@ pub fn acquire_until<L: RawLock>(
     bulkhead: &bulkhead_core::Bulkhead<L>,
     deadline: Instant,
 ) -> EmbassyAcquireWithin<'_, L> {
-    let now = Instant::now();
-    if deadline <= now {
-        return EmbassyAcquireWithin::fail_fast(bulkhead);
+    EmbassyAcquireWithin {
+        wait: Wait::until(bulkhead, One, deadline),
     }
-    EmbassyAcquireWithin::bounded(bulkhead, deadline.saturating_duration_since(now), deadline)
+}
+
+/// Waits at most `budget` for one seat of `weight` seats in `bulkhead`,
+/// taken together or not at all: [`acquire_within`] for a
+/// [`try_acquire_many`](bulkhead_core::Bulkhead::try_acquire_many) seat.
+///
+/// - A zero budget fails fast, exactly like `try_acquire_many(weight)`.
+/// - Otherwise the caller queues as
+///   [`acquire_many`](bulkhead_core::Bulkhead::acquire_many) does: in FIFO
+///   order a waiter at the head of the line is never passed by a lighter
+///   one behind it (seats freed while it waits are kept for it), and
+///   [`Error::Timeout`] ends the wait once the budget has passed. Seats
+///   kept for it that it did not get are passed on when it leaves.
+/// - Weight 1 is [`acquire_within`]. The returned seat's
+///   [`weight`](bulkhead_core::Seat::weight) is `weight`; it gives all
+///   its seats back when dropped, and
+///   [`split`](bulkhead_core::Seat::split) gives some back early.
+///
+/// ```
+/// use bulkhead_embassy::{Bulkhead, EmbassyAcquire, Error, raw::CriticalSectionRawMutex};
+/// use embassy_time::Duration;
+///
+/// /// Three DMA channels; a memory-to-peripheral copy with a scatter list needs two.
+/// static DMA: Bulkhead<CriticalSectionRawMutex> = bulkhead_embassy::new_static("dma", 3);
+///
+/// async fn copy_scattered() -> Result<(), Error> {
+///     let mut channels = DMA.acquire_many_within(2, Duration::from_millis(10)).await?;
+///     // ... the scatter phase is done: give one channel back early
+///     drop(channels.split(1).unwrap());
+///     // ... finish on the other; it is given back when `channels` drops
+///     Ok(())
+/// }
+/// # let _ = copy_scattered;
+/// ```
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
+/// As [`acquire_within`].
+///
+/// # Errors
+/// Those of [`acquire_within`], and:
+/// - [`Error::ZeroWeight`] for `weight == 0` (not counted);
+/// - [`Error::WeightAboveLimit`] (counted in
+///   [`State::rejected`](bulkhead_core::State::rejected)) if `weight` is
+///   above the compartment's limit, at once or when the limit shrinks below
+///   it while it waits. A limit of 0 is a pause: it waits.
+#[cfg(feature = "weights")]
+pub fn acquire_many_within<L: RawLock>(
+    bulkhead: &bulkhead_core::Bulkhead<L>,
+    weight: usize,
+    budget: Duration,
+) -> EmbassyAcquireManyWithin<'_, L> {
+    EmbassyAcquireManyWithin {
+        wait: Wait::within(bulkhead, weight, budget),
+    }
+}
+
+/// Waits until `deadline` at the latest for one seat of `weight` seats in
+/// `bulkhead`, taken together or not at all: [`acquire_until`] for a
+/// weighted seat, with the waiting rules of [`acquire_many_within`]. A
+/// deadline that has already passed fails fast, like
+/// [`try_acquire_many`](bulkhead_core::Bulkhead::try_acquire_many).
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
+/// As [`acquire_within`].
+///
+/// # Errors
+/// As [`acquire_many_within`].
+#[cfg(feature = "weights")]
+pub fn acquire_many_until<L: RawLock>(
+    bulkhead: &bulkhead_core::Bulkhead<L>,
+    weight: usize,
+    deadline: Instant,
+) -> EmbassyAcquireManyWithin<'_, L> {
+    EmbassyAcquireManyWithin {
+        wait: Wait::until(bulkhead, weight, deadline),
+    }
 }
 
 /// Converts an embassy-time [`Duration`] into a [`core::time::Duration`],
@@ -181,12 +299,93 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// As [`acquire_within`].
 #[must_use = "futures do nothing unless polled"]
 pub struct EmbassyAcquireWithin<'a, L: RawLock> {
-    state: Wait<'a, L>,
+    wait: Wait<'a, L, One>,
 }
 
-enum Wait<'a, L: RawLock> {
-    /// Zero budget: one `try_acquire` at the first poll.
-    FailFast(&'a bulkhead_core::Bulkhead<L>),
+/// Waits for one seat of several seats with an embassy-time budget.
+/// Returned by [`acquire_many_within`] and [`acquire_many_until`].
+///
+/// A type of its own, rather than [`EmbassyAcquireWithin`] with a weight
+/// of 1: the one-seat future knows its weight at compile time, so firmware
+/// that never asks for a weight links none of the weight checks of its
+/// fail-fast path.
+///
+/// # Cancel safety
+/// As [`acquire_within`].
+///
+/// # Memory ordering
+/// As [`acquire_within`].
+#[cfg(feature = "weights")]
+#[must_use = "futures do nothing unless polled"]
+pub struct EmbassyAcquireManyWithin<'a, L: RawLock> {
+    wait: Wait<'a, L, usize>,
+}
+
+/// A seat's weight: [`One`], known at compile time, or a `usize` chosen at
+/// run time.
+trait Weight: Copy {
+    /// The future's name, for `Debug`.
+    const FUTURE: &'static str;
+    /// Whether this is [`EmbassyAcquireManyWithin`]'s weight.
+    const MANY: bool;
+    fn get(self) -> usize;
+    /// Takes the seats now, if they are free.
+    fn try_take<L: RawLock>(
+        self,
+        bulkhead: &bulkhead_core::Bulkhead<L>,
+    ) -> Result<Seat<'_, L>, Error>;
+    /// Waits for the seats in core's line.
+    fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L>;
+}
+
+/// The weight of a one-seat wait.
+#[derive(Clone, Copy)]
+struct One;
+
+impl Weight for One {
+    const FUTURE: &'static str = "EmbassyAcquireWithin";
+    const MANY: bool = false;
+    #[inline(always)]
+    fn get(self) -> usize {
+        1
+    }
+    #[inline(always)]
+    fn try_take<L: RawLock>(
+        self,
+        bulkhead: &bulkhead_core::Bulkhead<L>,
+    ) -> Result<Seat<'_, L>, Error> {
+        bulkhead.try_acquire()
+    }
+    #[inline(always)]
+    fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L> {
+        bulkhead.acquire()
+    }
+}
+
+#[cfg(feature = "weights")]
+impl Weight for usize {
+    const FUTURE: &'static str = "EmbassyAcquireManyWithin";
+    const MANY: bool = true;
+    #[inline(always)]
+    fn get(self) -> usize {
+        self
+    }
+    #[inline(always)]
+    fn try_take<L: RawLock>(
+        self,
+        bulkhead: &bulkhead_core::Bulkhead<L>,
+    ) -> Result<Seat<'_, L>, Error> {
+        bulkhead.try_acquire_many(self)
+    }
+    #[inline(always)]
+    fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L> {
+        bulkhead.acquire_many(self)
+    }
+}
+
+enum Wait<'a, L: RawLock, W> {
+    /// Zero budget: one `try_acquire_many(weight)` at the first poll.
+    FailFast(&'a bulkhead_core::Bulkhead<L>, W),
     /// Queued in core's line until `timer` fires; with no timer (a deadline
     /// beyond the end of embassy time), until a seat comes. Bounded and
     /// unbounded waits share this variant, so firmware links core's wait
@@ -202,59 +401,67 @@ enum Wait<'a, L: RawLock> {
     Done,
 }
 
-impl<'a, L: RawLock> EmbassyAcquireWithin<'a, L> {
-    fn fail_fast(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
-        Self {
-            state: Wait::FailFast(bulkhead),
+impl<'a, L: RawLock, W: Weight> Wait<'a, L, W> {
+    /// At most `budget`; see [`acquire_many_within`].
+    #[inline]
+    fn within(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: W, budget: Duration) -> Self {
+        if budget.as_ticks() == 0 {
+            return Self::FailFast(bulkhead, weight);
+        }
+        match Instant::now().checked_add(budget) {
+            Some(deadline) => Self::queued(bulkhead, weight, Some(Timer::at(deadline)), budget),
+            None => Self::queued(bulkhead, weight, None, Duration::MAX),
         }
     }
 
-    fn bounded(
+    /// Until `deadline`; see [`acquire_many_until`].
+    #[inline]
+    fn until(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: W, deadline: Instant) -> Self {
+        let now = Instant::now();
+        if deadline <= now {
+            return Self::FailFast(bulkhead, weight);
+        }
+        let budget = deadline.saturating_duration_since(now);
+        Self::queued(bulkhead, weight, Some(Timer::at(deadline)), budget)
+    }
+
+    #[inline]
+    fn queued(
         bulkhead: &'a bulkhead_core::Bulkhead<L>,
+        weight: W,
+        timer: Option<Timer>,
         budget: Duration,
-        deadline: Instant,
     ) -> Self {
-        Self {
-            state: Wait::Queued {
-                acquire: bulkhead.acquire(),
-                timer: Some(Timer::at(deadline)),
-                budget,
-            },
+        Self::Queued {
+            acquire: weight.wait(bulkhead),
+            timer,
+            budget,
         }
     }
 
-    fn unbounded(bulkhead: &'a bulkhead_core::Bulkhead<L>) -> Self {
-        Self {
-            state: Wait::Queued {
-                acquire: bulkhead.acquire(),
-                timer: None,
-                budget: Duration::MAX,
-            },
-        }
-    }
-}
-
-impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
-    type Output = Result<Seat<'a, L>, Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: structural pinning. `acquire` is only ever used through
-        // `Pin::new_unchecked` below and never moved out; `timer` is
-        // `Unpin`; the only other write is replacing `FailFast` (which
-        // holds no pinned data) with `Done`.
-        let this = unsafe { self.get_unchecked_mut() };
-        match &mut this.state {
-            Wait::FailFast(bulkhead) => {
-                let bulkhead: &'a bulkhead_core::Bulkhead<L> = bulkhead;
-                this.state = Wait::Done;
-                Poll::Ready(bulkhead.try_acquire())
+    /// The poll of both public futures.
+    ///
+    /// # Safety
+    /// `self` is pinned: `acquire` is never moved out.
+    #[inline]
+    unsafe fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
+        match self {
+            Wait::FailFast(bulkhead, weight) => {
+                let (bulkhead, weight): (&'a bulkhead_core::Bulkhead<L>, W) = (bulkhead, *weight);
+                *self = Wait::Done;
+                // A constant for `One`: the same code as `try_acquire`.
+                Poll::Ready(weight.try_take(bulkhead))
             }
             Wait::Queued {
                 acquire,
                 timer,
                 budget,
             } => {
-                // SAFETY: pinned with `self`, see above.
+                // SAFETY: structural pinning (the caller's contract):
+                // `acquire` is only ever used through this pin and never
+                // moved out; `timer` is `Unpin`; the only other write is
+                // replacing `FailFast` (which holds no pinned data) with
+                // `Done`.
                 let mut acquire = unsafe { Pin::new_unchecked(acquire) };
                 if let Poll::Ready(result) = acquire.as_mut().poll(cx) {
                     return Poll::Ready(result);
@@ -270,27 +477,62 @@ impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
                 }
                 Poll::Pending
             }
+            // Literal messages: a formatted panic would cost code.
+            Wait::Done if W::MANY => {
+                panic!("`EmbassyAcquireManyWithin` polled after it completed")
+            }
             Wait::Done => panic!("`EmbassyAcquireWithin` polled after it completed"),
         }
     }
-}
 
-impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.state {
-            Wait::FailFast(bulkhead) => f
-                .debug_struct("EmbassyAcquireWithin")
+        match self {
+            Wait::FailFast(bulkhead, weight) => f
+                .debug_struct(W::FUTURE)
                 .field("bulkhead", &bulkhead.name())
+                .field("weight", &weight.get())
                 .field("budget", &"zero (fail fast)")
                 .finish(),
             Wait::Queued {
                 acquire, budget, ..
             } => f
-                .debug_struct("EmbassyAcquireWithin")
+                .debug_struct(W::FUTURE)
                 .field("acquire", acquire)
                 .field("budget", budget)
                 .finish(),
-            Wait::Done => f.write_str("EmbassyAcquireWithin(done)"),
+            Wait::Done => write!(f, "{}(done)", W::FUTURE),
         }
+    }
+}
+
+impl<'a, L: RawLock> Future for EmbassyAcquireWithin<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `wait` is pinned with `self` and never moved out of it.
+        unsafe { self.get_unchecked_mut().wait.poll(cx) }
+    }
+}
+
+#[cfg(feature = "weights")]
+impl<'a, L: RawLock> Future for EmbassyAcquireManyWithin<'a, L> {
+    type Output = Result<Seat<'a, L>, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `wait` is pinned with `self` and never moved out of it.
+        unsafe { self.get_unchecked_mut().wait.poll(cx) }
+    }
+}
+
+impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.wait.fmt(f)
+    }
+}
+
+#[cfg(feature = "weights")]
+impl<L: RawLock> fmt::Debug for EmbassyAcquireManyWithin<'_, L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.wait.fmt(f)
     }
 }

@@ -3,11 +3,13 @@
 //! so that a test can run it with a shorter duration.
 //!
 //! [`peers`] (with [`wait_times`]) holds the benchmark scaffolding shared by `benches/peers.rs`
-//! and the `bench-compare` binary (see `BENCHMARKS.md`).
+//! and the `bench-compare` binary (see `BENCHMARKS.md`); [`overload`] is
+//! the binary's service-under-overload scenario.
 
 pub mod adaptive;
 pub mod alloc_count;
 pub mod layers;
+pub mod overload;
 pub mod peers;
 pub mod simulation;
 pub mod svg;

@@ -608,3 +608,111 @@ pub fn runtime(workers: usize) -> tokio::runtime::Runtime {
         .build()
         .expect("tokio runtime")
 }
+
+// ---------------------------------------------------------------------------
+// Weighted seats (scenario w).
+
+/// A semaphore that async tasks can take several seats of at once.
+pub trait WeightedSem: Send + Sync + 'static {
+    /// What holding the seats looks like.
+    type Guard<'a>: Send
+    where
+        Self: 'a;
+    /// Waits for `weight` seats at once.
+    fn acquire_many(&self, weight: u32) -> impl Future<Output = Self::Guard<'_>> + Send;
+}
+
+impl WeightedSem for Ours {
+    type Guard<'a> = bulkhead_core::Seat<'a, StdLock>;
+    #[inline]
+    async fn acquire_many(&self, weight: u32) -> Self::Guard<'_> {
+        Ours::acquire_many(self, weight as usize)
+            .await
+            .expect("open compartment, weight within the limit")
+    }
+}
+
+impl WeightedSem for tokio::sync::Semaphore {
+    type Guard<'a> = tokio::sync::SemaphorePermit<'a>;
+    #[inline]
+    async fn acquire_many(&self, weight: u32) -> Self::Guard<'_> {
+        tokio::sync::Semaphore::acquire_many(self, weight)
+            .await
+            .expect("open")
+    }
+}
+
+impl WeightedSem for maitake_sync::Semaphore {
+    type Guard<'a> = maitake_sync::semaphore::Permit<'a>;
+    #[inline]
+    async fn acquire_many(&self, weight: u32) -> Self::Guard<'_> {
+        maitake_sync::Semaphore::acquire(self, weight as usize)
+            .await
+            .expect("open, weight within the permits")
+    }
+}
+
+impl WeightedSem for EmbassyFair {
+    type Guard<'a> = embassy_sync::semaphore::SemaphoreReleaser<'a, EmbassyFair>;
+    #[inline]
+    async fn acquire_many(&self, weight: u32) -> Self::Guard<'_> {
+        embassy_sync::semaphore::Semaphore::acquire(self, weight as usize)
+            .await
+            .expect("64 waiters at most")
+    }
+}
+
+/// The weight of task `i` in scenario w: 1, 2, 3, 4, 1, 2, … so each
+/// weight has the same number of tasks.
+pub const fn task_weight(i: usize) -> u32 {
+    (i % 4) as u32 + 1
+}
+
+/// Scenario w: `tasks` tasks on `rt`, task `i` of weight
+/// [`task_weight(i)`](task_weight), loop acquire-many / work / release on
+/// one semaphore for about `window`, holding as `hold` says (as scenario
+/// c). Counts operations (acquisitions), whatever their weight.
+pub fn run_weighted<S: WeightedSem>(
+    rt: &tokio::runtime::Runtime,
+    sem: &Arc<S>,
+    tasks: usize,
+    work_iters: u32,
+    hold: Hold,
+    window: Duration,
+) -> Throughput {
+    let stop = Arc::new(AtomicBool::new(false));
+    let start = Instant::now();
+    let handles: Vec<_> = (0..tasks)
+        .map(|i| {
+            let sem = Arc::clone(sem);
+            let stop = Arc::clone(&stop);
+            let weight = task_weight(i);
+            rt.spawn(async move {
+                let mut ops = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let guard = sem.acquire_many(weight).await;
+                    black_box(work(work_iters));
+                    if hold == Hold::Yield {
+                        tokio::task::yield_now().await;
+                    }
+                    drop(guard);
+                    ops += 1;
+                }
+                ops
+            })
+        })
+        .collect();
+    thread::sleep(window);
+    stop.store(true, Ordering::Relaxed);
+    let ops = rt.block_on(async {
+        let mut total = 0;
+        for h in handles {
+            total += h.await.expect("bench task");
+        }
+        total
+    });
+    Throughput {
+        ops,
+        elapsed: start.elapsed(),
+    }
+}

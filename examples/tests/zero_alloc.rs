@@ -7,7 +7,8 @@
 //! allocation per rejection, asserted exactly) and with `typed_errors`
 //! (none), the same layer over an adaptive compartment and over an
 //! adaptive registry domain (each admitted request timed and recording a
-//! sample, in both modes), and the
+//! sample, in both modes), each of those with a weight function (every
+//! request taking two seats), and the
 //! registry's adaptive sample path (a seat by name that records a sample
 //! and moves the limit when given back). Each wait is
 //! real: the waiter is queued (`state().waiting == 1`) before the holder
@@ -126,7 +127,11 @@ fn injected_allocation(inject: bool) {
 type Ours = Bulkhead<StdLock>;
 
 fn ours(admission: Admission) -> Ours {
-    Ours::from_config(Config::new("alloc", 1).admission(admission)).unwrap()
+    ours_with(admission, 1)
+}
+
+fn ours_with(admission: Admission, seats: usize) -> Ours {
+    Ours::from_config(Config::new("alloc", seats).admission(admission)).unwrap()
 }
 
 /// A waker that counts its wake-ups and owns nothing.
@@ -303,8 +308,24 @@ struct TowerCase {
     reject: bool,
     /// The layer's errors are `ServiceError`s (`typed_errors`), not boxed.
     typed: bool,
+    /// The layer has a weight function, and every request takes both
+    /// seats of a two-seat compartment: one seat taken by someone else
+    /// makes it wait (or be rejected), as the only seat does unweighted.
+    weighted: bool,
     /// What the layer is built over.
     over: Over,
+}
+
+impl TowerCase {
+    /// The compartment's seats, and each request's weight.
+    fn seats(self) -> usize {
+        if self.weighted { 2 } else { 1 }
+    }
+}
+
+/// The weight function of a weighted [`TowerCase`].
+fn both_seats(_: &usize) -> usize {
+    2
 }
 
 /// What a [`TowerCase`]'s layer admits requests through.
@@ -337,34 +358,39 @@ const SHORT_WAIT: Duration = Duration::from_millis(1);
 /// poll calls the inner service. Rejected: the only seat is held
 /// throughout; failing fast the response is `Full` at once, waiting it is
 /// queued, then `Timeout` once its budget has passed. Counts every call,
-/// response future, hand-off and rejection.
+/// response future, hand-off and rejection. Weighted, the same with two
+/// seats, each request taking both and the holder one.
 fn tower_path(case: TowerCase, inject: bool) -> usize {
     let max_wait = match (case.wait, case.reject) {
         (false, _) => MaxWait::FailFast,
         (true, false) => MaxWait::UpTo(LONG_WAIT),
         (true, true) => MaxWait::UpTo(SHORT_WAIT),
     };
+    let seats = case.seats();
     match case.over {
         Over::Compartment => {
-            let b = Arc::new(ours(Admission::Fifo));
+            let b = Arc::new(ours_with(Admission::Fifo, seats));
             let layer = BulkheadLayer::new(Arc::clone(&b)).max_wait(max_wait);
             assert!(!layer.is_adaptive());
             layer_rounds(layer, &b, case, inject)
         }
         Over::Adaptive => {
             use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams};
-            // Pinned to 1 (`min = max = 1`) so that the scenarios' "only
-            // seat" holds; each sample still goes through the controller.
+            // Pinned (`min = max`) so that the scenarios' seat count
+            // holds; each sample still goes through the controller.
             let pinned = Aimd::new(AimdParams {
-                initial: 1,
-                min: 1,
-                max: 1,
+                initial: seats,
+                min: seats,
+                max: seats,
                 ..AimdParams::DEFAULT
             })
             .unwrap();
-            let adaptive: Arc<bulkhead_std::Adaptive<Aimd>> = Arc::new(
-                bulkhead_std::Adaptive::new(ours(Admission::Fifo), pinned, bulkhead_std::StdClock),
-            );
+            let adaptive: Arc<bulkhead_std::Adaptive<Aimd>> =
+                Arc::new(bulkhead_std::Adaptive::new(
+                    ours_with(Admission::Fifo, seats),
+                    pinned,
+                    bulkhead_std::StdClock,
+                ));
             let layer = BulkheadLayer::new(Arc::clone(&adaptive)).max_wait(max_wait);
             counted_samples(layer, adaptive.bulkhead(), case, inject)
         }
@@ -373,15 +399,15 @@ fn tower_path(case: TowerCase, inject: bool) -> usize {
             use bulkhead_std::{Algorithm, LimitConfig};
 
             let registry = Registry::local();
-            // Pinned to 1, as above.
+            // Pinned, as above.
             let pinned = LimitConfig {
-                min: Some(1),
-                max: Some(1),
+                min: Some(seats),
+                max: Some(seats),
                 ..LimitConfig::new(Algorithm::Aimd)
             };
             let name = "alloc-tower-adaptive";
             registry
-                .get_or_create(name, DomainConfig::new(1).limit(pinned))
+                .get_or_create(name, DomainConfig::new(seats).limit(pinned))
                 .unwrap();
             let b = registry.get(name).unwrap();
             let layer = BulkheadLayer::from_registry(&registry, name)
@@ -425,7 +451,7 @@ fn counted_samples<H: LayerHandle>(
 }
 
 /// [`tower_rounds`] through `layer`'s service, with boxed or typed errors
-/// as `case` says.
+/// and a weight function as `case` says.
 fn layer_rounds<H, K>(
     layer: BulkheadLayer<H, BoxErrors, K>,
     b: &Ours,
@@ -438,10 +464,16 @@ where
 {
     use tower::Layer;
 
-    if case.typed {
-        tower_rounds(layer.typed_errors().layer(Echo), b, case, inject)
-    } else {
-        tower_rounds(layer.layer(Echo), b, case, inject)
+    match (case.typed, case.weighted) {
+        (true, true) => tower_rounds(
+            layer.weight(both_seats).typed_errors().layer(Echo),
+            b,
+            case,
+            inject,
+        ),
+        (true, false) => tower_rounds(layer.typed_errors().layer(Echo), b, case, inject),
+        (false, true) => tower_rounds(layer.weight(both_seats).layer(Echo), b, case, inject),
+        (false, false) => tower_rounds(layer.layer(Echo), b, case, inject),
     }
 }
 
@@ -495,6 +527,7 @@ where
             }
         }
         assert_eq!(b.state().active, 0);
+        assert_eq!(b.state().max_concurrent, case.seats());
         total
     })
 }
@@ -680,15 +713,20 @@ fn zero_allocations_per_acquire_wait_release() {
         assert_eq!(b, 0, "the blocking path allocated ({admission:?})");
         assert_eq!(t, 0, "the tokio path allocated ({admission:?})");
     }
-    for (typed, over) in Over::ALL.into_iter().flat_map(|o| [(false, o), (true, o)]) {
+    let layers = Over::ALL.into_iter().flat_map(|o| {
+        [(false, false), (true, false), (false, true), (true, true)]
+            .map(|(typed, weighted)| (typed, weighted, o))
+    });
+    for (typed, weighted, over) in layers {
         let errors = format!(
-            "{} errors, over {}",
+            "{} errors, over {}{}",
             if typed { "typed" } else { "boxed" },
             match over {
                 Over::Compartment => "a compartment",
                 Over::Adaptive => "an adaptive compartment",
                 Over::Domain => "an adaptive registry domain",
-            }
+            },
+            if weighted { ", weighted" } else { "" }
         );
         let per_request = |wait, reject| {
             tower_path(
@@ -696,6 +734,7 @@ fn zero_allocations_per_acquire_wait_release() {
                     wait,
                     reject,
                     typed,
+                    weighted,
                     over,
                 },
                 false,
@@ -749,13 +788,16 @@ fn an_injected_allocation_is_counted() {
     assert_eq!(t, ROUNDS, "tokio, in the releasing task");
     for (wait, reject) in [(false, false), (false, true), (true, false), (true, true)] {
         for over in Over::ALL {
-            let case = TowerCase {
-                wait,
-                reject,
-                typed: true,
-                over,
-            };
-            assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
+            for weighted in [false, true] {
+                let case = TowerCase {
+                    wait,
+                    reject,
+                    typed: true,
+                    weighted,
+                    over,
+                };
+                assert_eq!(tower_path(case, true), ROUNDS, "tower, {case:?}");
+            }
         }
     }
 }

@@ -88,6 +88,17 @@ impl Classify for () {
 /// - a seat that is given back without an outcome counts as a success.
 ///
 /// Turned-away callers record nothing: they never reached the dependency.
+///
+/// # Weighted calls
+///
+/// [`execute_weighted`](Self::execute_weighted) and
+/// [`run_timeout_weighted`](Self::run_timeout_weighted) hold several seats
+/// for one call. Such a call still records **one** sample, whatever its
+/// weight: the limit learns from round trips, and one call has one. The
+/// sample's `in_flight` counts seats, not calls (the compartment's
+/// `active` when the call was admitted, its own weight included), so a
+/// heavy call weighs on the algorithms' view of the load as much as it
+/// weighs on the compartment.
 pub trait ExecuteAdaptive {
     /// As [`Execute::execute`](crate::Execute::execute), and records the
     /// call's round trip and outcome.
@@ -131,6 +142,32 @@ pub trait ExecuteAdaptive {
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, Error>;
 
+    /// As [`execute`](Self::execute), holding `weight` seats at once (as
+    /// [`BlockingAcquire::acquire_many_blocking`] takes them); records one
+    /// sample whatever the weight, with `in_flight` in seats (see
+    /// [Weighted calls](Self#weighted-calls)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Adaptive, Bulkhead, ExecuteAdaptive, StdClock};
+    /// use bulkhead_std::bulkhead_core::limit::{Aimd, AimdParams};
+    ///
+    /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT })?;
+    /// let api: Adaptive<Aimd> = Adaptive::new(Bulkhead::new("api", 4)?, aimd, StdClock);
+    /// let held = api.execute_weighted(3, Duration::from_millis(10), || Ok::<_, ()>(api.bulkhead().state().active))?;
+    /// assert_eq!(held, Ok(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Execute::execute_weighted`](crate::Execute::execute_weighted).
+    fn execute_weighted<T: Classify>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error>;
+
     /// As [`Run::run_timeout`](crate::Run::run_timeout), and records
     /// the call's round trip and outcome ([`Classify`]). A task dropped
     /// while it holds the seat records a success.
@@ -142,6 +179,28 @@ pub trait ExecuteAdaptive {
     /// As [`Run::run_timeout`](crate::Run::run_timeout).
     fn run_timeout<F, T>(
         &self,
+        max_wait: impl Into<MaxWait>,
+        work: F,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> impl Future<Output = Result<F::Output, Error>>
+    where
+        F: Future,
+        F::Output: Classify,
+        T: Future;
+
+    /// As [`run_timeout`](Self::run_timeout), holding `weight` seats at
+    /// once (as [`Run::run_timeout_weighted`](crate::Run::run_timeout_weighted));
+    /// records one sample whatever the weight, with `in_flight` in seats
+    /// (see [Weighted calls](Self#weighted-calls)).
+    ///
+    /// # Cancel safety
+    /// As [`Run::run_timeout`](crate::Run::run_timeout).
+    ///
+    /// # Errors
+    /// As [`Run::run_timeout_weighted`](crate::Run::run_timeout_weighted).
+    fn run_timeout_weighted<F, T>(
+        &self,
+        weight: usize,
         max_wait: impl Into<MaxWait>,
         work: F,
         sleep: impl FnOnce(Duration) -> T,
@@ -187,11 +246,16 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for CoreAdaptive<L, A, C> {
         work: impl FnOnce() -> T,
         classify: impl FnOnce(&T) -> CallOutcome,
     ) -> Result<T, Error> {
-        let seat = self.bulkhead().acquire_blocking(max_wait)?;
-        let seat = OnPanic(Some(track(self, seat)));
-        let value = work();
-        seat.finish(classify(&value));
-        Ok(value)
+        execute_many(self, 1, max_wait.into(), work, classify)
+    }
+
+    fn execute_weighted<T: Classify>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error> {
+        execute_many(self, weight, max_wait.into(), work, T::outcome)
     }
 
     async fn run_timeout<F, T>(
@@ -220,12 +284,65 @@ impl<L: RawLock, A: Limit, C: Clock> ExecuteAdaptive for CoreAdaptive<L, A, C> {
         F: Future,
         T: Future,
     {
-        let seat = crate::run::acquire_timeout(self.bulkhead(), max_wait.into(), sleep).await?;
-        let seat = OnPanic(Some(track(self, seat)));
-        let value = work.await;
-        seat.finish(classify(&value));
-        Ok(value)
+        run_many(self, 1, max_wait.into(), work, classify, sleep).await
     }
+
+    async fn run_timeout_weighted<F, T>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: F,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<F::Output, Error>
+    where
+        F: Future,
+        F::Output: Classify,
+        T: Future,
+    {
+        run_many(
+            self,
+            weight,
+            max_wait.into(),
+            work,
+            F::Output::outcome,
+            sleep,
+        )
+        .await
+    }
+}
+
+/// The body of every blocking adaptive call: `weight` seats, one sample.
+fn execute_many<L: RawLock, A: Limit, C: Clock, T>(
+    adaptive: &CoreAdaptive<L, A, C>,
+    weight: usize,
+    max_wait: MaxWait,
+    work: impl FnOnce() -> T,
+    classify: impl FnOnce(&T) -> CallOutcome,
+) -> Result<T, Error> {
+    let seat = adaptive
+        .bulkhead()
+        .acquire_many_blocking(weight, max_wait)?;
+    let seat = OnPanic(Some(track(adaptive, seat)));
+    let value = work();
+    seat.finish(classify(&value));
+    Ok(value)
+}
+
+/// The body of every async adaptive call: `weight` seats, one sample.
+async fn run_many<L: RawLock, A: Limit, C: Clock, F: Future, T: Future>(
+    adaptive: &CoreAdaptive<L, A, C>,
+    weight: usize,
+    max_wait: MaxWait,
+    work: F,
+    classify: impl FnOnce(&F::Output) -> CallOutcome,
+    sleep: impl FnOnce(Duration) -> T,
+) -> Result<F::Output, Error> {
+    let bulkhead = adaptive.bulkhead();
+    let seat = crate::run::acquire_many_timeout(bulkhead, weight, max_wait, sleep).await?;
+    let seat = OnPanic(Some(track(adaptive, seat)));
+    let value = work.await;
+    seat.finish(classify(&value));
+    Ok(value)
 }
 
 fn track<'a, L: RawLock, A: Limit, C: Clock>(

@@ -129,11 +129,111 @@ pub trait BlockingAcquire<L: RawLock> {
         self: &Arc<Self>,
         max_wait: impl Into<MaxWait>,
     ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
+
+    /// Takes `weight` seats at once, as one seat of that weight, waiting
+    /// at most `max_wait`: [`acquire_blocking`](Self::acquire_blocking)
+    /// for a caller that counts as `weight` callers (a bulk import that
+    /// holds four connections). It gets all `weight` seats or none, so two
+    /// heavy callers can never deadlock each holding part of what they
+    /// need. The seat gives them all back when dropped;
+    /// [`Seat::split`] gives some back early.
+    ///
+    /// The budget, the event-loop rule and the hand-off at the deadline
+    /// are those of [`acquire_blocking`](Self::acquire_blocking). In FIFO
+    /// order (core's [`QueueOrder::Fifo`](bulkhead_core::QueueOrder::Fifo)
+    /// with [`Admission::Fifo`](bulkhead_core::Admission::Fifo), the
+    /// defaults) a heavy waiter at the head of the line is never passed by
+    /// a lighter caller behind it: seats freed while it waits are kept for
+    /// it until it has all `weight`. `acquire_many_blocking(1, …)` is
+    /// `acquire_blocking(…)`.
+    ///
+    /// # Errors
+    /// Those of [`acquire_blocking`](Self::acquire_blocking), and:
+    /// - [`Error::ZeroWeight`] for `weight == 0` (not counted as a
+    ///   rejection);
+    /// - [`Error::WeightAboveLimit`] (counted in `State::rejected`) if
+    ///   `weight` is above `max_concurrent` when it asks, or the limit
+    ///   shrinks below it while it waits: no wait could help. A limit of 0
+    ///   is a pause, not a refusal: the caller waits its budget.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{BlockingAcquire, Bulkhead, Error};
+    ///
+    /// let db = Bulkhead::new("database", 4)?;
+    /// let import = db.acquire_many_blocking(3, Duration::from_millis(10))?;
+    /// assert_eq!((import.weight(), db.state().active), (3, 3));
+    /// // One seat left: a caller of weight 2 waits its budget, then gives up.
+    /// let err = db.acquire_many_blocking(2, Duration::from_millis(10)).unwrap_err();
+    /// assert!(matches!(err, Error::Timeout { .. }));
+    /// // More seats than the compartment has: refused at once, whatever the budget.
+    /// let err = db.acquire_many_blocking(5, Duration::from_secs(60)).unwrap_err();
+    /// assert!(matches!(err, Error::WeightAboveLimit { weight: 5, max_concurrent: 4, .. }));
+    /// drop(import);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn acquire_many_blocking(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> Result<Seat<'_, L>, Error>;
+
+    /// As [`try_acquire_owned`](Self::try_acquire_owned), for `weight`
+    /// seats at once, as core's `try_acquire_many`.
+    ///
+    /// # Errors
+    /// [`Error::Full`], [`Error::Closed`], [`Error::ZeroWeight`] or
+    /// [`Error::WeightAboveLimit`], as core's `try_acquire_many`.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
+    ///
+    /// let gpu = Arc::new(Bulkhead::new("gpu", 4)?);
+    /// let seat = gpu.try_acquire_many_owned(3)?;
+    /// assert!(gpu.try_acquire_many_owned(2).is_err());
+    /// std::thread::spawn(move || drop(seat)).join().unwrap();
+    /// assert_eq!(gpu.state().active, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn try_acquire_many_owned(
+        self: &Arc<Self>,
+        weight: usize,
+    ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
+
+    /// As [`acquire_many_blocking`](Self::acquire_many_blocking), but the
+    /// seat keeps a clone of the `Arc` (made only on success), so it may
+    /// move to another thread.
+    ///
+    /// # Errors
+    /// As [`acquire_many_blocking`](Self::acquire_many_blocking).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use bulkhead_std::{BlockingAcquire, Bulkhead};
+    ///
+    /// let db = Arc::new(Bulkhead::new("db", 4)?);
+    /// let mut seat = db.acquire_many_blocking_owned(3, Duration::from_millis(10))?;
+    /// let one = seat.split(1)?; // give one seat back early, keep two
+    /// drop(one);
+    /// let worker = std::thread::spawn(move || seat.weight());
+    /// assert_eq!(worker.join().unwrap(), 2);
+    /// assert_eq!(db.state().active, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn acquire_many_blocking_owned(
+        self: &Arc<Self>,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error>;
 }
 
 impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
     fn acquire_blocking(&self, max_wait: impl Into<MaxWait>) -> Result<Seat<'_, L>, Error> {
-        wait(self, max_wait.into())
+        wait(self, 1, max_wait.into())
     }
 
     fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
@@ -148,15 +248,45 @@ impl<L: RawLock> BlockingAcquire<L> for Bulkhead<L> {
         let seat = self.acquire_blocking(max_wait)?;
         Ok(OwnedSeat::from_seat(seat, Arc::clone(self)))
     }
+
+    fn acquire_many_blocking(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> Result<Seat<'_, L>, Error> {
+        wait(self, weight, max_wait.into())
+    }
+
+    fn try_acquire_many_owned(
+        self: &Arc<Self>,
+        weight: usize,
+    ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
+        OwnedSeat::try_acquire_many(Arc::clone(self), weight)
+    }
+
+    fn acquire_many_blocking_owned(
+        self: &Arc<Self>,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> Result<OwnedSeat<Arc<Bulkhead<L>>>, Error> {
+        let seat = self.acquire_many_blocking(weight, max_wait)?;
+        Ok(OwnedSeat::from_seat(seat, Arc::clone(self)))
+    }
 }
 
-/// The blocking wait, not generic over the budget's type.
+/// The blocking wait for `weight` seats at once (1 for the one-seat
+/// forms, which core serves exactly as its one-seat calls), not generic
+/// over the budget's type.
 #[inline]
-fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_, L>, Error> {
+fn wait<L: RawLock>(
+    bulkhead: &Bulkhead<L>,
+    weight: usize,
+    max_wait: MaxWait,
+) -> Result<Seat<'_, L>, Error> {
     if max_wait.is_fail_fast() {
-        return bulkhead.try_acquire();
+        return bulkhead.try_acquire_many(weight);
     }
-    let mut acquire = pin!(bulkhead.acquire());
+    let mut acquire = pin!(bulkhead.acquire_many(weight));
     // First attempt: no clock, no event-loop probe and no waker clone, so a
     // free seat costs core's fast path (one CAS). The thread's waker is
     // lent, not cloned: core clones it only if the node queues, so the wait
@@ -178,7 +308,7 @@ fn wait<L: RawLock>(bulkhead: &Bulkhead<L>, max_wait: MaxWait) -> Result<Seat<'_
         let result = match acquire.as_mut().abandon() {
             Some(seat) => Ok(seat),
             None => bulkhead
-                .try_acquire()
+                .try_acquire_many(weight)
                 .map_err(|e| could_not_wait(bulkhead, e, event_loop)),
         };
         return timer.finish(bulkhead, result);

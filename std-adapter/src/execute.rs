@@ -44,6 +44,33 @@ pub trait Execute<L: RawLock>: crate::sealed::Sealed {
         work: impl FnOnce() -> T,
     ) -> Result<T, Error>;
 
+    /// As [`execute`](Self::execute), holding `weight` seats at once,
+    /// taken as [`BlockingAcquire::acquire_many_blocking`] takes them: for
+    /// work that counts as `weight` callers (a batch that uses four
+    /// connections).
+    ///
+    /// # Errors
+    /// As [`BlockingAcquire::acquire_many_blocking`] (including
+    /// [`Error::ZeroWeight`] and [`Error::WeightAboveLimit`]); `work` has
+    /// then not run.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Bulkhead, Execute};
+    ///
+    /// let db = Bulkhead::new("database", 4)?;
+    /// let held = db.execute_weighted(3, Duration::from_millis(100), || db.state().active)?;
+    /// assert_eq!(held, 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn execute_weighted<T>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error>;
+
     /// As [`execute`](Self::execute), but runs `fallback` with the
     /// rejection when the compartment is full, its queue is full or the
     /// wait timed out.
@@ -105,6 +132,16 @@ impl<L: RawLock> Execute<L> for Bulkhead<L> {
         work: impl FnOnce() -> T,
     ) -> Result<T, Error> {
         let _seat = self.acquire_blocking(max_wait)?;
+        Ok(work())
+    }
+
+    fn execute_weighted<T>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, Error> {
+        let _seat = self.acquire_many_blocking(weight, max_wait)?;
         Ok(work())
     }
 

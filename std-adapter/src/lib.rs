@@ -48,7 +48,7 @@ pub use box_error::BoxError;
 pub use bulkhead_core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
+    MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, QueueOrder, RawLock, State,
 };
 pub use detect::{EventLoop, event_loop};
 pub use execute::Execute;

@@ -125,6 +125,41 @@ pub trait Run<L: RawLock>: crate::sealed::Sealed {
         sleep: impl FnOnce(Duration) -> T,
     ) -> impl Future<Output = Result<F::Output, Error>>;
 
+    /// As [`run_timeout`](Self::run_timeout), holding `weight` seats at
+    /// once (core's `acquire_many_timeout`): for work that counts as
+    /// `weight` callers. It gets all of them or none; in FIFO order a
+    /// heavy waiter is never passed by lighter ones behind it.
+    ///
+    /// # Cancel safety
+    /// As [`run_timeout`](Self::run_timeout).
+    ///
+    /// # Errors
+    /// Those of [`run_timeout`](Self::run_timeout), [`Error::ZeroWeight`]
+    /// for `weight == 0`, and [`Error::WeightAboveLimit`] when `weight` is
+    /// above `max_concurrent`; `work` has then not been polled.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_std::{Bulkhead, Error, Run};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let gpu = Bulkhead::new("gpu", 4).unwrap();
+    /// let budget = Duration::from_millis(50);
+    /// let held = gpu.run_timeout_weighted(3, budget, async { gpu.state().active }, tokio::time::sleep).await;
+    /// assert_eq!(held, Ok(3));
+    /// let too_big = gpu.run_timeout_weighted(5, budget, async {}, tokio::time::sleep).await;
+    /// assert!(matches!(too_big, Err(Error::WeightAboveLimit { .. })));
+    /// # });
+    /// ```
+    fn run_timeout_weighted<F: Future, T: Future>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: F,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> impl Future<Output = Result<F::Output, Error>>;
+
     /// As [`run_timeout`](Self::run_timeout), but runs `fallback` with the
     /// rejection when the compartment is full, its queue is full or the
     /// wait timed out. Never masks [`Error::Closed`].
@@ -176,6 +211,17 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
         Ok(work.await)
     }
 
+    async fn run_timeout_weighted<F: Future, T: Future>(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+        work: F,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<F::Output, Error> {
+        let _seat = acquire_many_timeout(self, weight, max_wait.into(), sleep).await?;
+        Ok(work.await)
+    }
+
     async fn run_timeout_or_else<F: Future, T: Future>(
         &self,
         max_wait: impl Into<MaxWait>,
@@ -197,14 +243,28 @@ impl<L: RawLock> Run<L> for Bulkhead<L> {
 ///
 /// `MaxWait::FailFast` gives the immediate verdict and
 /// `MaxWait::Forever` waits without a limit, neither calling `sleep`.
-pub(crate) async fn acquire_timeout<L: RawLock, T: Future>(
+pub(crate) fn acquire_timeout<L: RawLock, T: Future>(
     bulkhead: &Bulkhead<L>,
     max_wait: MaxWait,
     sleep: impl FnOnce(Duration) -> T,
-) -> Result<Seat<'_, L>, Error> {
+) -> impl Future<Output = Result<Seat<'_, L>, Error>> {
+    acquire_many_timeout(bulkhead, 1, max_wait, sleep)
+}
+
+/// As [`acquire_timeout`], for `weight` seats at once (core serves weight
+/// 1 exactly as its one-seat wait).
+pub(crate) fn acquire_many_timeout<L: RawLock, T: Future>(
+    bulkhead: &Bulkhead<L>,
+    weight: usize,
+    max_wait: MaxWait,
+    sleep: impl FnOnce(Duration) -> T,
+) -> impl Future<Output = Result<Seat<'_, L>, Error>> {
     // Core decides fail fast at the first poll without calling `sleep`, and
     // `Timed` times only a wait that really queued.
-    Timed::new(bulkhead.acquire_timeout(max_wait, sleep), bulkhead).await
+    Timed::new(
+        bulkhead.acquire_many_timeout(weight, max_wait, sleep),
+        bulkhead,
+    )
 }
 
 /// async-std's timer, for the `_timeout` methods (`sleep` arguments):

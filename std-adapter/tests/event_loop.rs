@@ -73,6 +73,50 @@ mod tokio_rt {
         rt.block_on(async { assert_immediate(&b, EventLoop::Tokio) });
     }
 
+    /// A weighted wait follows the same rule: one seat is free, two are
+    /// asked for, and on the loop's thread the verdict is immediate; on a
+    /// `spawn_blocking` thread the same call waits and gets both.
+    #[test]
+    fn a_weighted_blocking_acquire_never_blocks_the_loop() {
+        let b = Arc::new(Bulkhead::new("db", 4).unwrap());
+        let held = b.try_acquire_many_owned(3).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let start = Instant::now();
+        rt.block_on(async {
+            assert!(matches!(
+                b.acquire_many_blocking(2, LONG),
+                Err(Error::FullOnEventLoop {
+                    max_concurrent: 4,
+                    active: 3,
+                    ..
+                })
+            ));
+            assert!(matches!(
+                b.acquire_many_blocking_owned(2, LONG),
+                Err(Error::FullOnEventLoop { .. })
+            ));
+            assert!(matches!(
+                b.execute_weighted(2, LONG, || ()),
+                Err(Error::FullOnEventLoop { .. })
+            ));
+        });
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "blocked the loop"
+        );
+        let b2 = b.clone();
+        let waiter =
+            rt.spawn_blocking(move || b2.acquire_many_blocking(2, LONG).map(|s| s.weight()));
+        while b.state().waiting < 1 {
+            thread::yield_now();
+        }
+        drop(held);
+        assert_eq!(rt.block_on(waiter).unwrap(), Ok(2));
+    }
+
     #[test]
     fn a_spawn_blocking_thread_may_wait() {
         let b = Arc::new(Bulkhead::new("db", 1).unwrap());

@@ -3,10 +3,10 @@
 
 use bulkhead_std::MaxWait;
 
-use bulkhead_std::Admission;
 use bulkhead_std::registry::{
     DomainConfig, EnvSource, Registry, RegistryError, SettingsErrorKind as K,
 };
+use bulkhead_std::{Admission, MAX_CONCURRENT_LIMIT};
 
 fn env_error(var: &str, value: &str) -> RegistryError {
     Registry::builder()
@@ -42,10 +42,11 @@ fn malformed_environment_values_name_the_variable() {
         ),
         ("BULKHEAD_EXTERNAL_API_MAX_WAITING", "lots", K::NotANumber),
         ("BULKHEAD_EXTERNAL_API_MAX_WAITING", "-10", K::Negative),
-        // One above MAX_WAITING_LIMIT: the compartment keeps it in 32 bits.
+        // One above MAX_WAITING_LIMIT (2^31 - 2): the compartment keeps
+        // it in 31 bits.
         (
             "BULKHEAD_EXTERNAL_API_MAX_WAITING",
-            "4294967295",
+            "2147483647",
             K::Overflow,
         ),
         ("BULKHEAD_MESSAGE_QUEUE_MAX_WORKERS", "0", K::Zero),
@@ -80,13 +81,22 @@ fn malformed_environment_values_name_the_variable() {
 fn exact_messages() {
     assert_eq!(
         env_error("BULKHEAD_DATABASE_MAX_CONCURRENT", "-3").to_string(),
-        "bulkhead setting `BULKHEAD_DATABASE_MAX_CONCURRENT` = \"-3\" is negative; \
-         expected a whole number of seats from 1 to 4294967295"
+        format!(
+            "bulkhead setting `BULKHEAD_DATABASE_MAX_CONCURRENT` = \"-3\" is negative; \
+             expected a whole number of seats from 1 to {MAX_CONCURRENT_LIMIT}"
+        )
     );
+    assert_eq!(
+        env_error("BULKHEAD_CACHE_ADMISSION", "fair").to_string(),
+        "bulkhead setting `BULKHEAD_CACHE_ADMISSION` = \"fair\" is not a known admission mode; \
+         expected `fifo`, `barging` or `bounded_barging`"
+    );
+    // Newest first is a queue order: the message points there.
     assert_eq!(
         env_error("BULKHEAD_CACHE_ADMISSION", "lifo").to_string(),
         "bulkhead setting `BULKHEAD_CACHE_ADMISSION` = \"lifo\" is not a known admission mode; \
-         expected `fifo`, `barging` or `bounded_barging`"
+         expected `fifo`, `barging` or `bounded_barging`; newest first is a queue order, not \
+         an admission mode: set BULKHEAD_CACHE_QUEUE_ORDER to `lifo` instead"
     );
 }
 

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bulkhead_std::registry::DomainConfig;
-use bulkhead_std::{Admission, Config, MaxWait};
+use bulkhead_std::{Admission, Config, MaxWait, QueueOrder};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -24,7 +24,8 @@ fn sample() -> AppSettings {
         database: DomainConfig::new(8)
             .max_wait(MaxWait::from_millis(50))
             .max_waiting(32)
-            .admission(Admission::Barging),
+            .admission(Admission::Barging)
+            .queue_order(QueueOrder::Lifo),
         cache: DomainConfig::new(64)
             .max_workers(4)
             .admission(Admission::BoundedBarging),
@@ -46,6 +47,8 @@ fn domain_config_admission_and_max_wait_round_trip_through_json() {
     assert!(json.contains(r#""max_wait":"50ms""#), "{json}");
     assert!(json.contains(r#""admission":"barging""#), "{json}");
     assert!(json.contains(r#""admission":"bounded_barging""#), "{json}");
+    assert!(json.contains(r#""queue_order":"lifo""#), "{json}");
+    assert!(json.contains(r#""queue_order":"fifo""#), "{json}");
     assert!(
         json.contains(r#""waits":["fail_fast","forever","250ms","2s","1500us","7ns"]"#),
         "{json}"
@@ -71,6 +74,26 @@ fn hand_written_settings_use_defaults_and_refuse_typos() {
     assert!(err.to_string().contains("no unit"), "{err}");
     let err = serde_json::from_str::<DomainConfig>(r#"{"max_concurent": 4}"#).unwrap_err();
     assert!(err.to_string().contains("max_concurent"), "{err}");
+}
+
+#[test]
+fn queue_order_is_read_by_serde_and_misspellings_name_the_accepted_words() {
+    let api: DomainConfig =
+        serde_json::from_str(r#"{"max_concurrent": 4, "queue_order": "lifo"}"#).unwrap();
+    assert_eq!(api, DomainConfig::new(4).queue_order(QueueOrder::Lifo));
+    let api: DomainConfig = toml::from_str("max_concurrent = 4").unwrap();
+    assert_eq!(api.queue_order, QueueOrder::Fifo);
+    for bad in [r#""lif""#, r#""LIFO ""#] {
+        let json = format!(r#"{{"max_concurrent": 4, "queue_order": {bad}}}"#);
+        let err = serde_json::from_str::<DomainConfig>(&json).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("`fifo`"), "{message}");
+        assert!(message.contains("`lifo`"), "{message}");
+    }
+    let err =
+        toml::from_str::<DomainConfig>("max_concurrent = 4\nqueue_ordr = \"lifo\"").unwrap_err();
+    assert!(err.to_string().contains("queue_ordr"), "{err}");
+    assert!(err.to_string().contains("queue_order"), "{err}");
 }
 
 #[test]

@@ -52,6 +52,48 @@ pub trait TokioAcquireAdaptive<L: RawLock, A: Limit, C: Clock>: sealed::Sealed {
         L: 'a,
         A: 'a,
         C: 'a;
+
+    /// Takes `weight` seats at once, waiting at most `max_wait` on tokio's
+    /// clock, as [`TokioAcquire::acquire_many_within`], and starts timing
+    /// them.
+    ///
+    /// The seat records **one** sample when given back, whatever its
+    /// weight: a call is one round trip to the dependency. The sample's
+    /// in-flight count is the compartment's seats in use at admission
+    /// (this seat's weight included), since the limit counts seats.
+    ///
+    /// # Cancel safety
+    /// As [`acquire_within`](Self::acquire_within).
+    ///
+    /// # Errors
+    /// As [`TokioAcquire::acquire_many_within`] (among them
+    /// [`Error::ZeroWeight`], and [`Error::WeightAboveLimit`] when the
+    /// adaptive limit is, or falls, below `weight`); a rejection records
+    /// no sample.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_tokio::{TokioAcquireAdaptive, Bulkhead, TokioClock};
+    /// use bulkhead_tokio::bulkhead_core::limit::{Adaptive, Aimd, AimdParams, CallOutcome};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+    /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, ..AimdParams::DEFAULT }).unwrap();
+    /// let api = Adaptive::new(Bulkhead::new("api", 4).unwrap(), aimd, TokioClock::new());
+    /// let batch = api.acquire_many_within(3, Duration::from_millis(10)).await.unwrap();
+    /// assert_eq!(batch.in_flight(), 3);
+    /// batch.record(CallOutcome::Dropped); // one sample: floor(0.9 × 4)
+    /// assert_eq!(api.limit(), 3);
+    /// # });
+    /// ```
+    fn acquire_many_within<'a>(
+        &'a self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> impl Future<Output = Result<AdaptiveSeat<'a, L, A, C>, Error>> + 'a
+    where
+        L: 'a,
+        A: 'a,
+        C: 'a;
 }
 
 mod sealed {
@@ -70,7 +112,20 @@ impl<L: RawLock, A: Limit, C: Clock> TokioAcquireAdaptive<L, A, C> for Adaptive<
         A: 'a,
         C: 'a,
     {
-        let wait = self.bulkhead().acquire_within(max_wait);
+        self.acquire_many_within(1, max_wait)
+    }
+
+    fn acquire_many_within<'a>(
+        &'a self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> impl Future<Output = Result<AdaptiveSeat<'a, L, A, C>, Error>> + 'a
+    where
+        L: 'a,
+        A: 'a,
+        C: 'a,
+    {
+        let wait = self.bulkhead().acquire_many_within(weight, max_wait);
         async move {
             let seat = wait.await?;
             match self.track(seat) {

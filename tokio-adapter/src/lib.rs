@@ -13,7 +13,8 @@ mod wait;
 pub use bulkhead_core;
 pub use bulkhead_core::{
     Acquire, AcquireTimeout, Admission, Config, ConfigError, Error, Handle, MAX_CONCURRENT_LIMIT,
-    MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, OwnedSeat, RawLock, State,
+    MAX_LOST_RACES, MAX_WAITING_LIMIT, MaxWait, MergeError, OwnedSeat, QueueOrder, RawLock,
+    SplitError, State,
 };
 /// The std crate, for everything this one does not re-export by name
 /// (`Policy`, `Adaptive`, …).
@@ -61,7 +62,8 @@ pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
     BoxErrors, BulkheadLayer, BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr,
-    HttpRejection, LayerHandle, ResponseFuture, ServiceError, TypedErrors,
+    HttpRejection, LayerHandle, RequestWeight, ResponseFuture, ServiceError, TypedErrors,
+    WeightOne,
 };
 pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
 

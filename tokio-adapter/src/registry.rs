@@ -134,6 +134,57 @@ pub trait RegistryExt: sealed::Sealed {
         F: Future + Send + 'a,
         F::Output: Classify;
 
+    /// Takes `weight` seats at once in compartment `name`, as
+    /// [`acquire_within`](Self::acquire_within) takes one: the registry's
+    /// [`Registry::acquire_many_timeout`] on tokio's clock.
+    ///
+    /// # Cancel safety
+    /// As [`acquire_within`](Self::acquire_within).
+    ///
+    /// # Errors
+    /// As [`acquire_within`](Self::acquire_within), and
+    /// [`RegistryError::Rejected`] with `ZeroWeight` or `WeightAboveLimit`.
+    ///
+    /// ```
+    /// use bulkhead_tokio::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::local();
+    /// registry.get_or_create("db", DomainConfig::new(8))?;
+    /// let import = registry.acquire_many_within("db", 4).await?;
+    /// assert_eq!(import.weight(), 4);
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn acquire_many_within<'a>(
+        &'a self,
+        name: &'a str,
+        weight: usize,
+    ) -> impl Future<Output = Result<RegistrySeat, RegistryError>> + Send + 'a;
+
+    /// Runs `work` inside compartment `name` under `weight` seats, as
+    /// [`run_within`](Self::run_within) does under one: the registry's
+    /// [`Registry::run_timeout_weighted`] on tokio's clock. An adaptive
+    /// compartment records one sample, whatever the weight.
+    ///
+    /// # Cancel safety
+    /// As [`run_within`](Self::run_within).
+    ///
+    /// # Errors
+    /// As [`acquire_many_within`](Self::acquire_many_within); `work` has then
+    /// not been polled.
+    fn run_within_weighted<'a, F>(
+        &'a self,
+        name: &'a str,
+        weight: usize,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
+    where
+        F: Future + Send + 'a,
+        F::Output: Classify;
+
     /// Shuts the registry's compartments down from a tokio task, as
     /// [`Registry::shutdown_timeout`] with `tokio::time::sleep`: every
     /// compartment stops admitting at once, then the scoped compartments
@@ -198,6 +249,27 @@ impl RegistryExt for Registry {
         F::Output: Classify,
     {
         self.run_timeout(name, work, tokio::time::sleep)
+    }
+
+    fn acquire_many_within<'a>(
+        &'a self,
+        name: &'a str,
+        weight: usize,
+    ) -> impl Future<Output = Result<RegistrySeat, RegistryError>> + Send + 'a {
+        self.acquire_many_timeout(name, weight, tokio::time::sleep)
+    }
+
+    fn run_within_weighted<'a, F>(
+        &'a self,
+        name: &'a str,
+        weight: usize,
+        work: F,
+    ) -> impl Future<Output = Result<F::Output, RegistryError>> + Send + 'a
+    where
+        F: Future + Send + 'a,
+        F::Output: Classify,
+    {
+        self.run_timeout_weighted(name, weight, work, tokio::time::sleep)
     }
 
     fn shutdown_within(

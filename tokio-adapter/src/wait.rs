@@ -39,7 +39,9 @@ pub trait TokioAcquire<L: RawLock>: sealed::Sealed {
     ///
     /// # Fairness
     /// Waiters queue in the compartment's single list, next to blocking
-    /// threads; see [`Admission`](bulkhead_core::Admission).
+    /// threads; see [`Admission`](bulkhead_core::Admission) for who gets a
+    /// freed seat, and [`QueueOrder`](bulkhead_core::QueueOrder) for which
+    /// end of the line it goes to (oldest first by default).
     ///
     /// # Cancel safety
     /// Cancel safe. Dropping the future (in `tokio::select!`, or when a
@@ -61,7 +63,10 @@ pub trait TokioAcquire<L: RawLock>: sealed::Sealed {
     ///
     /// # Errors
     /// [`Error::Full`] (fail fast), [`Error::Timeout`],
-    /// [`Error::QueueFull`] or [`Error::Closed`].
+    /// [`Error::QueueFull`] (the line is full; in
+    /// [`QueueOrder::Lifo`](bulkhead_core::QueueOrder::Lifo), also a
+    /// waiter turned out of a full line to make room for a newer one) or
+    /// [`Error::Closed`].
     ///
     /// # Examples
     /// ```
@@ -125,6 +130,118 @@ pub trait TokioAcquire<L: RawLock>: sealed::Sealed {
     where
         Self: Sized,
         L: 'static;
+
+    /// Takes `weight` seats at once, as one [`Seat`] of that weight (see
+    /// [`Seat::weight`]), waiting at most `max_wait` on tokio's clock: the
+    /// weighted form of [`acquire_within`](Self::acquire_within), on core's
+    /// [`Bulkhead::acquire_many`]. The seats are taken together or not at
+    /// all, and given back together when the seat drops
+    /// ([`Seat::split`] gives some back early).
+    ///
+    /// A weight counts as that many callers: a bulk import that holds
+    /// four database connections takes a seat of weight 4. Taking one
+    /// seat at a time instead could deadlock two such tasks, each holding
+    /// some seats and waiting for the rest.
+    ///
+    /// `acquire_many_within(1, max_wait)` is
+    /// [`acquire_within(max_wait)`](Self::acquire_within).
+    ///
+    /// # Fairness
+    /// In FIFO order a waiter at the head of the line is never passed by
+    /// a lighter one behind it: seats freed while it waits are kept for
+    /// it until it has all `weight`, so a heavy task is never starved by
+    /// a stream of light ones (the light ones wait behind it). With
+    /// [`QueueOrder::Lifo`](bulkhead_core::QueueOrder::Lifo) the newest
+    /// waiter is served first, whatever its weight.
+    ///
+    /// # Cancel safety
+    /// As [`acquire_within`](Self::acquire_within): dropping the future
+    /// leaves the line, and seats already kept for it go to the next
+    /// waiter at once. No seat is ever lost.
+    ///
+    /// # Memory ordering
+    /// As [`acquire_within`](Self::acquire_within).
+    ///
+    /// # Panics
+    /// As [`acquire_within`](Self::acquire_within); never for a bad
+    /// weight, which is an error.
+    ///
+    /// # Errors
+    /// Those of [`acquire_within`](Self::acquire_within), and, at the
+    /// first poll:
+    /// - [`Error::ZeroWeight`] for `weight == 0`;
+    /// - [`Error::WeightAboveLimit`] if `weight` is above the
+    ///   compartment's `max_concurrent` (waiting could never help), or
+    ///   when the limit shrinks below it while the task waits. A limit of
+    ///   0 is a pause: the task waits for it to rise, within its budget.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_tokio::{Bulkhead, Error, TokioAcquire};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let db = Bulkhead::new("database", 4).unwrap();
+    /// let import = db.acquire_many_within(3, Duration::from_millis(50)).await.unwrap();
+    /// assert_eq!((import.weight(), db.state().active), (3, 3));
+    /// // Two more do not fit: waits 50 ms, then gives up.
+    /// let err = db.acquire_many_within(2, Duration::from_millis(50)).await.unwrap_err();
+    /// assert!(matches!(err, Error::Timeout { .. }));
+    /// // More than the compartment has: refused at once, whatever the budget.
+    /// let err = db.acquire_many_within(5, Duration::from_secs(60)).await.unwrap_err();
+    /// assert!(matches!(err, Error::WeightAboveLimit { weight: 5, max_concurrent: 4, .. }));
+    /// drop(import);
+    /// # }
+    /// ```
+    fn acquire_many_within(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> AcquireWithin<'_, L>;
+
+    /// Takes `weight` seats at once as one owned seat that can move into
+    /// a spawned task: the weighted form of
+    /// [`acquire_within_owned`](Self::acquire_within_owned), with the
+    /// fairness and errors of
+    /// [`acquire_many_within`](Self::acquire_many_within).
+    /// [`OwnedSeat::split`] hands part of it to another task.
+    ///
+    /// # Cancel safety
+    /// As [`acquire_many_within`](Self::acquire_many_within). The future
+    /// is `Send` and `'static`, and allocates nothing.
+    ///
+    /// # Memory ordering
+    /// As [`acquire_within_owned`](Self::acquire_within_owned).
+    ///
+    /// # Errors
+    /// As [`acquire_many_within`](Self::acquire_many_within).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use bulkhead_tokio::{Bulkhead, TokioAcquire};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let gpu = Arc::new(Bulkhead::new("gpu", 4).unwrap());
+    /// let mut seat = gpu.clone().acquire_many_within_owned(3, Duration::from_millis(100)).await.unwrap();
+    /// let one = seat.split(1).unwrap(); // one of the three, for a helper task
+    /// let helper = tokio::spawn(async move {
+    ///     let _one = one;
+    /// });
+    /// helper.await.unwrap();
+    /// assert_eq!((seat.weight(), gpu.state().active), (2, 2));
+    /// # }
+    /// ```
+    fn acquire_many_within_owned(
+        self: Arc<Self>,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> AcquireWithinOwned<Arc<Bulkhead<L>>>
+    where
+        Self: Sized,
+        L: 'static;
 }
 
 mod sealed {
@@ -134,24 +251,12 @@ mod sealed {
 }
 
 impl<L: RawLock> TokioAcquire<L> for Bulkhead<L> {
+    #[inline]
     fn acquire_within(&self, max_wait: impl Into<MaxWait>) -> AcquireWithin<'_, L> {
-        let max_wait = max_wait.into();
-        let state = if max_wait.is_fail_fast() {
-            // Nothing is decided until the first poll.
-            State::FailFast {
-                bulkhead: Some(self),
-            }
-        } else {
-            // `Forever` is a timer that never fires.
-            let budget = max_wait.budget().unwrap_or(Duration::MAX);
-            State::Waiting {
-                wait: self.acquire_timeout(budget, LazySleep::new),
-                timer: WaitTimer::new(),
-            }
-        };
-        AcquireWithin { state }
+        self.acquire_many_within(1, max_wait)
     }
 
+    #[inline]
     fn acquire_within_owned(
         self: Arc<Self>,
         max_wait: impl Into<MaxWait>,
@@ -159,13 +264,49 @@ impl<L: RawLock> TokioAcquire<L> for Bulkhead<L> {
     where
         L: 'static,
     {
-        AcquireWithinOwned::new(self, max_wait.into())
+        AcquireWithinOwned::new(self, 1, max_wait.into())
+    }
+
+    fn acquire_many_within(
+        &self,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> AcquireWithin<'_, L> {
+        let max_wait = max_wait.into();
+        let state = if max_wait.is_fail_fast() {
+            // Nothing is decided until the first poll.
+            State::FailFast {
+                bulkhead: Some(self),
+                weight,
+            }
+        } else {
+            // `Forever` is a timer that never fires.
+            let budget = max_wait.budget().unwrap_or(Duration::MAX);
+            State::Waiting {
+                wait: self.acquire_many_timeout(weight, budget, LazySleep::new),
+                timer: WaitTimer::new(),
+            }
+        };
+        AcquireWithin { state }
+    }
+
+    #[inline]
+    fn acquire_many_within_owned(
+        self: Arc<Self>,
+        weight: usize,
+        max_wait: impl Into<MaxWait>,
+    ) -> AcquireWithinOwned<Arc<Bulkhead<L>>>
+    where
+        L: 'static,
+    {
+        AcquireWithinOwned::new(self, weight, max_wait.into())
     }
 }
 
 pin_project! {
     /// Waits for a seat at most a budget on tokio's clock. Returned by
-    /// [`TokioAcquire::acquire_within`].
+    /// [`TokioAcquire::acquire_within`] and, for a seat of several seats'
+    /// weight, [`TokioAcquire::acquire_many_within`].
     ///
     /// # Cancel safety
     /// Dropping it at any point loses nothing: a queued waiter leaves the
@@ -204,8 +345,8 @@ pin_project! {
 pin_project! {
     #[project = StateProj]
     enum State<'a, L: RawLock> {
-        // Fail fast: `try_acquire` at the first poll, never before.
-        FailFast { bulkhead: Option<&'a Bulkhead<L>> },
+        // Fail fast: `try_acquire_many` at the first poll, never before.
+        FailFast { bulkhead: Option<&'a Bulkhead<L>>, weight: usize },
         Waiting {
             #[pin]
             wait: AcquireTimeout<'a, L, LazySleep>,
@@ -223,11 +364,11 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
         // still yields to the scheduler now and then.
         let coop = ready!(tokio::task::coop::poll_proceed(cx));
         let outcome = match self.project().state.project() {
-            StateProj::FailFast { bulkhead } => Poll::Ready(
+            StateProj::FailFast { bulkhead, weight } => Poll::Ready(
                 bulkhead
                     .take()
                     .expect("`AcquireWithin` polled after it completed")
-                    .try_acquire(),
+                    .try_acquire_many(*weight),
             ),
             StateProj::Waiting { mut wait, timer } => {
                 let poll = wait.as_mut().poll(cx);
@@ -253,9 +394,10 @@ impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
 impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
-            State::FailFast { bulkhead } => f
+            State::FailFast { bulkhead, weight } => f
                 .debug_struct("AcquireWithin")
                 .field("fail_fast", &bulkhead.map(|b| b.name()))
+                .field("weight", weight)
                 .finish(),
             State::Waiting { wait, .. } => f
                 .debug_struct("AcquireWithin")
@@ -269,7 +411,8 @@ pin_project! {
     /// Waits for a seat at most a budget on tokio's clock, holding a
     /// [`Handle`] to the compartment (its `Arc`, or an adaptive
     /// compartment's); resolves to an [`OwnedSeat`]. Returned by
-    /// [`TokioAcquire::acquire_within_owned`].
+    /// [`TokioAcquire::acquire_within_owned`] and
+    /// [`TokioAcquire::acquire_many_within_owned`].
     ///
     /// A named, `'static` future built on core's
     /// [`AcquireOwned`](bulkhead_core::AcquireOwned): it allocates nothing,
@@ -299,8 +442,8 @@ pin_project! {
         H: Handle,
         H::Lock: 'static,
     {
-        // Fail fast: `OwnedSeat::try_acquire` at the first poll.
-        FailFast { handle: Option<H> },
+        // Fail fast: `OwnedSeat::try_acquire_many` at the first poll.
+        FailFast { handle: Option<H>, weight: usize },
         Waiting {
             #[pin]
             wait: AcquireOwned<H>,
@@ -316,17 +459,21 @@ impl<H: Handle> AcquireWithinOwned<H>
 where
     H::Lock: 'static,
 {
-    /// The wait of [`TokioAcquire::acquire_within_owned`], on any handle.
-    pub(crate) fn new(handle: H, max_wait: MaxWait) -> Self {
+    /// The wait of [`TokioAcquire::acquire_many_within_owned`], on any
+    /// handle. A bad `weight` is refused at the first poll, as core's
+    /// waits refuse it.
+    #[inline]
+    pub(crate) fn new(handle: H, weight: usize, max_wait: MaxWait) -> Self {
         let state = if max_wait.is_fail_fast() {
             OwnedState::FailFast {
                 handle: Some(handle),
+                weight,
             }
         } else {
             // `Forever` is a timer that never fires.
             let budget = max_wait.budget().unwrap_or(Duration::MAX);
             OwnedState::Waiting {
-                wait: OwnedSeat::acquire(handle),
+                wait: OwnedSeat::acquire_many(handle, weight),
                 sleep: LazySleep::new(budget),
                 budget,
                 timer: WaitTimer::new(),
@@ -346,11 +493,14 @@ where
         // The coop budget, as in `AcquireWithin`.
         let coop = ready!(tokio::task::coop::poll_proceed(cx));
         let outcome = match self.project().state.project() {
-            OwnedStateProj::FailFast { handle } => Poll::Ready(OwnedSeat::try_acquire(
-                handle
-                    .take()
-                    .expect("`AcquireWithinOwned` polled after it completed"),
-            )),
+            OwnedStateProj::FailFast { handle, weight } => {
+                Poll::Ready(OwnedSeat::try_acquire_many(
+                    handle
+                        .take()
+                        .expect("`AcquireWithinOwned` polled after it completed"),
+                    *weight,
+                ))
+            }
             OwnedStateProj::Waiting {
                 mut wait,
                 sleep,
@@ -394,9 +544,10 @@ where
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
-            OwnedState::FailFast { handle } => f
+            OwnedState::FailFast { handle, weight } => f
                 .debug_struct("AcquireWithinOwned")
                 .field("fail_fast", &handle.as_ref().map(|h| h.bulkhead().name()))
+                .field("weight", weight)
                 .finish(),
             OwnedState::Waiting { wait, budget, .. } => f
                 .debug_struct("AcquireWithinOwned")

@@ -476,8 +476,36 @@ impl<L: RawLock, A: Limit, C: Clock> Adaptive<L, A, C> {
         Ok(self.start(seat))
     }
 
+    /// Takes `weight` seats at once if they are free right now, as
+    /// [`Bulkhead::try_acquire_many`], and starts timing them.
+    ///
+    /// The seat records **one** sample when given back, whatever its
+    /// weight: the round trip of one call says how the dependency answers
+    /// one call. The sample's `in_flight` is the compartment's `active`
+    /// count, which counts seats, so a call of weight 3 counts 3 towards
+    /// the load the algorithm sees.
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire_many`].
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, CsLock};
+    /// use bulkhead_core::limit::{Adaptive, Aimd, AimdParams};
+    ///
+    /// let aimd = Aimd::new(AimdParams { initial: 4, min: 1, max: 8, ..AimdParams::DEFAULT })?;
+    /// let api = Adaptive::new(Bulkhead::<CsLock>::new("api", 4)?, aimd, || 0_u64);
+    /// let batch = api.try_acquire_many(3)?;
+    /// assert_eq!((batch.weight(), batch.in_flight()), (3, 3));
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    #[cfg(feature = "weights")]
+    pub fn try_acquire_many(&self, weight: usize) -> Result<AdaptiveSeat<'_, L, A, C>, Error> {
+        let seat = self.bulkhead.try_acquire_many(weight)?;
+        Ok(self.start(seat))
+    }
+
     /// Starts timing a seat taken from [`bulkhead`](Self::bulkhead) by any
-    /// other means (a blocking or async wait).
+    /// other means (a blocking or async wait, of any weight).
     ///
     /// # Errors
     /// The seat itself, untouched, if it belongs to another compartment.
@@ -534,9 +562,15 @@ pub struct AdaptiveSeat<'a, L: RawLock, A: Limit, C: Clock> {
 }
 
 impl<L: RawLock, A: Limit, C: Clock> AdaptiveSeat<'_, L, A, C> {
-    /// Seats held when this one was taken, itself included.
+    /// Seats held when this one was taken, its own weight included.
     pub fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// How many of the compartment's seats this seat holds, as
+    /// [`Seat::weight`].
+    pub fn weight(&self) -> usize {
+        self.seat.as_ref().map_or(0, Seat::weight)
     }
 
     /// Gives the seat back, recording how the call ended. The sample is

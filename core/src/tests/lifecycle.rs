@@ -64,16 +64,16 @@ fn set_max_concurrent_beyond_the_limit_is_refused_and_changes_nothing() {
     );
 }
 
-/// Both limits are kept in 32 bits (on 64-bit targets the two share one
-/// word). A larger value is refused with the bound named, never truncated:
+/// Both limits are kept in 31 bits (on 64-bit targets the two share one
+/// word; the top bit is the queue order). A larger value is refused with the bound named, never truncated:
 /// `2^32 + 1` seats must not become one seat, and a queue limit of `2^32`
 /// must not become "nobody waits".
 #[test]
 fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
     assert!(MAX_CONCURRENT_LIMIT <= u32::MAX as usize);
     #[cfg(target_pointer_width = "64")]
-    assert_eq!(MAX_CONCURRENT_LIMIT, u32::MAX as usize);
-    assert_eq!(MAX_WAITING_LIMIT, u32::MAX as usize - 1);
+    assert_eq!(MAX_CONCURRENT_LIMIT, i32::MAX as usize);
+    assert_eq!(MAX_WAITING_LIMIT, i32::MAX as usize - 1);
 
     let seats = Config::new("db", MAX_CONCURRENT_LIMIT + 1).validate();
     assert_eq!(
@@ -101,7 +101,7 @@ fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
         let message = err.to_string();
         assert!(
             message.contains(&std::format!("max_waiting = {requested}"))
-                && message.contains("at most 4294967294")
+                && message.contains("at most 2147483646")
                 && message.contains("no queue limit"),
             "{message}"
         );
@@ -536,4 +536,18 @@ fn with_name_uses_the_given_name_not_the_configs() {
         Err(e) => assert!(e.to_string().contains("db"), "{e}"),
         Ok(_) => panic!("a zero capacity must be refused"),
     }
+}
+
+/// Without the `lifo` feature, a compartment asking for newest-first order
+/// is refused with an error that names the feature, never built with the
+/// order silently ignored.
+#[cfg(not(feature = "lifo"))]
+#[test]
+fn newest_first_without_its_feature_is_refused_by_name() {
+    use std::string::ToString;
+    let config = Config::new("db", 1).queue_order(crate::QueueOrder::Lifo);
+    let err = config.validate().unwrap_err();
+    assert_eq!(err, ConfigError::LifoUnavailable { name: "db".into() });
+    assert!(err.to_string().contains("`lifo` feature"), "{err}");
+    assert!(Bulkhead::with_lock(config, super::TestLock::default()).is_err());
 }

@@ -62,7 +62,9 @@ fn check(list: &List, nodes: &[Pin<Box<Node>>], expected: &Expected, what: &str)
 
 #[test]
 fn the_circular_list_keeps_fifo_order_and_its_partition_through_every_operation() {
-    let nodes: Vec<Pin<Box<Node>>> = (0..NODES).map(|_| Box::pin(Node::new())).collect();
+    let nodes: Vec<Pin<Box<Node>>> = (0..NODES)
+        .map(|_| Box::pin(Node::new(crate::weight::Weight::ONE)))
+        .collect();
     let ptr = |i: usize| NonNull::from(&*nodes[i]);
     let mut list = List::new();
     let mut expected = Expected::default();

@@ -15,6 +15,18 @@
 //!   waiter that loses stays in line, behind the other woken waiters and
 //!   ahead of every waiter not yet woken (so it is the next to be woken),
 //!   and a woken waiter that leaves passes its wake-up on.
+//! - Weights: a waiter asks for 1 to 3 seats at once (`acquire_many`,
+//!   `try_acquire_many`), held seats are split and merged. FIFO keeps freed
+//!   seats for a head that asks for more than are free (nobody passes it);
+//!   barging wakes the next waiter only if the uncovered seats fit its
+//!   weight, and woken waiters cover as many seats as they ask for. A
+//!   waiter heavier than a limit that shrank is refused when it is the
+//!   head (FIFO) or the first not yet woken (barging), free seats or not
+//!   (`WeightAboveLimit`, counted when its owner learns it).
+//! - Queue order: newest first links a newcomer ahead of every waiter not
+//!   yet woken, and a full queue drops its last waiter (the oldest) with
+//!   `QueueFull` (counted when its owner learns it) instead of refusing
+//!   the newcomer. The model's line is the real list's order.
 //! - Shrinking below the seats held leaves a debt that later releases pay;
 //!   growing is a release of the new seats; `close` wakes every waiter with
 //!   `Closed`; `QueueFull` counts as a rejection.
@@ -35,10 +47,10 @@ use std::vec::Vec;
 use super::{Task, TestBulkhead, TestLock, with_config};
 use std::sync::atomic::AtomicUsize;
 
-use crate::engine::ALL_NOTIFIED;
+use crate::engine::{ALL_NOTIFIED, SECTION_BATCH};
 use crate::sync::Ordering::SeqCst;
 use crate::word::{self, WAITERS};
-use crate::{Acquire, Admission, Config, Error, Seat, State};
+use crate::{Acquire, Admission, Config, Error, MAX_WAITING_LIMIT, QueueOrder, Seat, State};
 
 const NAME: &str = "model";
 const BUDGET: Duration = Duration::from_millis(7);
@@ -49,6 +61,16 @@ const BUDGET: Duration = Duration::from_millis(7);
 enum Op {
     /// `try_acquire`; a seat is kept.
     TryAcquire,
+    /// `try_acquire_many(weight)`; a seat is kept.
+    TryAcquireMany(usize),
+    /// `acquire_many(weight)`, as `Start`.
+    StartMany(usize),
+    /// `split(1)` of a held seat; the part split off is kept last.
+    Split(usize),
+    /// Merges the held seat after the one picked into it.
+    Merge(usize),
+    /// `set_queue_order`.
+    SetQueueOrder(QueueOrder),
     /// A new `acquire()` future with a new task, polled once; kept if
     /// pending.
     Start,
@@ -77,22 +99,35 @@ enum Op {
 /// to hand more seats at once than a wake batch holds (8).
 const SIZES: [usize; 12] = [0, 1, 1, 2, 2, 3, 3, 4, 6, 9, 12, 16];
 
+/// Weights the `_many` steps ask for: mostly 2 and 3, sometimes one above
+/// the largest starting limit.
+const WEIGHTS: [usize; 6] = [1, 2, 2, 3, 3, 5];
+
 /// Turns two random numbers into a step. Shared by the proptests and the
 /// deterministic sequences, so that both draw from the same mix. Weights
 /// are per mille; `Close` is rare so that most of a sequence runs open.
 fn decode(queue_limit: bool, roll: u32, arg: u16) -> Op {
     let a = usize::from(arg);
     match roll % 1000 {
-        0..120 => Op::TryAcquire,
-        120..270 => Op::Start,
+        0..100 => Op::TryAcquire,
+        100..120 => Op::TryAcquireMany(WEIGHTS[a % WEIGHTS.len()]),
+        120..230 => Op::Start,
+        230..270 => Op::StartMany(WEIGHTS[a % WEIGHTS.len()]),
         270..300 => Op::Starts(5 + a % 5),
-        300..470 => Op::Poll(a),
-        470..500 => Op::PollNewTask(a),
-        500..580 => Op::Cancel(a),
-        580..660 => Op::TimeOut(a),
-        660..690 => Op::Abandon(a),
-        690..870 => Op::Release(a),
-        870..930 => Op::SetMax(SIZES[a % SIZES.len()]),
+        300..450 => Op::Poll(a),
+        450..470 => Op::PollNewTask(a),
+        470..540 => Op::Cancel(a),
+        540..610 => Op::TimeOut(a),
+        610..640 => Op::Abandon(a),
+        640..810 => Op::Release(a),
+        810..830 => Op::Split(a),
+        830..850 => Op::Merge(a),
+        850..910 => Op::SetMax(SIZES[a % SIZES.len()]),
+        910..930 => Op::SetQueueOrder(if a % 2 == 0 {
+            QueueOrder::Fifo
+        } else {
+            QueueOrder::Lifo
+        }),
         930..995 if queue_limit => Op::SetMaxWaiting(match a % 6 {
             5 => None,
             n => Some(n),
@@ -117,6 +152,10 @@ enum Outcome {
     NoSeat,
     /// `set_max_concurrent` returned the old limit.
     Resized(usize),
+    /// `split` returned a seat (`true`) or refused (`false`).
+    Split(bool),
+    /// `set_queue_order` returned the old order.
+    Reordered(QueueOrder),
     /// The outcome of each step of a burst.
     Burst(Vec<Outcome>),
 }
@@ -135,6 +174,10 @@ enum Status {
     Granted,
     /// Out of line: the compartment closed.
     Closed,
+    /// Out of line: dropped by a newcomer to a full newest-first queue.
+    Dropped,
+    /// Out of line: the limit shrank below its weight.
+    Oversized,
 }
 
 #[derive(Debug)]
@@ -143,6 +186,8 @@ struct Waiter {
     status: Status,
     /// The task whose waker is registered.
     task: usize,
+    /// Seats it asks for.
+    weight: usize,
 }
 
 #[derive(Debug)]
@@ -152,11 +197,13 @@ struct Model {
     /// Seats held, including seats reserved for granted waiters.
     active: usize,
     max_waiting: Option<usize>,
+    lifo: bool,
     closed: bool,
     rejected: usize,
     timed_out: usize,
-    /// Seats held by the test (the harness's `seats`).
-    seats: usize,
+    /// The weights of the seats held by the test (the harness's `seats`,
+    /// in its order).
+    seats: Vec<usize>,
     /// Pending futures, in the harness's order.
     waiters: Vec<Waiter>,
     /// Ids of the waiters in line, oldest first.
@@ -176,10 +223,11 @@ impl Model {
             max: config.max_concurrent,
             active: 0,
             max_waiting: config.max_waiting,
+            lifo: config.queue_order == QueueOrder::Lifo,
             closed: false,
             rejected: 0,
             timed_out: 0,
-            seats: 0,
+            seats: Vec::new(),
             waiters: Vec::new(),
             line: Vec::new(),
             wakes: Vec::new(),
@@ -220,10 +268,45 @@ impl Model {
 
     fn apply(&mut self, op: Op) -> Outcome {
         match op {
-            Op::TryAcquire => self.try_acquire(),
+            Op::TryAcquire => self.try_acquire(1),
+            Op::TryAcquireMany(w) => self.try_acquire(w),
             Op::Start => {
                 let task = self.new_task();
-                self.start(task)
+                self.start(task, 1)
+            }
+            Op::StartMany(w) => {
+                let task = self.new_task();
+                self.start(task, w)
+            }
+            Op::Split(_) if self.seats.is_empty() => Outcome::Skipped,
+            Op::Split(i) => {
+                let i = i % self.seats.len();
+                if self.seats[i] < 2 {
+                    return Outcome::Split(false);
+                }
+                self.note("split");
+                self.seats[i] -= 1;
+                self.seats.push(1);
+                Outcome::Split(true)
+            }
+            Op::Merge(_) if self.seats.len() < 2 => Outcome::Skipped,
+            Op::Merge(i) => {
+                let i = i % self.seats.len();
+                let j = (i + 1) % self.seats.len();
+                let w = self.seats.remove(j);
+                let i = if j < i { i - 1 } else { i };
+                self.seats[i] += w;
+                self.note("merge");
+                Outcome::Done
+            }
+            Op::SetQueueOrder(order) => {
+                let old = if self.lifo {
+                    QueueOrder::Lifo
+                } else {
+                    QueueOrder::Fifo
+                };
+                self.lifo = order == QueueOrder::Lifo;
+                Outcome::Reordered(old)
             }
             Op::Starts(n) => Outcome::Burst((0..n).map(|_| self.apply(Op::Start)).collect()),
             Op::Poll(i) => self
@@ -239,10 +322,10 @@ impl Model {
             Op::Cancel(i) => self.pick(i).map_or(Outcome::Skipped, |i| self.cancel(i)),
             Op::TimeOut(i) => self.pick(i).map_or(Outcome::Skipped, |i| self.time_out(i)),
             Op::Abandon(i) => self.pick(i).map_or(Outcome::Skipped, |i| self.abandon(i)),
-            Op::Release(_) if self.seats == 0 => Outcome::Skipped,
-            Op::Release(_) => {
-                self.seats -= 1;
-                self.release_seat();
+            Op::Release(_) if self.seats.is_empty() => Outcome::Skipped,
+            Op::Release(i) => {
+                let w = self.seats.remove(i % self.seats.len());
+                self.release_seat(w);
                 Outcome::Done
             }
             Op::SetMax(n) => {
@@ -268,20 +351,48 @@ impl Model {
         (!self.waiters.is_empty()).then(|| i % self.waiters.len())
     }
 
-    fn take_free_seat(&mut self) -> Outcome {
-        self.active += 1;
-        self.seats += 1;
+    fn take_free_seat(&mut self, weight: usize) -> Outcome {
+        self.active += weight;
+        self.seats.push(weight);
+        if weight > 1 {
+            self.note("weighted seat");
+        }
         Outcome::Seat
     }
 
-    fn try_acquire(&mut self) -> Outcome {
+    /// Whether a waiter of `weight` can never fit (a limit of 0 is a
+    /// pause, not a refusal).
+    fn oversized(&self, weight: usize) -> bool {
+        self.max != 0 && weight > self.max
+    }
+
+    fn weight_above_limit(&self, weight: usize) -> Error {
+        Error::WeightAboveLimit {
+            name: NAME.into(),
+            weight,
+            max_concurrent: self.max,
+        }
+    }
+
+    fn queue_full(&self) -> Error {
+        Error::QueueFull {
+            name: NAME.into(),
+            max_waiting: self.max_waiting.unwrap_or(MAX_WAITING_LIMIT),
+        }
+    }
+
+    fn try_acquire(&mut self, weight: usize) -> Outcome {
         if self.closed {
             return Outcome::Failed(Self::closed_error());
         }
         // FIFO: a caller that arrives while others wait joins no line and
         // takes no seat.
-        if self.available() <= 0 || (self.fifo && !self.line.is_empty()) {
+        if self.available() < weight as isize || (self.fifo && !self.line.is_empty()) {
             self.rejected += 1;
+            if self.oversized(weight) {
+                self.note("weight above the limit");
+                return Outcome::Failed(self.weight_above_limit(weight));
+            }
             self.note("full");
             return Outcome::Failed(Error::Full {
                 name: NAME.into(),
@@ -289,26 +400,69 @@ impl Model {
                 active: self.active,
             });
         }
-        self.take_free_seat()
+        self.take_free_seat(weight)
     }
 
-    /// The first poll of an `acquire()` future.
-    fn start(&mut self, task: usize) -> Outcome {
+    /// Whether a newcomer for `weight` may take free seats now.
+    /// Newest first: a newcomer that waits would be linked at the front
+    /// and served first, so it takes seats kept for a heavier head at once
+    /// (not through `try_acquire`, which never waits).
+    fn newcomer_fits(&self, weight: usize) -> bool {
+        (!self.fifo || self.line.is_empty() || self.lifo) && self.available() >= weight as isize
+    }
+
+    /// Where a newcomer joins the line, or a woken waiter that lost goes
+    /// back: ahead of every waiter not yet woken.
+    fn first_waiting(&self) -> usize {
+        self.line
+            .iter()
+            .position(|&x| self.waiter(x).status == Status::Waiting)
+            .unwrap_or(self.line.len())
+    }
+
+    /// The first poll of an `acquire_many(weight)` future.
+    fn start(&mut self, task: usize, weight: usize) -> Outcome {
         if self.closed {
             return Outcome::Failed(Self::closed_error());
         }
-        if (!self.fifo || self.line.is_empty()) && self.available() > 0 {
-            return self.take_free_seat();
+        if self.newcomer_fits(weight) {
+            return self.take_free_seat(weight);
+        }
+        if self.oversized(weight) {
+            self.rejected += 1;
+            self.note("weight above the limit");
+            return Outcome::Failed(self.weight_above_limit(weight));
         }
         if let Some(limit) = self.max_waiting
             && self.line.len() >= limit
         {
-            self.rejected += 1;
-            self.note("queue full");
-            return Outcome::Failed(Error::QueueFull {
-                name: NAME.into(),
-                max_waiting: limit,
-            });
+            match self.line.last() {
+                Some(&oldest) if self.lifo => {
+                    // Drop-oldest: the last in line leaves with
+                    // `QueueFull` (counted when its owner learns it), and
+                    // the newcomer tries again; once only, even if the
+                    // queue is still above a limit that shrank.
+                    self.note("dropped the oldest");
+                    self.line.pop();
+                    let w = self.waiter_mut(oldest);
+                    let wake = w.status == Status::Waiting;
+                    w.status = Status::Dropped;
+                    let task = w.task;
+                    if wake {
+                        self.wakes[task] += 1;
+                    }
+                    if self.newcomer_fits(weight) {
+                        let seat = self.take_free_seat(weight);
+                        self.drain();
+                        return seat;
+                    }
+                }
+                _ => {
+                    self.rejected += 1;
+                    self.note("queue full");
+                    return Outcome::Failed(self.queue_full());
+                }
+            }
         }
         let id = self.next_id;
         self.next_id += 1;
@@ -316,8 +470,17 @@ impl Model {
             id,
             status: Status::Waiting,
             task,
+            weight,
         });
-        self.line.push(id);
+        if self.lifo {
+            let at = self.first_waiting();
+            self.line.insert(at, id);
+        } else {
+            self.line.push(id);
+        }
+        if weight > 1 {
+            self.note("weighted waiter queued");
+        }
         self.drain();
         self.verdict(self.waiters.len() - 1)
     }
@@ -326,23 +489,36 @@ impl Model {
     fn verdict(&mut self, i: usize) -> Outcome {
         match self.waiters[i].status {
             Status::Granted => {
-                self.waiters.remove(i);
-                self.seats += 1;
+                let w = self.waiters.remove(i);
+                self.seats.push(w.weight);
                 Outcome::Seat
             }
             Status::Closed => {
                 self.waiters.remove(i);
                 Outcome::Failed(Self::closed_error())
             }
+            Status::Dropped => {
+                self.waiters.remove(i);
+                self.rejected += 1;
+                Outcome::Failed(self.queue_full())
+            }
+            Status::Oversized => {
+                let w = self.waiters.remove(i);
+                self.rejected += 1;
+                Outcome::Failed(self.weight_above_limit(w.weight))
+            }
             Status::Waiting | Status::Notified => Outcome::Pending,
         }
     }
 
     fn poll(&mut self, i: usize, new_task: Option<usize>) -> Outcome {
-        if let Status::Granted | Status::Closed = self.waiters[i].status {
+        if let Status::Granted | Status::Closed | Status::Dropped | Status::Oversized =
+            self.waiters[i].status
+        {
             return self.verdict(i);
         }
-        if !self.fifo && self.available() > 0 {
+        let weight = self.waiters[i].weight;
+        if !self.fifo && self.available() >= weight as isize {
             // Barging: any waiter that runs may take a free seat, woken or
             // not.
             let w = self.waiters.remove(i);
@@ -351,7 +527,7 @@ impl Model {
                 _ => "un-woken waiter took a seat",
             });
             self.leave_line(w.id);
-            let seat = self.take_free_seat();
+            let seat = self.take_free_seat(w.weight);
             self.drain();
             return seat;
         }
@@ -363,11 +539,10 @@ impl Model {
             // every waiter not yet woken: the next to be woken.
             let id = self.waiters[i].id;
             self.leave_line(id);
-            let at = self
-                .line
-                .iter()
-                .position(|&x| self.waiter(x).status == Status::Waiting)
-                .unwrap_or(self.line.len());
+            // Not `Notified` any more, so not counted as such by
+            // `first_waiting`.
+            self.waiters[i].status = Status::Waiting;
+            let at = self.first_waiting();
             self.line.insert(at, id);
         }
         if new_task.is_some() {
@@ -392,6 +567,10 @@ impl Model {
     /// line, or learns the verdict it had not read yet.
     fn give_up(&mut self, i: usize) -> Status {
         let w = self.waiters.remove(i);
+        if let Status::Dropped | Status::Oversized = w.status {
+            // Turned away while it waited: counted when its owner learns it.
+            self.rejected += 1;
+        }
         if let Status::Waiting | Status::Notified = w.status {
             self.leave_line(w.id);
             if w.status == Status::Notified {
@@ -405,22 +584,26 @@ impl Model {
     }
 
     fn cancel(&mut self, i: usize) -> Outcome {
+        let weight = self.waiters[i].weight;
         if self.give_up(i) == Status::Granted {
             // The reserved seat is passed on.
             self.note("granted waiter dropped");
-            self.release_seat();
+            self.release_seat(weight);
         }
         Outcome::Done
     }
 
     fn time_out(&mut self, i: usize) -> Outcome {
+        let weight = self.waiters[i].weight;
         match self.give_up(i) {
             Status::Granted => {
                 self.note("granted waiter timed out");
-                self.seats += 1;
+                self.seats.push(weight);
                 Outcome::Seat
             }
             Status::Closed => Outcome::Failed(Self::closed_error()),
+            Status::Dropped => Outcome::Failed(self.queue_full()),
+            Status::Oversized => Outcome::Failed(self.weight_above_limit(weight)),
             Status::Waiting | Status::Notified => {
                 self.note("timed out");
                 self.timed_out += 1;
@@ -433,17 +616,18 @@ impl Model {
     }
 
     fn abandon(&mut self, i: usize) -> Outcome {
+        let weight = self.waiters[i].weight;
         if self.give_up(i) == Status::Granted {
             self.note("granted waiter abandoned");
-            self.seats += 1;
+            self.seats.push(weight);
             Outcome::Seat
         } else {
             Outcome::NoSeat
         }
     }
 
-    fn release_seat(&mut self) {
-        self.active -= 1;
+    fn release_seat(&mut self, weight: usize) {
+        self.active -= weight;
         if self.available() <= 0 {
             self.note("release paid a debt");
         }
@@ -451,7 +635,7 @@ impl Model {
             // The real release does not even try the lock (rule 8).
             self.note("release skipped: woken waiters cover the seats");
         }
-        self.add_seats(1);
+        self.add_seats(weight);
     }
 
     /// `n` seats were freed (a release, or growth).
@@ -459,12 +643,15 @@ impl Model {
         self.drain();
     }
 
-    /// Barging: waiters woken and not yet re-polled.
+    /// Barging: the seats asked for by the waiters woken and not yet
+    /// re-polled.
     fn notified(&self) -> usize {
         self.line
             .iter()
-            .filter(|&&id| self.waiter(id).status == Status::Notified)
-            .count()
+            .map(|&id| self.waiter(id))
+            .filter(|w| w.status == Status::Notified)
+            .map(|w| w.weight)
+            .sum()
     }
 
     /// Barging: free seats that no woken waiter will compete for.
@@ -492,43 +679,110 @@ impl Model {
                 }
             }
         } else if self.fifo {
-            while self.available() > 0 && !self.line.is_empty() {
-                let id = self.line.remove(0);
-                self.active += 1;
-                self.note("fifo hand-off");
+            // The head gets its seats once enough are free; until then
+            // they stay free, kept for it. A head heavier than the limit is
+            // refused and the next one served.
+            while let Some(&id) = self.line.first() {
+                let weight = self.waiter(id).weight;
+                let status = if self.available() >= weight as isize {
+                    self.active += weight;
+                    self.note("fifo hand-off");
+                    Status::Granted
+                } else if self.oversized(weight) {
+                    self.note("waiter refused: above the limit");
+                    Status::Oversized
+                } else {
+                    if self.available() > 0 {
+                        self.note("seats kept for a heavier head");
+                    }
+                    break;
+                };
+                self.line.remove(0);
                 if before - self.line.len() > 8 {
                     self.note("more hand-offs than a wake batch");
                 }
                 let w = self.waiter_mut(id);
-                w.status = Status::Granted;
+                w.status = status;
                 let task = w.task;
                 self.wakes[task] += 1;
             }
         } else {
             // Wake the oldest un-woken waiters until the woken ones cover
             // the free seats; if too few are left, every waiter is awake
-            // and competes.
-            let mut uncovered = self.uncovered();
+            // and competes. A waiter heavier than the limit is refused. If
+            // the next one does not fit in the seats left uncovered, the
+            // first lighter one behind it that does is woken instead, looked
+            // for within the section's bound of `SECTION_BATCH` nodes; a
+            // search that finds none (or reaches the bound) ends the drain
+            // until the word changes. A section that reaches the bound
+            // otherwise leaves the rest to the next one.
             let mut woken = 0;
-            for i in 0..self.line.len() {
-                if uncovered <= 0 {
-                    break;
-                }
-                let id = self.line[i];
-                let w = self.waiter_mut(id);
-                if w.status == Status::Waiting {
+            'sections: loop {
+                let mut reached = 0;
+                loop {
+                    let at = self.first_waiting();
+                    let Some(&first) = self.line.get(at) else {
+                        break 'sections;
+                    };
+                    let weight = self.waiter(first).weight;
+                    // Refused as soon as it is the first not yet woken,
+                    // free seats or not.
+                    let oversized = self.oversized(weight);
+                    if !oversized && self.uncovered() <= 0 {
+                        break 'sections;
+                    }
+                    if reached >= SECTION_BATCH {
+                        self.note("barging: a wake-up drain beyond one section");
+                        continue 'sections;
+                    }
+                    reached += 1;
+                    if oversized {
+                        self.note("waiter refused: above the limit");
+                        self.line.remove(at);
+                        let w = self.waiter_mut(first);
+                        w.status = Status::Oversized;
+                        let task = w.task;
+                        self.wakes[task] += 1;
+                        continue;
+                    }
+                    let room = self.uncovered();
+                    let id = if weight as isize <= room {
+                        first
+                    } else {
+                        let budget = SECTION_BATCH - reached;
+                        let found = self.line[at + 1..]
+                            .iter()
+                            .take(budget)
+                            .position(|&x| self.waiter(x).weight as isize <= room);
+                        match found {
+                            Some(k) => {
+                                reached += k + 1;
+                                self.note("barging: a lighter waiter woken behind a heavier one");
+                                // Notified nodes come first in the list: it
+                                // moves to the end of them, before `first`.
+                                let id = self.line.remove(at + 1 + k);
+                                self.line.insert(at, id);
+                                id
+                            }
+                            None => {
+                                self.note("barging: next waiter too heavy to wake");
+                                break 'sections;
+                            }
+                        }
+                    };
+                    let w = self.waiter_mut(id);
                     w.status = Status::Notified;
                     let task = w.task;
                     self.wakes[task] += 1;
-                    uncovered -= 1;
                     woken += 1;
                     self.note("barging wake-up");
                 }
             }
+            let uncovered = self.uncovered();
             if woken > 8 {
                 self.note("more wake-ups than a wake batch");
             }
-            if uncovered > 0 && !self.line.is_empty() {
+            if uncovered > 0 && !self.line.is_empty() && self.first_waiting() == self.line.len() {
                 self.note("seats uncovered: all waiters awake");
             }
         }
@@ -590,10 +844,40 @@ impl<'a> Harness<'a> {
         let b = self.b;
         match op {
             Op::TryAcquire => self.seated(b.try_acquire()),
+            Op::TryAcquireMany(w) => self.seated(b.try_acquire_many(w)),
+            Op::Split(i) => {
+                if self.seats.is_empty() {
+                    return Outcome::Skipped;
+                }
+                let i = i % self.seats.len();
+                match self.seats[i].split(1) {
+                    Ok(part) => {
+                        self.seats.push(part);
+                        Outcome::Split(true)
+                    }
+                    Err(_) => Outcome::Split(false),
+                }
+            }
+            Op::Merge(i) => {
+                if self.seats.len() < 2 {
+                    return Outcome::Skipped;
+                }
+                let i = i % self.seats.len();
+                let j = (i + 1) % self.seats.len();
+                let other = self.seats.remove(j);
+                let i = if j < i { i - 1 } else { i };
+                self.seats[i].merge(other).expect("same compartment");
+                Outcome::Done
+            }
+            Op::SetQueueOrder(order) => Outcome::Reordered(b.set_queue_order(order)),
             Op::Starts(n) => Outcome::Burst((0..n).map(|_| self.apply(Op::Start)).collect()),
-            Op::Start => {
+            Op::Start | Op::StartMany(_) => {
+                let weight = match op {
+                    Op::StartMany(w) => w,
+                    _ => 1,
+                };
                 let task = self.new_task();
-                let mut fut = Box::pin(b.acquire());
+                let mut fut = Box::pin(b.acquire_many(weight));
                 match self.tasks[task].poll(fut.as_mut()) {
                     Poll::Ready(r) => self.seated(r),
                     Poll::Pending => {
@@ -721,7 +1005,8 @@ fn step(h: &mut Harness<'_>, m: &mut Model, n: usize, op: Op) -> Result<(), Stri
         m.waiters.len(),
         "step {n}: {op:?}: pending futures"
     );
-    check_eq!(h.seats.len(), m.seats, "step {n}: {op:?}: seats held");
+    let weights: Vec<usize> = h.seats.iter().map(Seat::weight).collect();
+    check_eq!(weights, m.seats, "step {n}: {op:?}: seats held");
     check_internals(h.b, m).map_err(|e| format!("step {n}: {op:?}: {e}"))
 }
 
@@ -759,6 +1044,7 @@ fn run(
     h.seats.clear();
     let s = b.state();
     check_eq!((s.active, s.waiting), (0, 0), "after winding down");
+    check_eq!(b.queue_order() == QueueOrder::Lifo, m.lifo, "queue order");
     Ok(m.events)
 }
 
@@ -821,7 +1107,18 @@ fn run_watched(config: Config, ops: &[Op]) -> Result<BTreeSet<&'static str>, Str
 }
 
 fn config(admission: Admission, max: usize, max_waiting: Option<usize>) -> Config {
-    let config = Config::new(NAME, max).admission(admission);
+    config_in(admission, max, max_waiting, QueueOrder::Fifo)
+}
+
+fn config_in(
+    admission: Admission,
+    max: usize,
+    max_waiting: Option<usize>,
+    order: QueueOrder,
+) -> Config {
+    let config = Config::new(NAME, max)
+        .admission(admission)
+        .queue_order(order);
     match max_waiting {
         Some(n) => config.max_waiting(n),
         None => config,
@@ -857,19 +1154,22 @@ fn deterministic_sequences() {
     for &seed in seeds {
         for admission in [Admission::Fifo, Admission::Barging] {
             for max_waiting in [None, Some(2)] {
-                let mut rng = XorShift(seed);
-                let max = 1 + (rng.next() % 3) as usize;
-                let ops: Vec<Op> = (0..len)
-                    .map(|_| {
-                        let r = rng.next();
-                        decode(max_waiting.is_some(), r as u32, (r >> 32) as u16)
-                    })
-                    .collect();
-                match run_watched(config(admission, max, max_waiting), &ops) {
-                    Ok(events) => seen.extend(events),
-                    Err(e) => panic!(
-                        "{admission:?}, max {max}, max_waiting {max_waiting:?}, seed {seed:#x}: {e}"
-                    ),
+                for order in [QueueOrder::Fifo, QueueOrder::Lifo] {
+                    let mut rng = XorShift(seed);
+                    let max = 1 + (rng.next() % 3) as usize;
+                    let ops: Vec<Op> = (0..len)
+                        .map(|_| {
+                            let r = rng.next();
+                            decode(max_waiting.is_some(), r as u32, (r >> 32) as u16)
+                        })
+                        .collect();
+                    match run_watched(config_in(admission, max, max_waiting, order), &ops) {
+                        Ok(events) => seen.extend(events),
+                        Err(e) => panic!(
+                            "{admission:?}, max {max}, max_waiting {max_waiting:?}, {order:?}, \
+                             seed {seed:#x}: {e}"
+                        ),
+                    }
                 }
             }
         }
@@ -904,6 +1204,16 @@ const EVENTS: &[&str] = &[
     "release paid a debt",
     "closed verdict",
     "more closed verdicts than a wake batch",
+    "weighted seat",
+    "weighted waiter queued",
+    "weight above the limit",
+    "waiter refused: above the limit",
+    "seats kept for a heavier head",
+    "barging: next waiter too heavy to wake",
+    "barging: a lighter waiter woken behind a heavier one",
+    "dropped the oldest",
+    "split",
+    "merge",
 ];
 
 /// Hand-picked sequences for the semantics the brief names, so that each
@@ -1063,7 +1373,7 @@ fn named_scenarios() {
 mod prop {
     use proptest::prelude::*;
 
-    use super::{Admission, Op, config, decode, run_watched};
+    use super::{Admission, Op, QueueOrder, config, config_in, decode, run_watched};
 
     fn ops(queue_limit: bool) -> impl Strategy<Value = std::vec::Vec<Op>> {
         proptest::collection::vec(
@@ -1080,6 +1390,18 @@ mod prop {
         ops: &[Op],
     ) -> Result<(), TestCaseError> {
         run_watched(config(admission, max, max_waiting), ops)
+            .map(drop)
+            .map_err(TestCaseError::fail)
+    }
+
+    fn check_in(
+        admission: Admission,
+        max: usize,
+        max_waiting: Option<usize>,
+        order: QueueOrder,
+        ops: &[Op],
+    ) -> Result<(), TestCaseError> {
+        run_watched(config_in(admission, max, max_waiting, order), ops)
             .map(drop)
             .map_err(TestCaseError::fail)
     }
@@ -1115,6 +1437,24 @@ mod prop {
         #[test]
         fn barging_with_queue_limit(max in 1usize..=4, limit in 0usize..=4, ops in ops(true)) {
             check(Admission::Barging, max, Some(limit), &ops)?;
+        }
+
+        #[test]
+        fn fifo_newest_first_with_queue_limit(
+            max in 1usize..=4,
+            limit in 0usize..=4,
+            ops in ops(true),
+        ) {
+            check_in(Admission::Fifo, max, Some(limit), QueueOrder::Lifo, &ops)?;
+        }
+
+        #[test]
+        fn barging_newest_first_with_queue_limit(
+            max in 1usize..=4,
+            limit in 0usize..=4,
+            ops in ops(true),
+        ) {
+            check_in(Admission::Barging, max, Some(limit), QueueOrder::Lifo, &ops)?;
         }
     }
 }

@@ -194,12 +194,12 @@ fn a_limit_behind_a_mutable_reference_forwards_every_method() {
 }
 
 /// `MAX_CONCURRENT_LIMIT` is the documented figure for the target: the
-/// 32-bit field of the compartment on 64-bit targets, and a quarter of the
+/// 32-bit field of the compartment less its top bit on 64-bit targets, and a quarter of the
 /// word's count field (two bits of headroom) on 32-bit ones.
 #[test]
 fn the_concurrency_limit_is_the_documented_figure() {
     let expected = if cfg!(target_pointer_width = "64") {
-        4_294_967_295
+        2_147_483_647
     } else {
         67_108_863
     };
@@ -557,7 +557,7 @@ fn windowed_reports_its_smallest_window() {
 #[should_panic(expected = "a linked node is dropped")]
 fn a_node_dropped_while_linked_is_reported() {
     use crate::list::{List, Node};
-    let node = std::boxed::Box::pin(Node::new());
+    let node = std::boxed::Box::pin(Node::new(crate::weight::Weight::ONE));
     let mut list = List::new();
     // SAFETY: the node is pinned and valid while linked; the test drops it
     // linked on purpose and never touches `list` again.

@@ -6,7 +6,9 @@
 //!
 //! With `--features fair-semaphore` the same program uses embassy-sync's
 //! `FairSemaphore`, for the footprint comparison. With `--features
-//! adaptive` it also runs an adaptive compartment (`src/adaptive.rs`).
+//! adaptive` it also runs an adaptive compartment (`src/adaptive.rs`), and
+//! with `--features weights` the weighted-seat scenario
+//! (`../tests/scenario/weights.rs`, shared with the host test).
 
 #![no_std]
 #![no_main]
@@ -23,6 +25,9 @@ mod adaptive;
 #[path = "../../tests/scenario/mod.rs"]
 mod scenario;
 mod systick;
+#[cfg(feature = "weights")]
+#[path = "../../tests/scenario/weights.rs"]
+mod weights;
 
 use scenario::{ROLES, Scenario};
 
@@ -37,6 +42,10 @@ static SCENARIO: Scenario<
 #[cfg(feature = "fair-semaphore")]
 static SCENARIO: Scenario<scenario::Fair> =
     Scenario::new(scenario::Fair::new(1), scenario::Fair::new(2));
+
+#[cfg(feature = "weights")]
+static WEIGHTS: weights::Weights<bulkhead_embassy::raw::CriticalSectionRawMutex> =
+    weights::Weights::new();
 
 /// Called by the SysTick handler on every tick, in interrupt context.
 fn on_tick(now: Instant) {
@@ -79,12 +88,51 @@ async fn radio_probe() {
     SCENARIO.radio_probe().await;
 }
 
+#[cfg(feature = "weights")]
+#[embassy_executor::task]
+async fn dma_holder() {
+    WEIGHTS.dma_holder().await;
+}
+
+#[cfg(feature = "weights")]
+#[embassy_executor::task]
+async fn dma_heavy() {
+    WEIGHTS.dma_heavy().await;
+}
+
+#[cfg(feature = "weights")]
+#[embassy_executor::task(pool_size = 2)]
+async fn dma_light(index: u32) {
+    WEIGHTS.dma_light(index).await;
+}
+
+#[cfg(feature = "weights")]
+#[embassy_executor::task]
+async fn uart_owner() {
+    WEIGHTS.uart_owner().await;
+}
+
+#[cfg(feature = "weights")]
+#[embassy_executor::task(pool_size = 3)]
+async fn uart_waiter(index: u32) {
+    WEIGHTS.uart_waiter(index).await;
+}
+
 /// Whether the adaptive compartment's callers are done (there are none
 /// without the `adaptive` feature).
 fn adaptive_finished() -> bool {
     #[cfg(feature = "adaptive")]
     return adaptive::finished();
     #[cfg(not(feature = "adaptive"))]
+    return true;
+}
+
+/// Whether the weighted-seat scenario's roles are done (there are none
+/// without the `weights` feature).
+fn weights_finished() -> bool {
+    #[cfg(feature = "weights")]
+    return WEIGHTS.finished() == weights::ROLES;
+    #[cfg(not(feature = "weights"))]
     return true;
 }
 
@@ -116,11 +164,27 @@ async fn main(spawner: Spawner) {
     for _ in 0..adaptive::TASKS {
         spawner.spawn(sensor_user().unwrap());
     }
+    #[cfg(feature = "weights")]
+    {
+        spawner.spawn(dma_holder().unwrap());
+        spawner.spawn(dma_heavy().unwrap());
+        for index in 0..weights::LIGHTS {
+            spawner.spawn(dma_light(index).unwrap());
+        }
+        spawner.spawn(uart_owner().unwrap());
+        for index in 0..weights::UART_WAITERS {
+            spawner.spawn(uart_waiter(index).unwrap());
+        }
+    }
 
     // Every role is bounded (5 s per wait at most); this bound only keeps a
     // broken build from spinning until the outer `timeout`.
     for _ in 0..20_000 {
-        if SCENARIO.finished() == ROLES && SCENARIO.slot_empty() && adaptive_finished() {
+        if SCENARIO.finished() == ROLES
+            && SCENARIO.slot_empty()
+            && adaptive_finished()
+            && weights_finished()
+        {
             break;
         }
         Timer::after(Duration::from_millis(1)).await;
@@ -130,6 +194,8 @@ async fn main(spawner: Spawner) {
     let passed = SCENARIO.report(&mut host).unwrap_or(false);
     #[cfg(feature = "adaptive")]
     let passed = adaptive::report(&mut host).unwrap_or(false) && passed;
+    #[cfg(feature = "weights")]
+    let passed = WEIGHTS.report(&mut host).unwrap_or(false) && passed;
     let _ = fmt::Write::write_fmt(
         &mut host,
         format_args!("elapsed: {} ms (emulated)\n", started.elapsed().as_millis()),

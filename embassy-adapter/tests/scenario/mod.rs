@@ -157,11 +157,11 @@ impl Compartment for Fair {
 pub struct Count(Mutex<Cell<u32>>);
 
 impl Count {
-    const fn new() -> Self {
+    pub const fn new() -> Self {
         Self(Mutex::new(Cell::new(0)))
     }
 
-    fn add(&self, n: u32) {
+    pub fn add(&self, n: u32) {
         critical_section::with(|cs| {
             let c = self.0.borrow(cs);
             c.set(c.get().saturating_add(n));
@@ -240,15 +240,15 @@ impl<P> Drop for Inside<'_, P> {
 pub struct Flag(Mutex<Cell<bool>>);
 
 impl Flag {
-    const fn new() -> Self {
+    pub const fn new() -> Self {
         Self(Mutex::new(Cell::new(false)))
     }
 
-    fn set(&self) {
+    pub fn set(&self) {
         critical_section::with(|cs| self.0.borrow(cs).set(true));
     }
 
-    fn get(&self) -> bool {
+    pub fn get(&self) -> bool {
         critical_section::with(|cs| self.0.borrow(cs).get())
     }
 }

@@ -1,4 +1,4 @@
-//! Short versions of benchmark groups a–f in one process, against the
+//! Short versions of benchmark groups a–g, w and l in one process, against the
 //! peers, printed as markdown with our ratio against each peer.
 //!
 //! Run it with `cargo run --release -p bulkhead-examples --bin bench-compare`
@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::Admission;
+use bulkhead_core::{Admission, Config, QueueOrder};
 use bulkhead_examples::alloc_count::{self, CountingAlloc};
 use bulkhead_examples::layers::{self, Mode};
+use bulkhead_examples::overload;
 use bulkhead_examples::peers::{
     self, CondvarSemaphore, EmbassyFair, Floor, Hold, Ours, Throughput, poll_once, work,
 };
@@ -55,6 +56,15 @@ type Bench<'a> = (&'static str, Box<dyn FnMut() -> f64 + 'a>);
 
 /// Runs every bench `repeats` times, round-robin, and returns the medians.
 fn run_all(benches: Vec<Bench<'_>>, repeats: usize) -> Vec<(&'static str, f64)> {
+    run_all_with(benches, repeats, median)
+}
+
+/// As [`run_all`], reducing each bench's samples with `reduce`.
+fn run_all_with(
+    benches: Vec<Bench<'_>>,
+    repeats: usize,
+    reduce: fn(Vec<f64>) -> f64,
+) -> Vec<(&'static str, f64)> {
     let mut benches = benches;
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
     // One untimed warm-up round.
@@ -69,7 +79,7 @@ fn run_all(benches: Vec<Bench<'_>>, repeats: usize) -> Vec<(&'static str, f64)> 
     benches
         .iter()
         .zip(samples)
-        .map(|((name, _), s)| (*name, median(s)))
+        .map(|((name, _), s)| (*name, reduce(s)))
         .collect()
 }
 
@@ -169,6 +179,10 @@ impl DWaits {
 }
 
 const FIFO: &str = "ours FIFO";
+/// Ours with a weight of 1 given at run time: `try_acquire_many(1)` with
+/// the weight behind `black_box`, so the weighted path is not folded into
+/// the one-seat one.
+const FIFO_MANY: &str = "ours FIFO, try_acquire_many(1)";
 const BARGING: &str = "ours barging";
 const BOUNDED: &str = "ours bounded barging";
 const TRY_FIRST: &str = "ours barging, try_acquire first (proposed; info only)";
@@ -265,6 +279,16 @@ fn only_c1(work_iters: u32) {
 fn cg_ours(b: &Ours, n: u32) {
     for _ in 0..n {
         let s = black_box(b).try_acquire();
+        black_box(s.is_ok());
+    }
+}
+
+/// As [`cg_ours`], through `try_acquire_many` with a weight of 1 the
+/// compiler cannot see.
+#[inline(never)]
+fn cg_ours_many(b: &Ours, n: u32) {
+    for _ in 0..n {
+        let s = black_box(b).try_acquire_many(black_box(1));
         black_box(s.is_ok());
     }
 }
@@ -371,6 +395,14 @@ impl TrySet {
                 Box::new(move || {
                     ns_per_op(n, || {
                         black_box(black_box(fifo).try_acquire().is_ok());
+                    })
+                }),
+            ),
+            (
+                FIFO_MANY,
+                Box::new(move || {
+                    ns_per_op(n, || {
+                        black_box(black_box(fifo).try_acquire_many(black_box(1)).is_ok());
                     })
                 }),
             ),
@@ -801,11 +833,348 @@ fn run_g(rt: &Arc<tokio::runtime::Runtime>) -> Vec<GTarget> {
     out
 }
 
+/// Group a: uncontended `try_acquire` + release, every contender.
+fn group_a() -> Vec<(&'static str, f64)> {
+    let a = run_all(TrySet::new(4).benches(MICRO_OPS), MICRO_REPEATS);
+    table(
+        "a. uncontended try_acquire + release (ns/op, lower is better)",
+        "ns/op",
+        &a,
+        &[FIFO, FIFO_MANY, BARGING],
+    );
+    a
+}
+
+/// Group a in short repeats (`A_SHORT_OPS` operations, about 0.5 ms),
+/// the fastest of `A_SHORT_REPEATS`: on a loaded machine most short
+/// repeats run without being preempted, and the fastest is the cost of
+/// the code, where a median of long repeats measures the load too.
+fn group_a_short() -> Vec<(&'static str, f64)> {
+    let a = run_all_with(TrySet::new(4).benches(A_SHORT_OPS), A_SHORT_REPEATS, |s| {
+        s.into_iter().fold(f64::INFINITY, f64::min)
+    });
+    table(
+        &format!(
+            "a, short repeats: fastest of {A_SHORT_REPEATS} × {A_SHORT_OPS} ops (ns/op, lower is better)"
+        ),
+        "ns/op",
+        &a,
+        &[FIFO, FIFO_MANY, BARGING],
+    );
+    a
+}
+
+/// Operations per short repeat of group a.
+const A_SHORT_OPS: u64 = 100_000;
+/// Short repeats of group a.
+const A_SHORT_REPEATS: usize = 301;
+
+/// `bench-compare w2 <contender>`: only group w2, one contender, for one
+/// second: for a profiler.
+fn single_w2(which: &str, work_iters: u32) {
+    fn one<S: peers::WeightedSem>(s: S, w: u32) -> peers::Throughput {
+        let rt = peers::runtime(2);
+        peers::run_weighted(
+            &rt,
+            &Arc::new(s),
+            W_TASKS,
+            w,
+            Hold::Yield,
+            Duration::from_secs(1),
+        )
+    }
+    let t = match which {
+        "fifo" => one(peers::ours(W_SEATS, Admission::Fifo), work_iters),
+        "barging" => one(peers::ours(W_SEATS, Admission::Barging), work_iters),
+        "tokio" => one(tokio::sync::Semaphore::new(W_SEATS), work_iters),
+        "maitake" => one(maitake_sync::Semaphore::new(W_SEATS), work_iters),
+        other => panic!("unknown contender {other}: fifo, barging, tokio, maitake"),
+    };
+    println!(
+        "w2 {which}: {} ops in {:?} = {:.2} Mops/s",
+        t.ops,
+        t.elapsed,
+        t.mops()
+    );
+}
+
+/// Seats of group w.
+const W_SEATS: usize = 8;
+/// Tasks of group w (weights 1–4, as many of each).
+const W_TASKS: usize = 64;
+/// The peers of group w's target.
+const W_PEERS: [&str; 2] = ["tokio", "maitake-sync"];
+/// A peer of group w outside the target (it has a weighted `acquire` too).
+const W_EMBASSY: &str = "embassy Fair";
+
+/// Group w: weighted seats. 64 tasks of weights 1, 2, 3, 4 on 8 seats,
+/// each looping acquire-many / work / release, on the 2-worker runtime;
+/// in w1 nothing is awaited while holding (as c1), in w2 one yield is
+/// (as c2).
+fn group_w(rt: &tokio::runtime::Runtime, work_iters: u32, hold: Hold) -> Vec<(&'static str, f64)> {
+    fn one<S: peers::WeightedSem>(
+        rt: &tokio::runtime::Runtime,
+        s: &Arc<S>,
+        w: u32,
+        hold: Hold,
+    ) -> f64 {
+        peers::run_weighted(rt, s, W_TASKS, w, hold, WINDOW).mops()
+    }
+    let fifo = Arc::new(peers::ours(W_SEATS, Admission::Fifo));
+    let barging = Arc::new(peers::ours(W_SEATS, Admission::Barging));
+    let tokio = Arc::new(tokio::sync::Semaphore::new(W_SEATS));
+    let maitake = Arc::new(maitake_sync::Semaphore::new(W_SEATS));
+    let embassy = Arc::new(EmbassyFair::new(W_SEATS));
+    let w = work_iters;
+    let rows = run_all(
+        vec![
+            (FIFO, Box::new(|| one(rt, &fifo, w, hold))),
+            (BARGING, Box::new(|| one(rt, &barging, w, hold))),
+            (W_PEERS[0], Box::new(|| one(rt, &tokio, w, hold))),
+            (W_PEERS[1], Box::new(|| one(rt, &maitake, w, hold))),
+            (W_EMBASSY, Box::new(|| one(rt, &embassy, w, hold))),
+        ],
+        CONTENDED_REPEATS,
+    );
+    for b in [&fifo, &barging] {
+        assert_eq!(b.state().active, 0, "every seat given back");
+    }
+    let what = match hold {
+        Hold::Plain => format!(
+            "w1. weighted: 2 workers, {W_TASKS} tasks of weights 1–4, {W_SEATS} seats, work only while holding"
+        ),
+        Hold::Yield => "w2. same, one yield_now while holding".to_string(),
+    };
+    table(
+        &format!("{what} (Mops/s = millions of acquisitions per second, higher is better)"),
+        "Mops/s",
+        &rows,
+        &[FIFO, BARGING],
+    );
+    rows
+}
+
+/// The schedule of group l: 8 seats held 10 ms per call (800 calls/s),
+/// a call every 625 µs (1600 calls/s, twice that), a 50 ms budget each;
+/// 0.5 s to fill the queue, then 3 s counted.
+const L_SETTINGS: overload::Settings = overload::Settings {
+    seats: 8,
+    service: Duration::from_millis(10),
+    interval: Duration::from_micros(625),
+    budget: Duration::from_millis(50),
+    warm_up: Duration::from_millis(500),
+    measured: Duration::from_secs(3),
+};
+/// The queue limit of the newest-first row: the calls the seats can serve
+/// in the part of a budget left after one service time,
+/// 8 × (50 − 10) ms ÷ 10 ms.
+const L_QUEUE: usize = 32;
+/// Repeats of each contender of group l, round-robin.
+const L_REPEATS: usize = 3;
+const L_FIFO: &str = "ours FIFO, no queue limit";
+const L_FIFO_LIMIT: &str = "ours FIFO, queue limit 32";
+/// A FIFO queue limit sized to the service time: its waits (16 × 10 ms ÷
+/// 8 seats) plus a service fit the budget. Information only: it needs the
+/// service time known and steady.
+const L_FIFO_TUNED: &str = "ours FIFO, queue limit 16 (tuned to the service time; info only)";
+const L_LIFO: &str = "ours LIFO, queue limit 32 (drop-oldest)";
+const L_LIFO_UNLIMITED: &str = "ours LIFO, no queue limit";
+const L_TOKIO: &str = "tokio + `timeout_at`";
+/// The contenders of group l that serve the oldest waiter first.
+const L_FIFO_ROWS: [&str; 3] = [L_FIFO, L_FIFO_LIMIT, L_TOKIO];
+
+/// Group l: a service at twice its capacity, a budget per call; returns
+/// each contender's merged run and the within-budget rate of each repeat.
+fn group_l(rt: &tokio::runtime::Runtime) -> Vec<(&'static str, overload::Run, Vec<f64>)> {
+    type LBench<'a> = (&'static str, Box<dyn Fn() -> overload::Run + 'a>);
+    fn one<S: overload::BoundedSem>(rt: &tokio::runtime::Runtime, s: &Arc<S>) -> overload::Run {
+        overload::run(rt, s, &L_SETTINGS)
+    }
+    let compartment = |limit: Option<usize>, order: QueueOrder| {
+        let mut config = Config::new("bench", L_SETTINGS.seats).queue_order(order);
+        if let Some(n) = limit {
+            config = config.max_waiting(n);
+        }
+        Arc::new(peers::Ours::from_config(config).expect("valid bench compartment"))
+    };
+    let fifo = compartment(None, QueueOrder::Fifo);
+    let fifo_limit = compartment(Some(L_QUEUE), QueueOrder::Fifo);
+    let fifo_tuned = compartment(Some(L_QUEUE / 2), QueueOrder::Fifo);
+    let lifo = compartment(Some(L_QUEUE), QueueOrder::Lifo);
+    let lifo_unlimited = compartment(None, QueueOrder::Lifo);
+    let tokio = Arc::new(tokio::sync::Semaphore::new(L_SETTINGS.seats));
+    let benches: Vec<LBench<'_>> = vec![
+        (L_FIFO, Box::new(|| one(rt, &fifo))),
+        (L_FIFO_LIMIT, Box::new(|| one(rt, &fifo_limit))),
+        (L_FIFO_TUNED, Box::new(|| one(rt, &fifo_tuned))),
+        (L_LIFO, Box::new(|| one(rt, &lifo))),
+        (L_LIFO_UNLIMITED, Box::new(|| one(rt, &lifo_unlimited))),
+        (L_TOKIO, Box::new(|| one(rt, &tokio))),
+    ];
+    let mut merged: Vec<overload::Run> = vec![overload::Run::default(); benches.len()];
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); benches.len()];
+    for _ in 0..L_REPEATS {
+        for (i, (_, f)) in benches.iter().enumerate() {
+            let run = f();
+            rates[i].push(run.within_rate());
+            merged[i].merge(&run);
+        }
+    }
+    for b in [&fifo, &fifo_limit, &fifo_tuned, &lifo, &lifo_unlimited] {
+        assert_eq!(b.state().active, 0, "every seat given back");
+    }
+    let s = L_SETTINGS;
+    println!(
+        "\n#### l. a service at {:.1}× its capacity: {} seats held {} ms per call, a call every {} µs, a {} ms budget each; {} × {} s counted after {} ms, pooled\n",
+        s.overload(),
+        s.seats,
+        s.service.as_millis(),
+        s.interval.as_micros(),
+        s.budget.as_millis(),
+        L_REPEATS,
+        s.measured.as_secs(),
+        s.warm_up.as_millis()
+    );
+    println!(
+        "| contender | calls | served within budget | per repeat (%) | served late | timed out | refused | served p50 (ms) | served p99 (ms) | gave up after, p50 (ms) | LIFO ÷ it (within budget) |"
+    );
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    let lifo_row = benches
+        .iter()
+        .position(|(n, _)| *n == L_LIFO)
+        .expect("the LIFO row");
+    let lifo_rate = merged[lifo_row].within_rate();
+    let pct = |n: u64, all: u64| 100.0 * n as f64 / all as f64;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let mut out = Vec::new();
+    for (((name, _), mut run), rates) in benches.into_iter().zip(merged).zip(rates) {
+        let p50 = layers::quantile(&mut run.served, 0.5);
+        let p99 = layers::quantile(&mut run.served, 0.99);
+        let gave_up = layers::quantile(&mut run.gave_up, 0.5);
+        let per: Vec<String> = rates.iter().map(|r| format!("{:.1}", r * 100.0)).collect();
+        println!(
+            "| {name} | {} | {:.1} % | {} | {:.1} % | {:.1} % | {:.1} % | {:.1} | {:.1} | {:.1} | {} |",
+            run.calls,
+            pct(run.within, run.calls),
+            per.join(" / "),
+            pct(run.late, run.calls),
+            pct(run.timed_out, run.calls),
+            pct(run.refused, run.calls),
+            ms(p50),
+            ms(p99),
+            ms(gave_up),
+            ratio(lifo_rate, run.within_rate())
+        );
+        out.push((name, run, rates));
+    }
+    let lag = out
+        .iter()
+        .map(|(_, r, _)| r.max_spawn_lag)
+        .max()
+        .unwrap_or_default();
+    let late: u64 = out.iter().map(|(_, r, _)| r.late_spawns).sum();
+    let calls: u64 = out.iter().map(|(_, r, _)| r.calls).sum();
+    println!(
+        "\nLatency is from each call's scheduled arrival. Arrivals spawned more than 1 ms late: {late} of {calls}; the latest {:.2} ms.",
+        ms(lag)
+    );
+    out
+}
+
+/// `x ÷ y` as a ratio, or "∞" if `y` is zero.
+fn ratio(x: f64, y: f64) -> String {
+    if y == 0.0 {
+        "∞".into()
+    } else {
+        format!("{:.2}×", x / y)
+    }
+}
+
+/// The target rows of groups w and l.
+fn wl_targets(
+    w: &[(Hold, Vec<(&'static str, f64)>)],
+    l: &[(&'static str, overload::Run, Vec<f64>)],
+) -> Vec<(String, String, f64, bool)> {
+    let mut rows = Vec::new();
+    for (hold, w) in w {
+        let group = match hold {
+            Hold::Plain => "w1",
+            Hold::Yield => "w2",
+        };
+        let best_peer = W_PEERS
+            .iter()
+            .map(|n| (*n, find(w, n)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("a peer");
+        for ours in [FIFO, BARGING] {
+            let r = find(w, ours) / best_peer.1;
+            rows.push((
+                format!("{group}: {ours} ÷ best peer ({})", best_peer.0),
+                "≥ 1.50×".into(),
+                r,
+                r >= 1.5,
+            ));
+        }
+        rows.push((
+            format!("{group}: ours FIFO ÷ embassy Fair (outside the target's peers)"),
+            "(info)".into(),
+            find(w, FIFO) / find(w, W_EMBASSY),
+            true,
+        ));
+    }
+    if l.is_empty() {
+        return rows;
+    }
+    let rate = |name: &str| {
+        l.iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, run, _)| run.within_rate())
+            .unwrap_or_else(|| panic!("no row {name}"))
+    };
+    let (best_fifo, best_fifo_rate) = L_FIFO_ROWS
+        .iter()
+        .map(|n| (*n, rate(n)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("a FIFO row");
+    let rl = rate(L_LIFO) / best_fifo_rate;
+    rows.push((
+        format!("l: ours LIFO ÷ best FIFO contender ({best_fifo}), served within budget"),
+        "> 1.00×".into(),
+        rl,
+        rl > 1.0,
+    ));
+    rows
+}
+
+fn print_targets(rows: Vec<(String, String, f64, bool)>) {
+    println!("\n#### targets\n");
+    println!("| target | wanted | measured | met |\n|---|---|---:|---|");
+    for (name, want, r, ok) in rows {
+        // Allocation rows are counts, every other row a ratio.
+        let measured = if want == "0" {
+            format!("{r:.2}")
+        } else if r.is_infinite() {
+            "∞ (it serves none)".into()
+        } else {
+            format!("{r:.2}×")
+        };
+        let met = if want == "(info)" {
+            "(info)"
+        } else if ok {
+            "yes"
+        } else {
+            "**no**"
+        };
+        println!("| {name} | {want} | {measured} | {met} |");
+    }
+}
+
 fn main() {
     let started = Instant::now();
     if std::env::args().nth(1).as_deref() == Some("callgrind") {
         let n = 1_000_000;
         cg_ours(&peers::ours(4, Admission::Fifo), n);
+        cg_ours_many(&peers::ours(4, Admission::Fifo), n);
         cg_floor(&Floor::new(4), n);
         cg_tokio(&tokio::sync::Semaphore::new(4), n);
         let (ours, tokio, floor) = (
@@ -829,10 +1198,40 @@ fn main() {
             return;
         }
         [group] if group == "c1" => return only_c1(work_iters),
+        [group] if group == "a" => {
+            for a in [group_a(), group_a_short()] {
+                let r = |name| find(&a, name) / find(&a, "floor (bare atomic)");
+                println!(
+                    "\nours FIFO ÷ floor: {:.2}×; try_acquire_many(1) ÷ floor: {:.2}×",
+                    r(FIFO),
+                    r(FIFO_MANY)
+                );
+            }
+            return;
+        }
+        [group] if group == "w" || group == "l" || group == "wl" => {
+            let rt = peers::runtime(2);
+            let w: Vec<_> = if group.contains('w') {
+                [Hold::Plain, Hold::Yield]
+                    .into_iter()
+                    .map(|hold| (hold, group_w(&rt, work_iters, hold)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let l = if group.contains('l') {
+                group_l(&rt)
+            } else {
+                Vec::new()
+            };
+            print_targets(wl_targets(&w, &l));
+            return;
+        }
         [group, which] if group == "d" => return single_d(which, work_iters),
+        [group, which] if group == "w2" => return single_w2(which, work_iters),
         _ => {
             eprintln!(
-                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [c1 | g | d <contender>]"
+                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | g | w | l | wl | d <contender> | w2 <contender>]"
             );
             std::process::exit(2);
         }
@@ -850,13 +1249,7 @@ fn main() {
     );
 
     // -- a. uncontended try_acquire + release ------------------------------
-    let a = run_all(TrySet::new(4).benches(MICRO_OPS), MICRO_REPEATS);
-    table(
-        "a. uncontended try_acquire + release (ns/op, lower is better)",
-        "ns/op",
-        &a,
-        &[FIFO, BARGING],
-    );
+    let a = group_a();
 
     // -- e. rejection when full ---------------------------------------------
     let e = {
@@ -1142,6 +1535,13 @@ fn main() {
     // -- g. the tower layer against what users pick instead -----------------
     let g = run_g(&rt);
 
+    // -- w. weighted seats; l. newest first under overload -------------------
+    let w: Vec<_> = [Hold::Plain, Hold::Yield]
+        .into_iter()
+        .map(|hold| (hold, group_w(&rt, work_iters, hold)))
+        .collect();
+    let l = group_l(&rt);
+
     // -- sizes ---------------------------------------------------------------
     let ours_c = peers::ours(1, Admission::Fifo);
     let tokio_s = tokio::sync::Semaphore::new(1);
@@ -1302,16 +1702,17 @@ fn main() {
             t.allocs_typed == 0.0,
         ));
     }
-    println!("\n#### targets\n");
-    println!("| target | wanted | measured | met |\n|---|---|---:|---|");
-    for (name, want, r, ok) in rows {
-        // Allocation rows are counts, every other row a ratio.
-        let unit = if want == "0" { "" } else { "×" };
-        println!(
-            "| {name} | {want} | {r:.2}{unit} | {} |",
-            if ok { "yes" } else { "**no**" }
-        );
-    }
+    rows.push({
+        let r = find(&a, FIFO_MANY) / find(&a, "floor (bare atomic)");
+        (
+            "a: ours, `try_acquire_many(1)` ÷ floor".into(),
+            "≤ 1.15×".into(),
+            r,
+            r <= 1.15,
+        )
+    });
+    rows.extend(wl_targets(&w, &l));
+    print_targets(rows);
     {
         let r = find(&d, BOUNDED) / find(&d, BARGING);
         println!(

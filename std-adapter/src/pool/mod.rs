@@ -94,6 +94,14 @@ impl Inner {
 /// - **State.** [`snapshot`](Self::snapshot) reports [`Kind::ThreadPool`],
 ///   `queue_size`, and as `waiting` the admitted tasks no worker has
 ///   started yet.
+/// - **No weights.** A task takes one seat, never several: it runs on
+///   one worker, so a weighted task would hold seats that no other task
+///   could use while the workers they stand for sat idle. To give heavy
+///   work more room, give it a pool of its own (fewer tasks per worker),
+///   or take a weighted seat of a semaphore compartment inside the task
+///   (`acquire_many_blocking`). Likewise its queue is its own and served
+///   oldest first: submissions never wait in the compartment's line, so
+///   a queue order does not apply.
 /// - **Shutdown.** [`shutdown`](Self::shutdown) with [`Shutdown::Drain`]
 ///   runs the queued tasks; with [`Shutdown::Cancel`] they resolve to
 ///   [`PoolError::Cancelled`]. Dropping the pool drains without blocking

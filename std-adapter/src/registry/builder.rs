@@ -249,6 +249,7 @@ impl RegistryBuilder {
     /// # max_wait_ms = 50     # the same in whole milliseconds (one of the two)
     /// max_waiting = 100
     /// admission = "fifo"     # or "barging", "bounded_barging"
+    /// queue_order = "fifo"   # or "lifo": newest first, drop-oldest when the queue is full
     ///
     /// [domains."database:replica"]
     /// max_workers = 4        # thread-pool compartments

@@ -88,7 +88,34 @@ impl Domain {
     /// # Errors
     /// As [`Bulkhead::try_acquire`](bulkhead_core::Bulkhead::try_acquire).
     pub fn try_acquire(&self) -> Result<RegistrySeat, Error> {
-        let seat = OwnedSeat::try_acquire(Arc::clone(&self.bulkhead))?;
+        self.try_acquire_many(1)
+    }
+
+    /// Takes `weight` seats at once, as one seat of that weight, if they
+    /// are all free right now (core's
+    /// [`try_acquire_many`](bulkhead_core::Bulkhead::try_acquire_many)). In
+    /// an adaptive compartment the seat records one sample when it is
+    /// given back, whatever its weight, with `in_flight` counted in seats.
+    ///
+    /// ```
+    /// use bulkhead_std::Error;
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// let registry = Registry::local();
+    /// let database = registry.domain("database")?; // 10 seats
+    /// let import = database.try_acquire_many(8)?;
+    /// assert_eq!((import.weight(), database.state().active), (8, 8));
+    /// assert!(matches!(database.try_acquire_many(3), Err(Error::Full { .. })));
+    /// assert!(matches!(database.try_acquire_many(11), Err(Error::WeightAboveLimit { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Bulkhead::try_acquire_many`](bulkhead_core::Bulkhead::try_acquire_many):
+    /// [`Error::Full`], [`Error::Closed`], [`Error::ZeroWeight`] or
+    /// [`Error::WeightAboveLimit`].
+    pub fn try_acquire_many(&self, weight: usize) -> Result<RegistrySeat, Error> {
+        let seat = OwnedSeat::try_acquire_many(Arc::clone(&self.bulkhead), weight)?;
         Ok(self.start(seat))
     }
 
@@ -152,6 +179,11 @@ impl fmt::Debug for Domain {
 ///
 /// In a compartment with a fixed limit all three just give the seat back.
 ///
+/// A seat taken with a `_many` form holds [`weight`](Self::weight) of
+/// the compartment's seats and gives them all back together. It still
+/// records one sample: the sample's `in_flight` is the compartment's
+/// `active` when it was admitted, in seats, its own weight included.
+///
 /// The lock parameter `L` is [`StdLock`], the registry's, except in code
 /// generic over the lock (the tower layer's response future), which holds
 /// an untimed seat of any compartment through its `From<OwnedSeat>`
@@ -175,6 +207,12 @@ impl<L: RawLock> RegistrySeat<L> {
     /// The compartment's `Arc`.
     pub fn handle(&self) -> &Arc<CoreBulkhead<L>> {
         self.seat.handle()
+    }
+
+    /// How many of the compartment's seats it holds: 1, or the weight a
+    /// `_many` form asked for.
+    pub fn weight(&self) -> usize {
+        self.seat.weight()
     }
 
     /// Whether this seat feeds an adaptive limit.
@@ -243,6 +281,7 @@ impl<L: RawLock> fmt::Debug for RegistrySeat<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegistrySeat")
             .field("bulkhead", &self.seat.handle().name())
+            .field("weight", &self.seat.weight())
             .field("timed", &self.timing.is_some())
             .finish()
     }

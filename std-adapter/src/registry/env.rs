@@ -24,6 +24,7 @@ use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 /// `_MAX_WAIT` (a duration with a unit: `250ms`, `2s`; `0` fails fast,
 /// `forever`), `_MAX_WAIT_MS` (whole milliseconds), `_MAX_WAITING`,
 /// `_MAX_WORKERS`, `_ADMISSION` (`fifo`, `barging` or `bounded_barging`),
+/// `_QUEUE_ORDER` (`fifo` or `lifo`),
 /// and the adaptive limit's `_LIMIT_ALGORITHM` (`aimd`, `vegas`,
 /// `gradient2`), `_LIMIT_MIN`,
 /// `_LIMIT_MAX`, `_LIMIT_INITIAL`, `_LIMIT_WINDOW` (see
@@ -332,7 +333,7 @@ impl UnknownVariable {
 
 /// The settings a variable may end in, for messages.
 const SETTINGS: &str = "MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, \
-                        ADMISSION, LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, \
+                        ADMISSION, QUEUE_ORDER, LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, \
                         LIMIT_WINDOW";
 
 impl std::fmt::Display for UnknownVariable {

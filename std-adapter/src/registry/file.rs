@@ -8,6 +8,7 @@
 //! max_concurrent = 20
 //! max_wait = "50ms"        # or max_wait_ms = 50; "0" fails fast, "forever"
 //! admission = "fifo"
+//! queue_order = "lifo"     # newest first; "fifo" (oldest first) is the default
 //!
 //! [domains."database:replica"]
 //! max_concurrent = 8
@@ -37,7 +38,7 @@ pub(crate) struct FileSettings {
 mod toml_file {
     use super::*;
     use crate::LimitConfig;
-    use crate::registry::parse::{Field, SettingsError, SettingsErrorKind};
+    use crate::registry::parse::{Field, SettingsError, SettingsErrorKind, unknown_queue_order};
     use crate::registry::spelling::nearest;
 
     /// The file's top-level tables.
@@ -51,7 +52,8 @@ mod toml_file {
     const LIMIT_TABLE_KEYS: [&str; 5] = ["algorithm", "min", "max", "initial", "window"];
 
     const ACCEPTED: &str = "tables [default] and [domains.NAME] with keys max_concurrent, \
-                            max_wait, max_wait_ms, max_waiting, max_workers, admission, limit";
+                            max_wait, max_wait_ms, max_waiting, max_workers, admission, \
+                            queue_order, limit";
 
     /// The keys of a `limit` table.
     const LIMIT_KEYS: &str = "a table `limit = { algorithm = \"gradient2\", min = 4, max = 200 }` \
@@ -159,10 +161,15 @@ mod toml_file {
             };
             let key = format!("{table}.{}", field.key());
             let raw = match (field, value) {
-                (Field::Admission | Field::MaxWait, toml::Value::String(s)) => s.clone(),
+                (Field::Admission | Field::QueueOrder | Field::MaxWait, toml::Value::String(s)) => {
+                    s.clone()
+                }
                 // `max_wait = 0` fails fast; other bare numbers are
                 // refused for want of a unit.
                 (Field::MaxWait, toml::Value::Integer(i)) => i.to_string(),
+                (Field::QueueOrder, other) => {
+                    return Err(unknown_queue_order(&key, &describe(other), None));
+                }
                 (Field::Admission, other) => {
                     return Err(SettingsError::new(
                         SettingsErrorKind::UnknownWord,

@@ -77,10 +77,44 @@ impl Registry {
     /// for a thread pool, or [`RegistryError::Rejected`] with the
     /// compartment's [`Error`].
     pub fn acquire_blocking(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
+        self.acquire_many_blocking(name, 1)
+    }
+
+    /// As [`acquire_blocking`](Self::acquire_blocking), for `weight` seats
+    /// at once (as [`BlockingAcquire::acquire_many_blocking`]): one seat
+    /// of that weight, or none, within the compartment's configured
+    /// `max_wait`. In FIFO order a heavy waiter is never passed by lighter
+    /// callers behind it. In an adaptive compartment the seat records one
+    /// sample whatever its weight ([`RegistrySeat`]).
+    ///
+    /// ```
+    /// use bulkhead_std::{Error, MaxWait};
+    /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create("import", DomainConfig::new(4).max_wait(MaxWait::from_millis(10)))?;
+    /// let batch = registry.acquire_many_blocking("import", 3)?;
+    /// assert_eq!(batch.weight(), 3);
+    /// let err = registry.acquire_many_blocking("import", 2).unwrap_err(); // one seat free: waits 10 ms
+    /// assert!(matches!(err.rejection(), Some(Error::Timeout { .. })));
+    /// let err = registry.acquire_many_blocking("import", 5).unwrap_err(); // never fits
+    /// assert!(matches!(err.rejection(), Some(Error::WeightAboveLimit { .. })));
+    /// # Ok::<(), RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire_blocking`](Self::acquire_blocking), and
+    /// [`RegistryError::Rejected`] with [`Error::ZeroWeight`] or
+    /// [`Error::WeightAboveLimit`].
+    pub fn acquire_many_blocking(
+        &self,
+        name: &str,
+        weight: usize,
+    ) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
         match domain
             .bulkhead
-            .acquire_blocking_owned(domain.config.max_wait)
+            .acquire_many_blocking_owned(weight, domain.config.max_wait)
         {
             Ok(seat) => Ok(domain.start(seat)),
             Err(error) => Err(rejected(&domain.bulkhead, error)),
@@ -117,9 +151,37 @@ impl Registry {
     /// thread pool, or [`RegistryError::Rejected`] with [`Error::Full`] or
     /// [`Error::Closed`].
     pub fn try_acquire(&self, name: &str) -> Result<RegistrySeat, RegistryError> {
+        self.try_acquire_many(name, 1)
+    }
+
+    /// As [`try_acquire`](Self::try_acquire), for `weight` seats at once
+    /// ([`Domain::try_acquire_many`](super::Domain::try_acquire_many)).
+    ///
+    /// ```
+    /// use bulkhead_std::Error;
+    /// use bulkhead_std::registry::{Registry, RegistryError};
+    ///
+    /// let registry = Registry::local();
+    /// let seat = registry.try_acquire_many("database", 10)?; // all ten
+    /// assert!(matches!(registry.try_acquire("database").unwrap_err().rejection(), Some(Error::Full { .. })));
+    /// drop(seat);
+    /// let zero = registry.try_acquire_many("database", 0).unwrap_err();
+    /// assert!(matches!(zero.rejection(), Some(Error::ZeroWeight { .. })));
+    /// # Ok::<(), RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`try_acquire`](Self::try_acquire), and
+    /// [`RegistryError::Rejected`] with [`Error::ZeroWeight`] or
+    /// [`Error::WeightAboveLimit`].
+    pub fn try_acquire_many(
+        &self,
+        name: &str,
+        weight: usize,
+    ) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
         domain
-            .try_acquire()
+            .try_acquire_many(weight)
             .map_err(|error| rejected(&domain.bulkhead, error))
     }
 
@@ -180,6 +242,36 @@ impl Registry {
         Ok(value)
     }
 
+    /// As [`execute`](Self::execute), holding `weight` seats at once,
+    /// taken as [`acquire_many_blocking`](Self::acquire_many_blocking)
+    /// takes them. An adaptive compartment records one sample for the
+    /// call, whatever its weight.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// let registry = Registry::local();
+    /// let db = registry.get("database")?;
+    /// let held = registry.execute_weighted("database", 4, || Ok::<_, ()>(db.state().active))?;
+    /// assert_eq!(held, Ok(4));
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`acquire_many_blocking`](Self::acquire_many_blocking); `work`
+    /// has then not run.
+    pub fn execute_weighted<T: Classify>(
+        &self,
+        name: &str,
+        weight: usize,
+        work: impl FnOnce() -> T,
+    ) -> Result<T, RegistryError> {
+        let seat = self.acquire_many_blocking(name, weight)?;
+        let value = work();
+        finish(seat, value.outcome());
+        Ok(value)
+    }
+
     /// Takes a seat in compartment `name` from async code on any runtime,
     /// waiting at most the compartment's configured `max_wait` with the
     /// runtime's timer: `sleep` turns the budget into a future that
@@ -221,9 +313,39 @@ impl Registry {
         name: &str,
         sleep: impl FnOnce(Duration) -> T,
     ) -> Result<RegistrySeat, RegistryError> {
+        self.acquire_many_timeout(name, 1, sleep).await
+    }
+
+    /// As [`acquire_timeout`](Self::acquire_timeout), for `weight` seats
+    /// at once: one seat of that weight, or none, within the
+    /// compartment's configured `max_wait` on the runtime's timer.
+    ///
+    /// # Cancel safety
+    /// As [`acquire_timeout`](Self::acquire_timeout).
+    ///
+    /// # Errors
+    /// As [`acquire_many_blocking`](Self::acquire_many_blocking).
+    ///
+    /// ```
+    /// use bulkhead_std::registry::{Registry, RegistryError};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::local();
+    /// let seat = registry.acquire_many_timeout("cache", 5, tokio::time::sleep).await?;
+    /// assert_eq!((seat.weight(), registry.get("cache")?.state().active), (5, 5));
+    /// # Ok::<(), RegistryError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn acquire_many_timeout<T: Future>(
+        &self,
+        name: &str,
+        weight: usize,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<RegistrySeat, RegistryError> {
         let domain = self.domain(name)?;
         let bulkhead = &domain.bulkhead;
-        match crate::run::acquire_timeout(bulkhead, domain.config.max_wait, sleep).await {
+        let max_wait = domain.config.max_wait;
+        match crate::run::acquire_many_timeout(bulkhead, weight, max_wait, sleep).await {
             Ok(seat) => Ok(domain.start(OwnedSeat::from_seat(seat, Arc::clone(bulkhead)))),
             Err(error) => Err(rejected(bulkhead, error)),
         }
@@ -264,6 +386,46 @@ impl Registry {
         F::Output: Classify,
     {
         let seat = self.acquire_timeout(name, sleep).await?;
+        let value = work.await;
+        finish(seat, value.outcome());
+        Ok(value)
+    }
+
+    /// As [`run_timeout`](Self::run_timeout), holding `weight` seats at
+    /// once, taken as [`acquire_many_timeout`](Self::acquire_many_timeout)
+    /// takes them. An adaptive compartment records one sample for the
+    /// call, whatever its weight.
+    ///
+    /// # Cancel safety
+    /// As [`run_timeout`](Self::run_timeout).
+    ///
+    /// # Errors
+    /// As [`acquire_many_blocking`](Self::acquire_many_blocking); `work`
+    /// has then not been polled.
+    ///
+    /// ```
+    /// use bulkhead_std::registry::Registry;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::local();
+    /// let db = registry.get("database")?;
+    /// let held = registry.run_timeout_weighted("database", 4, async { Ok::<_, ()>(db.state().active) }, tokio::time::sleep).await?;
+    /// assert_eq!(held, Ok(4));
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// # }).unwrap();
+    /// ```
+    pub async fn run_timeout_weighted<F, T: Future>(
+        &self,
+        name: &str,
+        weight: usize,
+        work: F,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<F::Output, RegistryError>
+    where
+        F: Future,
+        F::Output: Classify,
+    {
+        let seat = self.acquire_many_timeout(name, weight, sleep).await?;
         let value = work.await;
         finish(seat, value.outcome());
         Ok(value)

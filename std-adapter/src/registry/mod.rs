@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::time::{Duration, Instant};
 
 use bulkhead_core::limit::Limit;
-use bulkhead_core::{Config, Name};
+use bulkhead_core::{Config, Name, QueueOrder};
 
 use crate::pool::PoolConfig;
 use crate::snapshot::{Inspect, Snapshot};
@@ -153,7 +153,14 @@ struct Entry {
 /// code on any runtime [`acquire_timeout`](Self::acquire_timeout) /
 /// [`run_timeout`](Self::run_timeout), and tokio tasks bulkhead-tokio's
 /// `RegistryExt::acquire_within` / `run_within`; to never wait, any caller
-/// calls [`try_acquire`](Self::try_acquire). Every path that takes a
+/// calls [`try_acquire`](Self::try_acquire). Each has a weighted form
+/// for a caller that counts as several
+/// ([`try_acquire_many`](Self::try_acquire_many),
+/// [`acquire_many_blocking`](Self::acquire_many_blocking),
+/// [`acquire_many_timeout`](Self::acquire_many_timeout),
+/// [`execute_weighted`](Self::execute_weighted),
+/// [`run_timeout_weighted`](Self::run_timeout_weighted)): one seat of that
+/// weight, all or none ([`RegistrySeat::weight`]). Every path that takes a
 /// seat, these and a bare `try_acquire` on the returned compartment
 /// alike, is counted in the metrics (the `metrics` module, feature
 /// `metrics`).
@@ -167,7 +174,8 @@ struct Entry {
 /// | `external_api` | 20 |
 /// | `message_queue` | 10 |
 ///
-/// All fail fast, FIFO, no queue limit, unless the settings say otherwise.
+/// All fail fast, FIFO, oldest first, no queue limit, unless the settings
+/// say otherwise.
 /// They always exist: [`unregister`](Self::unregister) refuses them;
 /// [`register`](Self::register) may replace one, with a `tracing` warning.
 ///
@@ -383,8 +391,17 @@ impl Registry {
                     .map(|e| e.config)
             })
             .unwrap_or(self.template);
-        let config = self.resolve(&name, base)?;
+        let mut config = self.resolve(&name, base)?;
         let (registered, controller) = if config.max_workers.is_some() {
+            // A pool's queue is its own: the order the template or the
+            // built-in gives its semaphores is not the pool's. Only an
+            // order set for the pool itself reaches `make_pool` (which
+            // refuses `Lifo`).
+            let pool_base = DomainConfig {
+                queue_order: QueueOrder::Fifo,
+                ..base
+            };
+            config = self.resolve(&name, pool_base)?;
             make_pool(&name, &config)?
         } else {
             let (bulkhead, controller) = semaphore(&name, &config)?;
@@ -708,7 +725,9 @@ impl Registry {
         let bulkhead = bulkhead.into();
         let name = bulkhead.name_handle();
         let s = bulkhead.state();
-        let mut config = DomainConfig::new(s.max_concurrent).admission(bulkhead.admission());
+        let mut config = DomainConfig::new(s.max_concurrent)
+            .admission(bulkhead.admission())
+            .queue_order(bulkhead.queue_order());
         let mut map = self.write();
         let builtin = map.get(&name).is_some_and(|e| e.builtin);
         let declared = map.get(&name).is_some_and(|e| e.declared);
@@ -828,11 +847,18 @@ impl Registry {
     ///   callers inside keep their seat (growing wakes waiters, shrinking
     ///   never blocks);
     /// - `max_waiting` and `max_wait` apply at once;
+    /// - `queue_order` applies at once (core's
+    ///   [`set_queue_order`](bulkhead_core::Bulkhead::set_queue_order)):
+    ///   waiters already in line keep their places, and the new order
+    ///   decides where newcomers join, which end a freed seat goes to and
+    ///   whom a full queue turns away;
     /// - a different `admission` is refused ([`RegistryError::Unsupported`]):
     ///   register a new compartment instead;
     /// - on a thread pool, a change of `max_workers` or `max_concurrent`
     ///   rebuilds its pool without losing queued work (see
-    ///   [`RegisteredPool`]).
+    ///   [`RegisteredPool`]); `queue_order` [`Lifo`](QueueOrder::Lifo) is
+    ///   refused ([`RegistryError::Unsupported`]): a pool's queue is its
+    ///   own, served oldest first.
     ///
     /// ```
     /// use bulkhead_std::registry::{DomainConfig, Registry};
@@ -886,8 +912,10 @@ impl Registry {
                     b.set_max_concurrent(config.max_concurrent)?;
                 }
                 b.set_max_waiting(config.max_waiting)?;
+                b.set_queue_order(config.queue_order);
             }
             Registered::Pool(p) => {
+                check_pool_order(&name, &config)?;
                 let old = entry.config;
                 if old.max_workers != config.max_workers
                     || old.max_concurrent != config.max_concurrent
@@ -965,7 +993,9 @@ fn semaphore(
     let seats = algorithm
         .as_ref()
         .map_or(config.max_concurrent, Limit::limit);
-    let mut core = Config::new("", seats).admission(config.admission);
+    let mut core = Config::new("", seats)
+        .admission(config.admission)
+        .queue_order(config.queue_order);
     core.max_waiting = config.max_waiting;
     let bulkhead = Arc::new(Bulkhead::with_name(name.clone(), core, StdLock::new())?);
     Ok((
@@ -988,8 +1018,24 @@ fn make_pool(
                    file or BULKHEAD_<NAME>_LIMIT_* variables)",
         });
     }
+    check_pool_order(name, config)?;
     let pool = RegisteredPool::new(pool_config(name, config))?;
     Ok((Registered::Pool(Arc::new(pool)), None))
+}
+
+/// A thread pool's queue is its own, served oldest first; its submissions
+/// never wait in the compartment's line, so newest first would change
+/// nothing and is refused rather than ignored.
+fn check_pool_order(name: &Name, config: &DomainConfig) -> Result<(), RegistryError> {
+    if config.queue_order == QueueOrder::Lifo {
+        return Err(RegistryError::Unsupported {
+            name: name.clone(),
+            what: "a thread pool runs its queued tasks oldest first and its submissions never \
+                   wait in line, so queue_order = \"lifo\" cannot apply; remove queue_order \
+                   from this compartment's settings (code, file or BULKHEAD_<NAME>_QUEUE_ORDER)",
+        });
+    }
+    Ok(())
 }
 
 fn pool_config(name: &Name, config: &DomainConfig) -> PoolConfig {

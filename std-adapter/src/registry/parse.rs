@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MAX_WAITING_LIMIT};
+use bulkhead_core::{Admission, MAX_CONCURRENT_LIMIT, MAX_WAITING_LIMIT, QueueOrder};
+
+use super::spelling::nearest;
 
 /// What was wrong with a configuration value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,6 +44,10 @@ pub enum SettingsErrorKind {
     MissingAlgorithm,
     /// A value that should be a table (`limit = { … }`) is not one.
     NotATable,
+    /// A queue order other than `fifo` or `lifo` (written exactly so, as
+    /// serde writes them), or a value of the wrong type for
+    /// `queue_order`.
+    UnknownQueueOrder,
 }
 
 /// A configuration value was refused. The message names the variable or
@@ -124,6 +130,7 @@ impl fmt::Display for SettingsError {
             SettingsErrorKind::UnknownAlgorithm => "is not a known adaptive-limit algorithm",
             SettingsErrorKind::MissingAlgorithm => "sets a limit bound, but no algorithm",
             SettingsErrorKind::NotATable => "is not a table",
+            SettingsErrorKind::UnknownQueueOrder => "is not a known queue order",
         };
         write!(
             f,
@@ -144,16 +151,18 @@ pub(crate) enum Field {
     MaxWaiting,
     MaxWorkers,
     Admission,
+    QueueOrder,
 }
 
 impl Field {
-    pub(crate) const ALL: [Field; 6] = [
+    pub(crate) const ALL: [Field; 7] = [
         Field::MaxConcurrent,
         Field::MaxWait,
         Field::MaxWaitMs,
         Field::MaxWaiting,
         Field::MaxWorkers,
         Field::Admission,
+        Field::QueueOrder,
     ];
 
     /// The file key; the env suffix is its upper-case form.
@@ -165,6 +174,7 @@ impl Field {
             Field::MaxWaiting => "max_waiting",
             Field::MaxWorkers => "max_workers",
             Field::Admission => "admission",
+            Field::QueueOrder => "queue_order",
         }
     }
 
@@ -188,6 +198,11 @@ impl Field {
                 "a whole number of waiting callers (0 = nobody waits)",
             ),
             Field::Admission => (0, 0, "`fifo`, `barging` or `bounded_barging`"),
+            Field::QueueOrder => (
+                0,
+                0,
+                "`fifo` (oldest first) or `lifo` (newest first), in lower case",
+            ),
             Field::MaxWait => (
                 0,
                 0,
@@ -201,7 +216,7 @@ impl Field {
     pub(crate) fn expected(self) -> String {
         let (min, max, what) = self.bounds();
         match self {
-            Field::Admission | Field::MaxWait => what.to_owned(),
+            Field::Admission | Field::QueueOrder | Field::MaxWait => what.to_owned(),
             _ if min == 0 => format!("{what}, at most {max}"),
             _ => format!("{what} to {max}"),
         }
@@ -247,17 +262,68 @@ pub(crate) fn whole_number(
 }
 
 /// `fifo`, `barging` or `bounded_barging` (the names serde uses), any
-/// case, surrounding spaces ignored.
+/// case, surrounding spaces ignored. `lifo`, which is a queue order, is
+/// refused with a pointer to the `queue_order` setting of the same source.
 pub(crate) fn parse_admission(key: &str, raw: &str) -> Result<Admission, SettingsError> {
-    match raw.trim().to_ascii_lowercase().as_str() {
+    let word = raw.trim().to_ascii_lowercase();
+    match word.as_str() {
         "fifo" => Ok(Admission::Fifo),
         "barging" => Ok(Admission::Barging),
         "bounded_barging" => Ok(Admission::BoundedBarging),
-        _ => Err(SettingsError::new(
-            SettingsErrorKind::UnknownWord,
-            key,
-            raw,
-            Field::Admission.expected(),
-        )),
+        _ => {
+            let mut expected = Field::Admission.expected();
+            if word == "lifo" {
+                expected = format!(
+                    "{expected}; newest first is a queue order, not an admission mode: set {} \
+                     to `lifo` instead",
+                    sibling(key, Field::Admission, Field::QueueOrder)
+                );
+            }
+            Err(SettingsError::new(
+                SettingsErrorKind::UnknownWord,
+                key,
+                raw,
+                expected,
+            ))
+        }
+    }
+}
+
+/// `fifo` or `lifo`, exactly: the words serde reads for core's
+/// [`QueueOrder`], so that a file, a variable and a serde document accept
+/// the same values. Anything else is refused, with the word it nearly
+/// spells (`"lif"`, `"LIFO "`: did you mean `lifo`?).
+pub(crate) fn parse_queue_order(key: &str, raw: &str) -> Result<QueueOrder, SettingsError> {
+    match raw {
+        "fifo" => Ok(QueueOrder::Fifo),
+        "lifo" => Ok(QueueOrder::Lifo),
+        _ => {
+            let word = raw.trim().to_ascii_lowercase();
+            Err(unknown_queue_order(key, raw, Some(&word)))
+        }
+    }
+}
+
+/// The error for a `queue_order` value `raw` (as written, for the
+/// message); `word`, if the value is text, is compared with the accepted
+/// words for a did-you-mean.
+pub(crate) fn unknown_queue_order(key: &str, raw: &str, word: Option<&str>) -> SettingsError {
+    let mut expected = Field::QueueOrder.expected();
+    if let Some(meant) = word.and_then(|w| nearest(w, ["fifo", "lifo"])) {
+        expected = format!("{expected}; did you mean `{meant}`?");
+    }
+    SettingsError::new(SettingsErrorKind::UnknownQueueOrder, key, raw, expected)
+}
+
+/// `key` (a variable `…_ADMISSION` or a file key `….admission`) with its
+/// setting `from` replaced by `to`, in the same spelling.
+fn sibling(key: &str, from: Field, to: Field) -> String {
+    let upper = from.key().to_ascii_uppercase();
+    if let Some(head) = key.strip_suffix(upper.as_str()) {
+        format!("{head}{}", to.key().to_ascii_uppercase())
+    } else if let Some(head) = key.strip_suffix(from.key()) {
+        format!("{head}{}", to.key())
+    } else {
+        format!("`{}`", to.key())
     }
 }

@@ -130,7 +130,9 @@ impl Registry {
                        (code, file or BULKHEAD_<NAME>_LIMIT_* variables)",
             });
         }
-        let mut config = Config::new("", settings.max_concurrent).admission(settings.admission);
+        let mut config = Config::new("", settings.max_concurrent)
+            .admission(settings.admission)
+            .queue_order(settings.queue_order);
         config.max_waiting = settings.max_waiting;
         let scoped = build(config)?.rebuilt(name)?.max_wait(settings.max_wait);
         // Built outside any lock (`build` is the caller's code). A racing

@@ -1,9 +1,9 @@
 //! [`DomainConfig`]: one registered compartment's settings, built in code.
 
-use bulkhead_core::{Admission, MaxWait};
+use bulkhead_core::{Admission, MaxWait, QueueOrder};
 
 use super::limit_config::LimitConfig;
-use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission};
+use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission, parse_queue_order};
 
 /// The settings of one registered compartment, built in code.
 ///
@@ -22,6 +22,13 @@ use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission};
 /// - `max_workers`: worker threads of a thread-pool compartment; ignored by
 ///   a semaphore compartment.
 /// - `admission`: FIFO (default), barging or bounded barging.
+/// - `queue_order`: which end of the line a freed seat goes to
+///   ([`QueueOrder`]): oldest first (default) or newest first with
+///   drop-oldest when the queue is full. It can change live
+///   ([`Registry::reconfigure`](crate::registry::Registry::reconfigure)).
+///   A semaphore or scoped compartment setting: a thread pool runs its
+///   queue oldest first and refuses `Lifo` set for it (a pool the file
+///   declares does not inherit the `[default]` table's order).
 /// - `limit`: an adaptive limit ([`LimitConfig`]); `None` (the default)
 ///   keeps `max_concurrent` fixed. With a limit, the compartment starts at
 ///   `max_concurrent` (clamped into the limit's bounds, unless the limit
@@ -29,13 +36,14 @@ use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission};
 ///   [`Registry`](crate::registry::Registry#adaptive-limits).
 ///
 /// ```
-/// use bulkhead_std::{Admission, MaxWait};
+/// use bulkhead_std::{Admission, MaxWait, QueueOrder};
 /// use bulkhead_std::registry::DomainConfig;
 ///
 /// const REPORTS: DomainConfig = DomainConfig::new(4)
 ///     .max_wait(MaxWait::from_millis(50))
 ///     .max_waiting(16)
-///     .admission(Admission::Barging);
+///     .admission(Admission::Barging)
+///     .queue_order(QueueOrder::Lifo);
 /// assert_eq!(REPORTS.max_concurrent, 4);
 /// assert_eq!(REPORTS.max_waiting, Some(16));
 /// ```
@@ -54,7 +62,7 @@ use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission};
 /// With the `serde` feature it is `Serialize` and `Deserialize` (every
 /// field optional but `max_concurrent`; `max_wait` as `"50ms"`,
 /// `"fail_fast"` or `"forever"`; `admission` as `"fifo"`, `"barging"` or
-/// `"bounded_barging"`), so it can sit in your own configuration struct:
+/// `"bounded_barging"`; `queue_order` as `"fifo"` or `"lifo"`), so it can sit in your own configuration struct:
 ///
 /// ```
 /// # #[cfg(feature = "serde")] {
@@ -84,13 +92,18 @@ pub struct DomainConfig {
     /// Who gets a freed seat.
     #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
+    /// Which end of the line a freed seat goes to, and whom a full queue
+    /// turns away.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub queue_order: QueueOrder,
     /// The adaptive limit; `None` for a fixed `max_concurrent`.
     #[cfg_attr(feature = "serde", serde(default))]
     pub limit: Option<LimitConfig>,
 }
 
 impl DomainConfig {
-    /// `max_concurrent` seats, fail fast, no queue limit, FIFO.
+    /// `max_concurrent` seats, fail fast, no queue limit, FIFO admission,
+    /// oldest first.
     pub const fn new(max_concurrent: usize) -> Self {
         Self {
             max_concurrent,
@@ -98,6 +111,7 @@ impl DomainConfig {
             max_waiting: None,
             max_workers: None,
             admission: Admission::Fifo,
+            queue_order: QueueOrder::Fifo,
             limit: None,
         }
     }
@@ -129,6 +143,27 @@ impl DomainConfig {
     #[must_use]
     pub const fn admission(mut self, admission: Admission) -> Self {
         self.admission = admission;
+        self
+    }
+
+    /// Which end of the line a freed seat goes to; see [`QueueOrder`].
+    /// Newest first ([`QueueOrder::Lifo`]) suits a latency-bound service
+    /// under overload; with a [`max_waiting`](Self::max_waiting) limit, a
+    /// full queue then turns its oldest waiter away instead of the
+    /// newcomer.
+    ///
+    /// ```
+    /// use bulkhead_std::QueueOrder;
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// let registry = Registry::local();
+    /// let api = registry.get_or_create("api", DomainConfig::new(8).max_waiting(32).queue_order(QueueOrder::Lifo))?;
+    /// assert_eq!(api.queue_order(), QueueOrder::Lifo);
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    #[must_use]
+    pub const fn queue_order(mut self, queue_order: QueueOrder) -> Self {
+        self.queue_order = queue_order;
         self
     }
 
@@ -171,6 +206,9 @@ impl DomainConfig {
         if let Some(v) = overlay.admission {
             self.admission = v;
         }
+        if let Some(v) = overlay.queue_order {
+            self.queue_order = v;
+        }
         if let Some(v) = overlay.limit {
             self.limit = Some(v);
         }
@@ -186,6 +224,7 @@ pub(crate) struct Overlay {
     pub(crate) max_waiting: Option<usize>,
     pub(crate) max_workers: Option<usize>,
     pub(crate) admission: Option<Admission>,
+    pub(crate) queue_order: Option<QueueOrder>,
     /// A file's `limit` table, which replaces the code's limit whole (the
     /// environment's `LIMIT_*` variables override single fields; see
     /// [`LimitConfig::from_env`]).
@@ -204,6 +243,10 @@ impl Field {
     ) -> Result<(), SettingsError> {
         if self == Field::Admission {
             overlay.admission = Some(parse_admission(key, raw)?);
+            return Ok(());
+        }
+        if self == Field::QueueOrder {
+            overlay.queue_order = Some(parse_queue_order(key, raw)?);
             return Ok(());
         }
         if matches!(self, Field::MaxWait | Field::MaxWaitMs) && overlay.max_wait.is_some() {
@@ -227,7 +270,7 @@ impl Field {
             Field::MaxWorkers => overlay.max_workers = Some(as_usize),
             Field::MaxWaiting => overlay.max_waiting = Some(as_usize),
             Field::MaxWaitMs => overlay.max_wait = Some(MaxWait::from_millis(n)),
-            Field::Admission | Field::MaxWait => {}
+            Field::Admission | Field::QueueOrder | Field::MaxWait => {}
         }
         Ok(())
     }

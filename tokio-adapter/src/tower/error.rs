@@ -48,7 +48,9 @@ use super::BoxError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServiceError<E> {
     /// The compartment turned the request away (`Full`, `QueueFull`,
-    /// `Timeout` or `Closed`); the inner service was not called.
+    /// `Timeout` or `Closed`, or, for a layer with a
+    /// [`weight`](super::BulkheadLayer::weight) function, `ZeroWeight` or
+    /// `WeightAboveLimit`); the inner service was not called.
     Rejected(Error),
     /// The inner service failed (in `poll_ready` or in its response future).
     Inner(E),

@@ -9,16 +9,21 @@ use http::{HeaderValue, Response, StatusCode, header::RETRY_AFTER};
 use super::{BoxError, ServiceError};
 
 /// The HTTP answer to a bulkhead rejection: `503 Service Unavailable`,
-/// with `Retry-After` when retrying may succeed.
+/// with `Retry-After` when retrying may succeed, or `500` for a weight of
+/// zero.
 ///
 /// | rejection | status | `Retry-After` |
 /// |---|---|---|
 /// | [`Error::Full`], [`Error::FullOnEventLoop`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
+/// | [`Error::WeightAboveLimit`] | 503 | yes: a raised (or adaptive) limit may admit it later |
 /// | [`Error::Closed`] | 503 | no: the compartment admits nobody any more |
+/// | [`Error::ZeroWeight`] | 500 | no: the server's weight function is wrong, and retrying cannot help |
 ///
 /// 503 rather than 429 (the client did nothing wrong: this server is
 /// shedding load) or 504 (no upstream timed out; the caller's wait for a
-/// seat did).
+/// seat did). A weight above the limit is the server's estimate of the
+/// request's cost, not the client's fault either; a service that would
+/// rather tell the client to send less (`413`) matches the error itself.
 ///
 /// ```
 /// use std::time::Duration;
@@ -39,7 +44,8 @@ use super::{BoxError, ServiceError};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpRejection {
-    /// The status to answer with (503).
+    /// The status to answer with: 503, or 500 for
+    /// [`Error::ZeroWeight`].
     pub status: StatusCode,
     /// How long the client should wait before retrying, sent as
     /// `Retry-After` in whole seconds (at least 1); `None` when retrying
@@ -52,9 +58,25 @@ impl HttpRejection {
     pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
     /// The answer to `error`.
+    ///
+    /// ```
+    /// use bulkhead_tokio::{Error, HttpRejection};
+    /// use http::StatusCode;
+    ///
+    /// let too_heavy = Error::WeightAboveLimit { name: "db".into(), weight: 9, max_concurrent: 8 };
+    /// assert_eq!(HttpRejection::from_error(&too_heavy).status, StatusCode::SERVICE_UNAVAILABLE);
+    /// let weightless = HttpRejection::from_error(&Error::ZeroWeight { name: "db".into() });
+    /// assert_eq!(weightless.status, StatusCode::INTERNAL_SERVER_ERROR);
+    /// assert_eq!(weightless.retry_after, None);
+    /// ```
     pub fn from_error(error: &Error) -> Self {
+        let status = match error {
+            // Not load shedding: a bug in the server's weight function.
+            Error::ZeroWeight { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::SERVICE_UNAVAILABLE,
+        };
         Self {
-            status: StatusCode::SERVICE_UNAVAILABLE,
+            status,
             retry_after: error.is_transient().then_some(Self::DEFAULT_RETRY_AFTER),
         }
     }

@@ -6,6 +6,7 @@ mod error;
 mod future;
 mod handle;
 mod http;
+mod weight;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -23,6 +24,7 @@ pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
 pub use handle::LayerHandle;
 pub use http::HttpRejection;
+pub use weight::{RequestWeight, WeightOne};
 
 // The services' default error is bulkhead-std's `BoxError` (the crate
 // root re-exports it with its documentation).
@@ -35,8 +37,9 @@ pub(crate) use bulkhead_std::BoxError;
 /// compartment ([`LayerHandle`]): a compartment (`Arc<Bulkhead>`), an
 /// adaptive compartment (`Arc<Adaptive<..>>`), or a registry [`Domain`]
 /// (adaptive when its configuration says so). Failing fast or waiting,
-/// boxed or [typed](Self::typed_errors) errors, and
-/// [`HttpRejection`] work the same over all three.
+/// boxed or [typed](Self::typed_errors) errors, a per-request
+/// [`weight`](Self::weight), and [`HttpRejection`] work the same over all
+/// three.
 ///
 /// The layer holds a handle (an `Arc`) to the compartment, so one
 /// compartment can guard one route, several routes, or a whole server:
@@ -97,8 +100,13 @@ pub(crate) use bulkhead_std::BoxError;
 /// assert!(layer.is_adaptive());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct BulkheadLayer<H: LayerHandle = Arc<Bulkhead>, R = BoxErrors, K = ErrIsDropped> {
-    gate: Gate<H, K>,
+pub struct BulkheadLayer<
+    H: LayerHandle = Arc<Bulkhead>,
+    R = BoxErrors,
+    K = ErrIsDropped,
+    W = WeightOne,
+> {
+    gate: Gate<H, K, W>,
     errors: PhantomData<fn() -> R>,
 }
 
@@ -123,13 +131,14 @@ impl<H: LayerHandle> BulkheadLayer<H> {
                 max_wait: compartment.default_max_wait(),
                 handle: compartment,
                 classify: ErrIsDropped,
+                weight: WeightOne,
             },
             errors: PhantomData,
         }
     }
 }
 
-impl<H: LayerHandle, R, K> BulkheadLayer<H, R, K> {
+impl<H: LayerHandle, R, K, W> BulkheadLayer<H, R, K, W> {
     /// The same layer, whose services return a [`ServiceError`] of the
     /// inner service's error instead of a [`BoxError`]: nothing is
     /// allocated per request, rejected ones included.
@@ -166,7 +175,7 @@ impl<H: LayerHandle, R, K> BulkheadLayer<H, R, K> {
     /// # }
     /// ```
     #[must_use]
-    pub fn typed_errors(self) -> BulkheadLayer<H, TypedErrors, K> {
+    pub fn typed_errors(self) -> BulkheadLayer<H, TypedErrors, K, W> {
         BulkheadLayer {
             gate: self.gate,
             errors: PhantomData,
@@ -200,12 +209,101 @@ impl<H: LayerHandle, R, K> BulkheadLayer<H, R, K> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn classify<K2>(self, classify: K2) -> BulkheadLayer<H, R, K2> {
+    pub fn classify<K2>(self, classify: K2) -> BulkheadLayer<H, R, K2, W> {
         BulkheadLayer {
             gate: Gate {
                 handle: self.gate.handle,
                 max_wait: self.gate.max_wait,
                 classify,
+                weight: self.gate.weight,
+            },
+            errors: PhantomData,
+        }
+    }
+
+    /// The same layer, whose requests each take as many seats as
+    /// `weight` says: any `Fn(&Request) -> usize` (or a
+    /// [`RequestWeight`]), called once per request in `call`. Without it
+    /// every request takes one seat ([`WeightOne`]), at no cost.
+    ///
+    /// A request of weight `n` counts as `n` requests of weight 1 against
+    /// the compartment's limit, taken together or not at all, and holds
+    /// them until its response completes: a bulk endpoint that fans out to
+    /// 10 backend calls can weigh 10, so that it cannot crowd out the
+    /// single calls by arriving as one request.
+    ///
+    /// - **Fairness.** Waiting requests are served in the compartment's
+    ///   order ([`QueueOrder`](crate::QueueOrder)): oldest first by
+    ///   default, and a heavy request at the head of the line is never
+    ///   passed by lighter ones behind it (freed seats are kept for it).
+    /// - **Bad weights** are that request's error, never a panic, and the
+    ///   inner service is not called: a weight of 0 is
+    ///   [`Error::ZeroWeight`](crate::Error::ZeroWeight) (a bug in the
+    ///   weight function; [`HttpRejection`] answers it with `500`), and a
+    ///   weight above the compartment's current limit is
+    ///   [`Error::WeightAboveLimit`](crate::Error::WeightAboveLimit) at
+    ///   once, whatever the wait budget (it could never be admitted; a
+    ///   `503` with `Retry-After`, since a raised or adaptive limit may
+    ///   admit it later). Both come as the layer's error like any
+    ///   rejection: boxed, or in [`ServiceError::Rejected`]. (A limit of
+    ///   0 is a pause, not a refusal: requests then wait within their
+    ///   budget, or fail fast with `Full`.)
+    /// - **Adaptive limits** take one sample per request, whatever its
+    ///   weight.
+    ///
+    /// Over every [`LayerHandle`]: a compartment, an adaptive compartment
+    /// or a registry domain. Allocation-free, as without a weight.
+    ///
+    /// ```
+    /// use std::{convert::Infallible, future::Ready, sync::Arc, task::{Context, Poll}};
+    /// use bulkhead_tokio::{Bulkhead, BulkheadLayer, Error, ServiceError};
+    /// use tower_layer::Layer;
+    /// use tower_service::Service;
+    ///
+    /// /// A request for `rows` rows.
+    /// struct Export { rows: usize }
+    ///
+    /// #[derive(Clone)]
+    /// struct Exporter;
+    /// impl Service<Export> for Exporter {
+    ///     type Response = usize;
+    ///     type Error = Infallible;
+    ///     type Future = Ready<Result<usize, Infallible>>;
+    ///     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    ///         Poll::Ready(Ok(()))
+    ///     }
+    ///     fn call(&mut self, export: Export) -> Self::Future {
+    ///         std::future::ready(Ok(export.rows))
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let db = Arc::new(Bulkhead::new("db", 8).unwrap());
+    /// // One seat per started thousand rows.
+    /// let layer = BulkheadLayer::new(db.clone())
+    ///     .weight(|export: &Export| export.rows.div_ceil(1000))
+    ///     .typed_errors();
+    /// let mut svc = layer.layer(Exporter);
+    ///
+    /// let _busy = db.try_acquire_many(6).unwrap(); // 2 seats left
+    /// assert_eq!(svc.call(Export { rows: 1500 }).await.unwrap(), 1500); // weight 2
+    /// let err = svc.call(Export { rows: 2500 }).await.unwrap_err(); // weight 3
+    /// assert!(matches!(err, ServiceError::Rejected(Error::Full { .. })));
+    /// let err = svc.call(Export { rows: 9000 }).await.unwrap_err(); // weight 9 > 8
+    /// assert!(matches!(err, ServiceError::Rejected(Error::WeightAboveLimit { weight: 9, .. })));
+    /// let err = svc.call(Export { rows: 0 }).await.unwrap_err(); // weight 0
+    /// assert!(matches!(err, ServiceError::Rejected(Error::ZeroWeight { .. })));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn weight<W2>(self, weight: W2) -> BulkheadLayer<H, R, K, W2> {
+        BulkheadLayer {
+            gate: Gate {
+                handle: self.gate.handle,
+                max_wait: self.gate.max_wait,
+                classify: self.gate.classify,
+                weight,
             },
             errors: PhantomData,
         }
@@ -291,7 +389,7 @@ impl BulkheadLayer<Domain> {
     }
 }
 
-impl<H: LayerHandle, R, K: Clone> Clone for BulkheadLayer<H, R, K> {
+impl<H: LayerHandle, R, K: Clone, W: Clone> Clone for BulkheadLayer<H, R, K, W> {
     fn clone(&self) -> Self {
         Self {
             gate: self.gate.clone(),
@@ -300,19 +398,20 @@ impl<H: LayerHandle, R, K: Clone> Clone for BulkheadLayer<H, R, K> {
     }
 }
 
-impl<H: LayerHandle, R, K> fmt::Debug for BulkheadLayer<H, R, K> {
+impl<H: LayerHandle, R, K, W> fmt::Debug for BulkheadLayer<H, R, K, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadLayer")
             .field("bulkhead", &self.gate.handle.bulkhead().name())
             .field("max_wait", &self.gate.max_wait)
             .field("adaptive", &self.gate.handle.is_adaptive())
             .field("errors", &std::any::type_name::<R>())
+            .field("weight", &std::any::type_name::<W>())
             .finish()
     }
 }
 
-impl<S, H: LayerHandle, R, K: Clone> Layer<S> for BulkheadLayer<H, R, K> {
-    type Service = BulkheadService<S, H, R, K>;
+impl<S, H: LayerHandle, R, K: Clone, W: Clone> Layer<S> for BulkheadLayer<H, R, K, W> {
+    type Service = BulkheadService<S, H, R, K, W>;
 
     fn layer(&self, inner: S) -> Self::Service {
         BulkheadService {
@@ -324,20 +423,23 @@ impl<S, H: LayerHandle, R, K: Clone> Layer<S> for BulkheadLayer<H, R, K> {
 }
 
 /// What a [`BulkheadLayer`] and each of its services admit requests with.
-struct Gate<H, K> {
+struct Gate<H, K, W> {
     // Over an adaptive compartment (or registry domain), its requests'
     // seats are timed and record a sample classified by `classify`.
     handle: H,
     max_wait: MaxWait,
     classify: K,
+    // The seats each request takes (`WeightOne`, zero-sized, by default).
+    weight: W,
 }
 
-impl<H: Clone, K: Clone> Clone for Gate<H, K> {
+impl<H: Clone, K: Clone, W: Clone> Clone for Gate<H, K, W> {
     fn clone(&self) -> Self {
         Self {
             handle: self.handle.clone(),
             max_wait: self.max_wait,
             classify: self.classify.clone(),
+            weight: self.weight.clone(),
         }
     }
 }
@@ -351,10 +453,14 @@ impl<H: Clone, K: Clone> Clone for Gate<H, K> {
 ///   poll (the fast path if one is free, else it joins the compartment's
 ///   line, in first-poll order) and calls the inner service when it is
 ///   handed a seat. Waiting needs a tokio runtime with the time driver.
+/// - **Weight.** Each request takes one seat, or as many as the layer's
+///   [`weight`](BulkheadLayer::weight) function says.
 /// - **Rejection** is an [`Error`](crate::Error) (`Full`, `Timeout`,
-///   `QueueFull` or `Closed`), boxed in the [`BoxError`] by default, or
-///   [`ServiceError::Rejected`] with [`typed_errors`](Self::typed_errors);
-///   the inner service is not called.
+///   `QueueFull` or `Closed`; `ZeroWeight` or `WeightAboveLimit` for a
+///   weight that no seat count could admit), boxed in the [`BoxError`] by
+///   default, or [`ServiceError::Rejected`] with
+///   [`typed_errors`](Self::typed_errors); the inner service is not
+///   called.
 /// - **The seat is held until the response future completes**, and is
 ///   given back if that future is dropped first (a client that hangs up).
 ///   A streaming response body is not covered: the seat is released when
@@ -371,7 +477,8 @@ impl<H: Clone, K: Clone> Clone for Gate<H, K> {
 ///
 /// # Allocation
 ///
-/// Neither mode allocates per admitted request: the response future holds
+/// Neither mode allocates per admitted request, with or without a
+/// [`weight`](BulkheadLayer::weight) function: the response future holds
 /// a named owned wait ([`AcquireWithinOwned`], built on core's
 /// `AcquireOwned`) and the ready service with its request, with no boxing.
 /// A rejected request allocates once by default (its [`BoxError`]), and
@@ -426,9 +533,15 @@ impl<H: Clone, K: Clone> Clone for Gate<H, K> {
 /// Over an adaptive compartment or registry domain, it records one sample
 /// per admitted request; see [`BulkheadLayer::from_registry`] ("Adaptive
 /// domains").
-pub struct BulkheadService<S, H: LayerHandle = Arc<Bulkhead>, R = BoxErrors, K = ErrIsDropped> {
+pub struct BulkheadService<
+    S,
+    H: LayerHandle = Arc<Bulkhead>,
+    R = BoxErrors,
+    K = ErrIsDropped,
+    W = WeightOne,
+> {
     inner: S,
-    gate: Gate<H, K>,
+    gate: Gate<H, K, W>,
     errors: PhantomData<fn() -> R>,
 }
 
@@ -439,12 +552,12 @@ impl<S, H: LayerHandle> BulkheadService<S, H> {
     }
 }
 
-impl<S, H: LayerHandle, R, K> BulkheadService<S, H, R, K> {
+impl<S, H: LayerHandle, R, K, W> BulkheadService<S, H, R, K, W> {
     /// The same service, returning a [`ServiceError`] of the inner
     /// service's error instead of a [`BoxError`]; see
     /// [`BulkheadLayer::typed_errors`].
     #[must_use]
-    pub fn typed_errors(self) -> BulkheadService<S, H, TypedErrors, K> {
+    pub fn typed_errors(self) -> BulkheadService<S, H, TypedErrors, K, W> {
         BulkheadService {
             inner: self.inner,
             gate: self.gate,
@@ -481,7 +594,7 @@ impl<S, H: LayerHandle, R, K> BulkheadService<S, H, R, K> {
     }
 }
 
-impl<S: Clone, H: LayerHandle, R, K: Clone> Clone for BulkheadService<S, H, R, K> {
+impl<S: Clone, H: LayerHandle, R, K: Clone, W: Clone> Clone for BulkheadService<S, H, R, K, W> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -491,7 +604,7 @@ impl<S: Clone, H: LayerHandle, R, K: Clone> Clone for BulkheadService<S, H, R, K
     }
 }
 
-impl<S, H: LayerHandle, R, K> fmt::Debug for BulkheadService<S, H, R, K> {
+impl<S, H: LayerHandle, R, K, W> fmt::Debug for BulkheadService<S, H, R, K, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BulkheadService")
             .field("bulkhead", &self.gate.handle.bulkhead().name())
@@ -501,12 +614,13 @@ impl<S, H: LayerHandle, R, K> fmt::Debug for BulkheadService<S, H, R, K> {
     }
 }
 
-impl<S, Req, H, R, K> Service<Req> for BulkheadService<S, H, R, K>
+impl<S, Req, H, R, K, W> Service<Req> for BulkheadService<S, H, R, K, W>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Future: Send + 'static,
     R: ErrorRepr<S::Error>,
     K: ClassifyResponse<S::Response, S::Error> + Clone,
+    W: RequestWeight<Req>,
     Req: Send + 'static,
     H: LayerHandle,
 {
@@ -520,10 +634,14 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
+        // A constant 1 by default (`WeightOne`), which makes the calls
+        // below exactly the one-seat `try_acquire` and `acquire`. A bad
+        // weight is refused by the compartment, as this request's error.
+        let weight = self.gate.weight.weight(&request);
         if self.gate.max_wait.is_fail_fast() {
             // The handle is cloned only for an admitted request: a
             // rejection touches no reference count (two locked RMWs fewer).
-            return match self.gate.handle.bulkhead().try_acquire() {
+            return match self.gate.handle.bulkhead().try_acquire_many(weight) {
                 Ok(seat) => {
                     let seat = self.gate.handle.start(seat);
                     ResponseFuture::running(
@@ -538,7 +656,7 @@ where
         // The ready instance goes with the request; a clone stays.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = AcquireWithinOwned::new(self.gate.handle.owner(), self.gate.max_wait);
+        let admit = AcquireWithinOwned::new(self.gate.handle.owner(), weight, self.gate.max_wait);
         // The wait starts at the response future's first poll (a queued
         // wait is pinned in it and cannot move), so nothing is allocated.
         ResponseFuture::waiting(
