@@ -74,7 +74,7 @@ fn a_weight_above_the_limit_is_refused_at_once_and_counted() {
     // Absurd weights too, never truncated to a small one.
     // (`u32::MAX + 2` wraps to 1 if truncated to 32 bits; on 32-bit
     // targets it is not a `usize`, so `usize::MAX` stands in.)
-    let above_32_bits = (u32::MAX as usize).checked_add(2).unwrap_or(usize::MAX);
+    let above_32_bits = (u32::MAX as usize).saturating_add(2);
     for weight in [usize::MAX, above_32_bits, crate::MAX_CONCURRENT_LIMIT + 1] {
         assert!(
             matches!(
