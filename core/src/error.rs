@@ -115,6 +115,26 @@ impl fmt::Display for Error {
         match self {
             Error::Full {
                 name,
+                max_concurrent: 0,
+                ..
+            } => write!(
+                f,
+                "bulkhead `{name}` is paused (max_concurrent = 0) and admits nobody; \
+                 retry later, or raise max_concurrent to resume"
+            ),
+            Error::Full {
+                name,
+                max_concurrent,
+                active,
+            } if active < max_concurrent => write!(
+                f,
+                "bulkhead `{name}` is full for this caller: {active} of {max_concurrent} seats \
+                 taken, and the free ones are kept for callers already waiting (or are too \
+                 few for the seats asked); retry later, give callers a wait budget, or raise \
+                 max_concurrent"
+            ),
+            Error::Full {
+                name,
                 max_concurrent,
                 active,
             } => write!(
@@ -124,8 +144,9 @@ impl fmt::Display for Error {
             ),
             Error::QueueFull { name, max_waiting } => write!(
                 f,
-                "bulkhead `{name}` turned the caller away: {max_waiting} callers already wait \
-                 (max_waiting = {max_waiting}); shed load upstream or raise max_waiting"
+                "bulkhead `{name}` turned the caller away: its queue is full \
+                 (max_waiting = {max_waiting}; in newest-first order the oldest waiter is the \
+                 one turned away); shed load upstream or raise max_waiting"
             ),
             Error::Timeout { name, budget } => write!(
                 f,
