@@ -455,18 +455,32 @@ fn errors_name_the_problem_and_the_fix() {
         max_concurrent: 4,
         active: 3,
     };
-    assert!(kept.to_string().contains("kept for callers already waiting"), "{kept}");
+    assert!(
+        kept.to_string()
+            .contains("kept for callers already waiting"),
+        "{kept}"
+    );
     let paused = Error::Full {
         name: "db".into(),
         max_concurrent: 0,
         active: 0,
     };
-    assert!(paused.to_string().contains("is paused (max_concurrent = 0)"), "{paused}");
+    assert!(
+        paused
+            .to_string()
+            .contains("is paused (max_concurrent = 0)"),
+        "{paused}"
+    );
     let queue = Error::QueueFull {
         name: "db".into(),
         max_waiting: 1,
     };
-    assert!(queue.to_string().contains("its queue is full (max_waiting = 1"), "{queue}");
+    assert!(
+        queue
+            .to_string()
+            .contains("its queue is full (max_waiting = 1"),
+        "{queue}"
+    );
 }
 
 #[test]
