@@ -310,3 +310,46 @@ impl Watched {
         }
     }
 }
+
+/// An owned weighted wait, boxed and pinned, as [`queued_many`] makes it.
+pub type OwnedWaiter = Pin<Box<AcquireOwned<Arc<LoomBulkhead>>>>;
+
+/// Counts wake-ups, for a waiter queued on the main thread and checked
+/// after the racing threads are joined.
+pub struct Counting(pub AtomicUsize);
+
+impl Wake for Counting {
+    fn wake(self: StdArc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// An owned `acquire_many(weight)` polled once with a counting waker: it
+/// must queue.
+pub fn queued_many(b: &Arc<LoomBulkhead>, weight: usize) -> (OwnedWaiter, StdArc<Counting>) {
+    let count = StdArc::new(Counting(AtomicUsize::new(0)));
+    let waker = Waker::from(count.clone());
+    let mut w = Box::pin(OwnedSeat::acquire_many(b.clone(), weight));
+    let poll = w.as_mut().poll(&mut Context::from_waker(&waker));
+    assert!(poll.is_pending(), "expected to queue: {:?}", b.state());
+    (w, count)
+}
+
+/// After the races: the waiter was woken (granted, notified or closed
+/// out), and its next poll ends its wait. Panics naming `what` otherwise:
+/// a waiter never woken while its seats are free is a lost wake-up.
+pub fn woken_then_done(
+    mut w: OwnedWaiter,
+    count: &StdArc<Counting>,
+    what: &str,
+) -> Result<OwnedSeat<Arc<LoomBulkhead>>, Error> {
+    assert!(
+        count.0.load(SeqCst) > 0,
+        "lost wake-up: {what} was never woken"
+    );
+    let waker = Waker::from(count.clone());
+    match w.as_mut().poll(&mut Context::from_waker(&waker)) {
+        Poll::Ready(result) => result,
+        Poll::Pending => panic!("{what} was woken, but its wait did not end"),
+    }
+}

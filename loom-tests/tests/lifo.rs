@@ -4,17 +4,13 @@
 //! order, against a release that hands a seat on.
 #![cfg(bulkhead_loom)]
 
-use std::pin::Pin;
-use std::sync::Arc as StdArc;
-use std::task::{Context, Poll, Wake, Waker};
-
-use bulkhead_core::{AcquireOwned, Config, Error, OwnedSeat, QueueOrder};
-use bulkhead_loom_tests::{LoomBulkhead, assert_quiescent, with_config};
+use bulkhead_core::{Config, Error, OwnedSeat, QueueOrder};
+use bulkhead_loom_tests::{
+    LoomBulkhead, assert_quiescent, queued_many, with_config, woken_then_done,
+};
 use loom::sync::Arc;
-use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use loom::sync::atomic::Ordering::SeqCst;
 use loom::thread;
-
-type Waiter = Pin<Box<AcquireOwned<Arc<LoomBulkhead>>>>;
 
 fn lifo(max: usize, max_waiting: Option<usize>) -> Arc<LoomBulkhead> {
     let config = Config::new("loom", max).queue_order(QueueOrder::Lifo);
@@ -22,44 +18,6 @@ fn lifo(max: usize, max_waiting: Option<usize>) -> Arc<LoomBulkhead> {
         Some(n) => config.max_waiting(n),
         None => config,
     })
-}
-
-/// Counts wake-ups, for a waiter queued on the main thread and checked
-/// after the racing threads are joined.
-struct Counting(AtomicUsize);
-
-impl Wake for Counting {
-    fn wake(self: StdArc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-}
-
-/// An owned `acquire_many(weight)` polled once with a counting waker: it
-/// must queue.
-fn queued(b: &Arc<LoomBulkhead>, weight: usize) -> (Waiter, StdArc<Counting>) {
-    let count = StdArc::new(Counting(AtomicUsize::new(0)));
-    let waker = Waker::from(count.clone());
-    let mut w = Box::pin(OwnedSeat::acquire_many(b.clone(), weight));
-    let poll = w.as_mut().poll(&mut Context::from_waker(&waker));
-    assert!(poll.is_pending(), "expected to queue: {:?}", b.state());
-    (w, count)
-}
-
-/// Polls a waiter queued by [`queued`] again, after it was woken.
-fn woken_then_done(
-    mut w: Waiter,
-    count: &StdArc<Counting>,
-    what: &str,
-) -> Result<OwnedSeat<Arc<LoomBulkhead>>, Error> {
-    assert!(
-        count.0.load(SeqCst) > 0,
-        "lost wake-up: {what} was never woken"
-    );
-    let waker = Waker::from(count.clone());
-    match w.as_mut().poll(&mut Context::from_waker(&waker)) {
-        Poll::Ready(result) => result,
-        Poll::Pending => panic!("{what} was woken, but its wait did not end"),
-    }
 }
 
 /// Drop-oldest racing a grant. Queue limit 1: the oldest waiter (for
@@ -82,7 +40,7 @@ fn drop_oldest_racing_a_grant() {
             if weight > 1 {
                 drop(held.split(weight - 1).unwrap());
             }
-            let (oldest, _) = queued(&b, weight);
+            let (oldest, _) = queued_many(&b, weight);
             let oldest = thread::spawn(move || match loom::future::block_on(oldest) {
                 Ok(seat) => {
                     assert_eq!(seat.weight(), weight);
@@ -124,8 +82,8 @@ fn the_newest_is_served_first_while_the_order_flips() {
     loom::model(|| {
         let b = lifo(1, None);
         let held = OwnedSeat::try_acquire(b.clone()).unwrap();
-        let (older, older_woken) = queued(&b, 1);
-        let (newer, newer_woken) = queued(&b, 1);
+        let (older, older_woken) = queued_many(&b, 1);
+        let (newer, newer_woken) = queued_many(&b, 1);
         let releaser = thread::spawn(move || drop(held));
         assert_eq!(b.set_queue_order(QueueOrder::Fifo), QueueOrder::Lifo);
         releaser.join().unwrap();

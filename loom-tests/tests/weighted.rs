@@ -15,17 +15,17 @@
 #![cfg(bulkhead_loom)]
 
 use std::future::Future;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use bulkhead_core::{AcquireOwned, Admission, Config, Error, OwnedSeat, Seat};
-use bulkhead_loom_tests::{LoomBulkhead, assert_quiescent, with_config};
+use bulkhead_core::{Admission, Config, Error, OwnedSeat, Seat};
+use bulkhead_loom_tests::{
+    Counting, LoomBulkhead, assert_quiescent, queued_many, with_config, woken_then_done,
+};
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::sync::{Arc, Notify};
 use loom::thread;
-
-type Waiter = Pin<Box<AcquireOwned<Arc<LoomBulkhead>>>>;
 
 fn compartment(max: usize, admission: Admission) -> Arc<LoomBulkhead> {
     with_config(Config::new("loom", max).admission(admission))
@@ -143,46 +143,6 @@ enum Style {
     RePolling,
 }
 
-/// Counts wake-ups, for a waiter queued on the main thread and checked
-/// after the racing threads are joined.
-struct Counting(AtomicUsize);
-
-impl Wake for Counting {
-    fn wake(self: StdArc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-}
-
-/// An owned `acquire_many(weight)` polled once with a counting waker: it
-/// must queue.
-fn queued(b: &Arc<LoomBulkhead>, weight: usize) -> (Waiter, StdArc<Counting>) {
-    let count = StdArc::new(Counting(AtomicUsize::new(0)));
-    let waker = Waker::from(count.clone());
-    let mut w = Box::pin(OwnedSeat::acquire_many(b.clone(), weight));
-    let poll = w.as_mut().poll(&mut Context::from_waker(&waker));
-    assert!(poll.is_pending(), "expected to queue: {:?}", b.state());
-    (w, count)
-}
-
-/// After the races: the waiter was woken (granted, notified or closed
-/// out), and its next poll ends its wait. Panics naming `what` otherwise:
-/// a waiter never woken while its seats are free is a lost wake-up.
-fn woken_then_done(
-    mut w: Waiter,
-    count: &StdArc<Counting>,
-    what: &str,
-) -> Result<OwnedSeat<Arc<LoomBulkhead>>, Error> {
-    assert!(
-        count.0.load(SeqCst) > 0,
-        "lost wake-up: {what} was never woken"
-    );
-    let waker = Waker::from(count.clone());
-    match w.as_mut().poll(&mut Context::from_waker(&waker)) {
-        Poll::Ready(result) => result,
-        Poll::Pending => panic!("{what} was woken, but its wait did not end"),
-    }
-}
-
 /// A head waiter for 2 seats finds 1 free (kept for it in FIFO) and
 /// queues, while the other seat is released: the release's try may fail
 /// against the head's own enqueue section, whose drain stopped at the head
@@ -238,7 +198,7 @@ fn a_release_whose_try_fails_against_a_stuck_section_is_handed_on() {
         let mut c = OwnedSeat::try_acquire_many(b.clone(), 2).unwrap();
         // One seat free, not enough for the head: it stays in the word.
         drop(a);
-        let (head, _) = queued(&b, 2);
+        let (head, _) = queued_many(&b, 2);
         let head = {
             let inside = inside.clone();
             thread::spawn(move || drop(inside.hold(3, 2, loom::future::block_on(head).unwrap())))
@@ -287,8 +247,8 @@ fn a_heavy_head_leaving_hands_its_reserved_seats_on() {
             let a = OwnedSeat::try_acquire(b.clone()).unwrap();
             let c = OwnedSeat::try_acquire(b.clone()).unwrap();
             drop(a);
-            let (mut head, _) = queued(&b, 2);
-            let (behind, behind_woken) = queued(&b, 1);
+            let (mut head, _) = queued_many(&b, 2);
+            let (behind, behind_woken) = queued_many(&b, 1);
             let leaver = thread::spawn(move || {
                 if time_out {
                     // Granted in time, or timed out: either way nothing
@@ -323,8 +283,8 @@ fn a_partial_grant_racing_close() {
         let a = OwnedSeat::try_acquire(b.clone()).unwrap();
         let c = OwnedSeat::try_acquire(b.clone()).unwrap();
         drop(a);
-        let (head, head_woken) = queued(&b, 2);
-        let (behind, behind_woken) = queued(&b, 1);
+        let (head, head_woken) = queued_many(&b, 2);
+        let (behind, behind_woken) = queued_many(&b, 1);
         let releaser = thread::spawn(move || drop(c));
         b.close();
         releaser.join().unwrap();
@@ -395,7 +355,7 @@ fn bounded_barging_hands_off_to_a_weighted_starving_waiter() {
         let b = compartment(2, Admission::BoundedBarging);
         let inside = WeightedInside::new();
         let held = OwnedSeat::try_acquire_many(b.clone(), 2).unwrap();
-        let (mut x, x_woken) = queued(&b, 2);
+        let (mut x, x_woken) = queued_many(&b, 2);
         drop(held);
         assert!(x_woken.0.load(SeqCst) > 0, "the waiter for 2 is notified");
         let barger = OwnedSeat::try_acquire(b.clone()).expect("barging lets the arrival in");
@@ -444,7 +404,7 @@ fn barging_a_woken_heavy_waiter_covers_its_weight() {
         let b = compartment(2, Admission::Barging);
         let inside = WeightedInside::new();
         let held = OwnedSeat::try_acquire_many(b.clone(), 2).unwrap();
-        let (heavy, _) = queued(&b, 2);
+        let (heavy, _) = queued_many(&b, 2);
         let light = {
             let (b, inside) = (b.clone(), inside.clone());
             thread::spawn(move || {
