@@ -86,6 +86,30 @@ pub enum Error {
         /// The compartment.
         name: Name,
     },
+    /// A partition of a partitioned compartment had no seat for the
+    /// caller, who had no wait budget (or, with waiters ahead of it, could
+    /// not pass them): the partition holds its whole share and could
+    /// borrow no more, or the free seats are kept for a waiter that ranks
+    /// higher. Counted in the partition's `rejected`.
+    PartitionFull {
+        /// The compartment.
+        name: Name,
+        /// The partition.
+        partition: Name,
+        /// Seats the partition held at that moment.
+        active: usize,
+        /// Its guaranteed share at that moment.
+        share: usize,
+        /// The most it may hold, borrowing included.
+        may_hold: usize,
+    },
+    /// A [`PartitionId`](crate::partition::PartitionId) made by another
+    /// partitioned compartment was used with this one. Look ids up with
+    /// `id(name)` on the compartment they are used with.
+    ForeignPartition {
+        /// The compartment the id was used with.
+        name: Name,
+    },
 }
 
 impl Error {
@@ -98,7 +122,9 @@ impl Error {
             | Error::Closed { name }
             | Error::FullOnEventLoop { name, .. }
             | Error::WeightAboveLimit { name, .. }
-            | Error::ZeroWeight { name } => name,
+            | Error::ZeroWeight { name }
+            | Error::PartitionFull { name, .. }
+            | Error::ForeignPartition { name } => name,
         }
     }
 
@@ -106,7 +132,10 @@ impl Error {
     /// [`Error::Closed`] and [`Error::ZeroWeight`]. (A weight above the
     /// limit may fit once the limit is raised.)
     pub const fn is_transient(&self) -> bool {
-        !matches!(self, Error::Closed { .. } | Error::ZeroWeight { .. })
+        !matches!(
+            self,
+            Error::Closed { .. } | Error::ZeroWeight { .. } | Error::ForeignPartition { .. }
+        )
     }
 }
 
@@ -187,6 +216,25 @@ impl fmt::Display for Error {
                 "bulkhead `{name}`: a seat of weight 0 was asked for; a caller takes at least \
                  one seat, so ask for 1 or more"
             ),
+            Error::PartitionFull {
+                name,
+                partition,
+                active,
+                share,
+                may_hold,
+            } => write!(
+                f,
+                "partition `{partition}` of bulkhead `{name}` has no seat for this caller: it \
+                 holds {active} seats (share {share}, may hold {may_hold}), and either it cannot \
+                 borrow more now or the free seats are kept for a waiter that ranks higher; \
+                 retry later, give callers a wait budget, or raise the partition's share or \
+                 borrowing limit"
+            ),
+            Error::ForeignPartition { name } => write!(
+                f,
+                "bulkhead `{name}`: the partition id was made by another partitioned \
+                 compartment; look it up with `id(name)` on `{name}` itself"
+            ),
         }
     }
 }
@@ -199,12 +247,12 @@ impl core::error::Error for Error {}
 ///
 /// | variant | kind |
 /// |---|---|
-/// | [`Error::Full`] | `WouldBlock`: no seat, and the caller chose not to wait |
+/// | [`Error::Full`], [`Error::PartitionFull`] | `WouldBlock`: no seat, and the caller chose not to wait |
 /// | [`Error::FullOnEventLoop`] | `WouldBlock`: no seat, and the caller could not wait |
 /// | [`Error::QueueFull`] | `ResourceBusy`: too many callers already wait |
 /// | [`Error::Timeout`] | `TimedOut` |
 /// | [`Error::Closed`] | `NotConnected`: the compartment admits nobody any more |
-/// | [`Error::WeightAboveLimit`], [`Error::ZeroWeight`] | `InvalidInput`: no count of seats could admit the request |
+/// | [`Error::WeightAboveLimit`], [`Error::ZeroWeight`], [`Error::ForeignPartition`] | `InvalidInput`: no count of seats could admit the request |
 ///
 /// The `Error` stays inside: `io_error.get_ref()` downcasts back to it, and
 /// the message is the `Error`'s.
@@ -225,11 +273,15 @@ impl From<Error> for std::io::Error {
     fn from(error: Error) -> Self {
         use std::io::ErrorKind;
         let kind = match error {
-            Error::Full { .. } | Error::FullOnEventLoop { .. } => ErrorKind::WouldBlock,
+            Error::Full { .. } | Error::FullOnEventLoop { .. } | Error::PartitionFull { .. } => {
+                ErrorKind::WouldBlock
+            }
             Error::QueueFull { .. } => ErrorKind::ResourceBusy,
             Error::Timeout { .. } => ErrorKind::TimedOut,
             Error::Closed { .. } => ErrorKind::NotConnected,
-            Error::WeightAboveLimit { .. } | Error::ZeroWeight { .. } => ErrorKind::InvalidInput,
+            Error::WeightAboveLimit { .. }
+            | Error::ZeroWeight { .. }
+            | Error::ForeignPartition { .. } => ErrorKind::InvalidInput,
         };
         std::io::Error::new(kind, error)
     }
@@ -286,6 +338,87 @@ pub enum ConfigError {
         /// The compartment.
         name: Name,
     },
+    /// A partitioned compartment was given no partitions.
+    NoPartitions {
+        /// The compartment.
+        name: Name,
+    },
+    /// More partitions than a compartment holds.
+    TooManyPartitions {
+        /// The compartment.
+        name: Name,
+        /// How many were given.
+        count: usize,
+        /// The most accepted, [`MAX_PARTITIONS`](crate::partition::MAX_PARTITIONS).
+        limit: usize,
+    },
+    /// Two partitions share a name.
+    DuplicatePartition {
+        /// The compartment.
+        name: Name,
+        /// The name given twice.
+        partition: Name,
+    },
+    /// A percentage above 100.
+    PercentAbove100 {
+        /// The compartment.
+        name: Name,
+        /// The partition whose setting it is.
+        partition: Name,
+        /// The percentage given.
+        percent: u8,
+    },
+    /// The shares given as percentages add up to more than 100.
+    SharePercentsAbove100 {
+        /// The compartment.
+        name: Name,
+        /// Their sum.
+        percent: usize,
+    },
+    /// The shares add up to more seats than the compartment's limit, so
+    /// not every share could be guaranteed.
+    SharesExceedLimit {
+        /// The compartment.
+        name: Name,
+        /// The seats the shares add up to at that limit.
+        shares: usize,
+        /// The limit.
+        max_concurrent: usize,
+    },
+    /// A partition would lend more seats than its share.
+    LendableAboveShare {
+        /// The compartment.
+        name: Name,
+        /// The partition.
+        partition: Name,
+        /// The lendable seats given.
+        lendable: usize,
+        /// Its share.
+        share: usize,
+    },
+    /// A partition has a borrowing limit, but nothing could ever be
+    /// borrowed: every other partition lends nothing and the shares claim
+    /// every seat.
+    BorrowWithoutLender {
+        /// The compartment.
+        name: Name,
+        /// The partition with the borrowing limit.
+        partition: Name,
+    },
+    /// A partition has no share and may not borrow, so it could never admit
+    /// anybody.
+    EmptyPartition {
+        /// The compartment.
+        name: Name,
+        /// The partition.
+        partition: Name,
+    },
+    /// A live reconfiguration changed the partitions' names or number;
+    /// only their settings can change while the compartment runs.
+    PartitionsChanged {
+        /// The compartment.
+        name: Name,
+    },
 }
 
 impl ConfigError {
@@ -296,7 +429,17 @@ impl ConfigError {
             ConfigError::ZeroCapacity { name }
             | ConfigError::CapacityOverflow { name, .. }
             | ConfigError::QueueLimitOverflow { name, .. }
-            | ConfigError::LifoUnavailable { name } => *name = new,
+            | ConfigError::LifoUnavailable { name }
+            | ConfigError::NoPartitions { name }
+            | ConfigError::TooManyPartitions { name, .. }
+            | ConfigError::DuplicatePartition { name, .. }
+            | ConfigError::PercentAbove100 { name, .. }
+            | ConfigError::SharePercentsAbove100 { name, .. }
+            | ConfigError::SharesExceedLimit { name, .. }
+            | ConfigError::LendableAboveShare { name, .. }
+            | ConfigError::BorrowWithoutLender { name, .. }
+            | ConfigError::EmptyPartition { name, .. }
+            | ConfigError::PartitionsChanged { name } => *name = new,
             ConfigError::NameTooLong { .. } => {}
         }
         self
@@ -338,6 +481,73 @@ impl fmt::Display for ConfigError {
                 f,
                 "bulkhead `{name}`: queue_order = lifo needs bulkhead-core's `lifo` feature, \
                  which this build leaves out; enable the feature, or use queue_order = fifo"
+            ),
+            ConfigError::NoPartitions { name } => write!(
+                f,
+                "bulkhead `{name}`: a partitioned compartment needs at least one partition; \
+                 give it one, or build a plain compartment"
+            ),
+            ConfigError::TooManyPartitions { name, count, limit } => write!(
+                f,
+                "bulkhead `{name}`: {count} partitions are more than a compartment holds \
+                 (at most {limit}); merge some, or split the dependency into compartments"
+            ),
+            ConfigError::DuplicatePartition { name, partition } => write!(
+                f,
+                "bulkhead `{name}`: two partitions are called `{partition}`; give each its own name"
+            ),
+            ConfigError::PercentAbove100 {
+                name,
+                partition,
+                percent,
+            } => write!(
+                f,
+                "bulkhead `{name}`, partition `{partition}`: {percent}% is above 100%; \
+                 give a percentage from 0 to 100"
+            ),
+            ConfigError::SharePercentsAbove100 { name, percent } => write!(
+                f,
+                "bulkhead `{name}`: the partitions' shares add up to {percent}%, above 100%; \
+                 lower them so that every share can be guaranteed"
+            ),
+            ConfigError::SharesExceedLimit {
+                name,
+                shares,
+                max_concurrent,
+            } => write!(
+                f,
+                "bulkhead `{name}`: the partitions' shares add up to {shares} seats, more than \
+                 max_concurrent = {max_concurrent}; lower the shares, raise max_concurrent, or \
+                 give shares as percentages so that they follow the limit"
+            ),
+            ConfigError::LendableAboveShare {
+                name,
+                partition,
+                lendable,
+                share,
+            } => write!(
+                f,
+                "bulkhead `{name}`, partition `{partition}`: lendable = {lendable} is more than \
+                 its share of {share} seats; a partition lends only its own idle share, so \
+                 give lendable at most {share}"
+            ),
+            ConfigError::BorrowWithoutLender { name, partition } => write!(
+                f,
+                "bulkhead `{name}`, partition `{partition}`: it has a borrowing limit, but no \
+                 other partition lends any seats and the shares claim every seat, so it could \
+                 never borrow; let another partition lend (lendable), leave seats outside the \
+                 shares, or drop the borrowing limit"
+            ),
+            ConfigError::EmptyPartition { name, partition } => write!(
+                f,
+                "bulkhead `{name}`, partition `{partition}`: its share is 0 and it may not \
+                 borrow, so it could never admit anybody; give it a share, or let it borrow"
+            ),
+            ConfigError::PartitionsChanged { name } => write!(
+                f,
+                "bulkhead `{name}`: a live reconfiguration must keep the same partitions, in \
+                 the same order (only their settings may change); build a new compartment to \
+                 change the partitions"
             ),
         }
     }

@@ -20,6 +20,9 @@ mod lock;
 mod max_wait;
 mod name;
 mod owned;
+#[cfg(feature = "partitions")]
+#[cfg_attr(docsrs, doc(cfg(feature = "partitions")))]
+pub mod partition;
 mod queue_order;
 mod seat;
 #[cfg(bulkhead_shuttle)]

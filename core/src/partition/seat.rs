@@ -1,0 +1,243 @@
+//! [`PartitionSeat`], a partition's seat, and [`PartitionHandle`], what
+//! leads a seat or a wait to its compartment.
+
+use core::fmt;
+use core::ops::Deref;
+
+use super::table::Refusal;
+use super::{AcquirePartition, AcquirePartitionTimeout, PartitionId, Partitioned};
+use crate::error::Error;
+use crate::lock::RawLock;
+use crate::max_wait::MaxWait;
+use crate::word::MAX_CONCURRENT_LIMIT;
+
+/// Anything that leads to a [`Partitioned`] compartment and can be kept:
+/// `&Partitioned`, `Arc<Partitioned>`, `&'static Partitioned`.
+/// Implemented for every [`Deref`] whose target is a `Partitioned`.
+///
+/// Every call of one handle should lead to the same compartment: a seat
+/// taken through one call is given back through a later one, so a handle
+/// that switches compartments makes both counts wrong (saturating, never
+/// memory-unsafe: a wait keeps the compartment its first poll found).
+pub trait PartitionHandle {
+    /// The compartment's lock.
+    type Lock: RawLock;
+
+    /// The compartment the handle leads to.
+    fn partitioned(&self) -> &Partitioned<Self::Lock>;
+}
+
+impl<P, L: RawLock> PartitionHandle for P
+where
+    P: Deref<Target = Partitioned<L>>,
+{
+    type Lock = L;
+
+    #[inline]
+    fn partitioned(&self) -> &Partitioned<L> {
+        self
+    }
+}
+
+/// A partition's seat: `weight` seats of one partition, given back to it
+/// when dropped. It holds its handle: `PartitionSeat<&Partitioned<_>>`
+/// borrows the compartment, `PartitionSeat<Arc<Partitioned<_>>>` can move
+/// into a spawned task.
+///
+/// Giving it back takes the compartment's lock (see the module's notes on
+/// locks and interrupt handlers).
+///
+/// ```
+/// # extern crate std;
+/// use std::sync::Arc;
+/// use bulkhead_core::CsLock;
+/// use bulkhead_core::partition::{Amount, PartitionConfig, PartitionSeat, Partitioned};
+///
+/// let db = Arc::new(Partitioned::<CsLock>::new("db", 4, &[
+///     PartitionConfig::new("live", Amount::Percent(50)),
+///     PartitionConfig::new("batch", Amount::Percent(50)),
+/// ])?);
+/// let batch = db.id("batch")?;
+/// let seat = PartitionSeat::try_acquire(Arc::clone(&db), batch)?;
+/// std::thread::spawn(move || drop(seat)).join().unwrap();
+/// assert_eq!(db.state().active, 0);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+#[must_use = "a seat is given back as soon as it is dropped"]
+pub struct PartitionSeat<P: PartitionHandle> {
+    handle: P,
+    id: PartitionId,
+    weight: usize,
+}
+
+impl<P: PartitionHandle> PartitionSeat<P> {
+    /// A seat counted in the table; runs the lock's admission hook after
+    /// the seat exists, so a hook that panics gives it back.
+    pub(crate) fn new(handle: P, id: PartitionId, weight: usize) -> Self {
+        let seat = Self { handle, id, weight };
+        seat.handle.partitioned().raw_lock().record_admission();
+        seat
+    }
+
+    /// Takes a seat of partition `id` without waiting, and keeps `handle`.
+    ///
+    /// # Errors
+    /// As [`Partitioned::try_acquire`].
+    pub fn try_acquire(handle: P, id: PartitionId) -> Result<Self, Error> {
+        take_now(handle.partitioned(), id, 1)?;
+        Ok(Self::new(handle, id, 1))
+    }
+
+    /// Takes `weight` seats of partition `id` together without waiting.
+    ///
+    /// # Errors
+    /// As [`Partitioned::try_acquire_many`].
+    #[cfg(feature = "weights")]
+    pub fn try_acquire_many(handle: P, id: PartitionId, weight: usize) -> Result<Self, Error> {
+        take_now(handle.partitioned(), id, weight)?;
+        Ok(Self::new(handle, id, weight))
+    }
+
+    /// Waits for a seat of partition `id` without limit, keeping `handle`.
+    pub fn acquire(handle: P, id: PartitionId) -> AcquirePartition<P> {
+        AcquirePartition::new(handle, id, 1)
+    }
+
+    /// Waits for `weight` seats of partition `id` together, without limit.
+    #[cfg(feature = "weights")]
+    pub fn acquire_many(handle: P, id: PartitionId, weight: usize) -> AcquirePartition<P> {
+        AcquirePartition::new(handle, id, weight)
+    }
+
+    /// Waits for a seat of partition `id` at most `max_wait`, on the timer
+    /// `sleep(d)` returns.
+    pub fn acquire_timeout<T: Future>(
+        handle: P,
+        id: PartitionId,
+        max_wait: MaxWait,
+        sleep: impl FnOnce(core::time::Duration) -> T,
+    ) -> AcquirePartitionTimeout<P, T> {
+        AcquirePartitionTimeout::new(AcquirePartition::new(handle, id, 1), max_wait, sleep)
+    }
+
+    /// As [`acquire_timeout`](Self::acquire_timeout), for `weight` seats.
+    #[cfg(feature = "weights")]
+    pub fn acquire_many_timeout<T: Future>(
+        handle: P,
+        id: PartitionId,
+        weight: usize,
+        max_wait: MaxWait,
+        sleep: impl FnOnce(core::time::Duration) -> T,
+    ) -> AcquirePartitionTimeout<P, T> {
+        AcquirePartitionTimeout::new(AcquirePartition::new(handle, id, weight), max_wait, sleep)
+    }
+
+    /// How many of the compartment's seats this seat holds.
+    pub fn weight(&self) -> usize {
+        self.weight
+    }
+
+    /// The partition the seat belongs to.
+    pub fn partition(&self) -> PartitionId {
+        self.id
+    }
+
+    /// The handle the seat keeps.
+    pub fn handle(&self) -> &P {
+        &self.handle
+    }
+}
+
+impl<P: PartitionHandle> Drop for PartitionSeat<P> {
+    fn drop(&mut self) {
+        let p = self.handle.partitioned();
+        // A handle that switched compartments gives back nothing here
+        // (its id is not this compartment's): counts stay saturating.
+        if let Ok(i) = p.index(self.id) {
+            p.release(i, self.weight);
+        }
+    }
+}
+
+impl<P: PartitionHandle> fmt::Debug for PartitionSeat<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.handle.partitioned();
+        f.debug_struct("PartitionSeat")
+            .field("bulkhead", &p.name())
+            .field("partition", &p.names.get(self.id.index()))
+            .field("weight", &self.weight)
+            .finish()
+    }
+}
+
+/// Checks a weight asked for: 0 is refused uncounted, one above what any
+/// compartment counts is refused and counted (in `take_now`).
+pub(crate) fn check_weight<L: RawLock>(p: &Partitioned<L>, weight: usize) -> Result<(), Error> {
+    if weight == 0 {
+        return Err(Error::ZeroWeight {
+            name: p.name_handle(),
+        });
+    }
+    Ok(())
+}
+
+/// The verdict without waiting: takes `weight` seats of `id` now or says
+/// why not, counting a refusal.
+pub(crate) fn take_now<L: RawLock>(
+    p: &Partitioned<L>,
+    id: PartitionId,
+    weight: usize,
+) -> Result<(), Error> {
+    let i = p.index(id)?;
+    check_weight(p, weight)?;
+    let result = p.section(|t, _| {
+        let refusal = if weight > MAX_CONCURRENT_LIMIT {
+            Err(Refusal::Oversized)
+        } else {
+            t.admit(i, weight)
+        };
+        match refusal {
+            Ok(()) => Ok(()),
+            Err(Refusal::Closed) => Err(p.closed_error()),
+            Err(Refusal::Oversized) => {
+                t.parts[i].rejected += 1;
+                Err(p.oversized_error(t, i, weight))
+            }
+            Err(Refusal::Full) => {
+                t.parts[i].rejected += 1;
+                Err(p.full_error(t, i))
+            }
+        }
+    });
+    if let Err(Error::PartitionFull { .. } | Error::WeightAboveLimit { .. }) = &result {
+        p.raw_lock().record_rejection();
+    }
+    result
+}
+
+impl<L: RawLock> Partitioned<L> {
+    /// Gives back `weight` seats of partition `i`, and serves.
+    pub(crate) fn release(&self, i: usize, weight: usize) {
+        self.section(|t, _| t.give_back(i, weight));
+    }
+
+    pub(crate) fn closed_error(&self) -> Error {
+        Error::Closed {
+            name: self.name_handle(),
+        }
+    }
+
+    /// Describes a weight above what partition `i` may ever hold.
+    pub(crate) fn oversized_error(
+        &self,
+        t: &super::table::Table,
+        i: usize,
+        weight: usize,
+    ) -> Error {
+        Error::WeightAboveLimit {
+            name: self.name_handle(),
+            weight,
+            max_concurrent: t.parts[i].resolved.may_hold,
+        }
+    }
+}
