@@ -64,6 +64,7 @@ mod seat;
 mod settings;
 mod table;
 #[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
 mod tests;
 
 use core::fmt;
@@ -358,6 +359,9 @@ impl<L: RawLock> Partitioned<L> {
     ///
     /// # Errors
     /// [`UnknownPartition`], listing the partitions there are.
+    // The error lists the names there are (no allocation in core to box
+    // it); a lookup runs once, when a caller is set up, not per call.
+    #[allow(clippy::result_large_err)]
     pub fn id(&self, name: &str) -> Result<PartitionId, UnknownPartition> {
         match self.names.iter().position(|n| n.as_str() == name) {
             // At most `MAX_PARTITIONS` (8): fits in a `u8`.

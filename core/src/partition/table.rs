@@ -235,20 +235,22 @@ impl Table {
         let _ = &wake;
         let p = &mut self.parts[i];
         let limit = p.config.max_waiting.unwrap_or(usize::MAX);
-        if p.waiting >= limit {
-            if p.config.queue_order == QueueOrder::Fifo || limit == 0 {
-                return Joined::QueueFull;
-            }
-            #[cfg(feature = "lifo")]
-            if let Some(oldest) = p.list.back() {
-                // SAFETY: `oldest` is linked in this list.
-                let w = unsafe { p.list.remove(oldest) };
-                // SAFETY: just unlinked; the last touch of the node.
-                unsafe { oldest.as_ref().status.refuse(Status::Dropped) };
-                p.waiting -= 1;
-                p.rejected += 1;
-                push(wake, w);
-            }
+        let newest_first = cfg!(feature = "lifo") && p.config.queue_order == QueueOrder::Lifo;
+        if p.waiting >= limit && (!newest_first || limit == 0) {
+            return Joined::QueueFull;
+        }
+        #[cfg(feature = "lifo")]
+        if p.waiting >= limit
+            && let Some(oldest) = p.list.back()
+        {
+            // Drop-oldest: the back of a newest-first line is its oldest.
+            // SAFETY: `oldest` is linked in this list.
+            let w = unsafe { p.list.remove(oldest) };
+            // SAFETY: just unlinked; the last touch of the node.
+            unsafe { oldest.as_ref().status.refuse(Status::Dropped) };
+            p.waiting -= 1;
+            p.rejected += 1;
+            push(wake, w);
         }
         // SAFETY: the caller's contract; the lock is held.
         unsafe {

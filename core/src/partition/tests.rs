@@ -4,7 +4,7 @@
 extern crate std;
 
 use std::boxed::Box;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::string::ToString;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +13,7 @@ use std::vec::Vec;
 
 use super::*;
 use crate::CsLock;
+use crate::QueueOrder;
 
 /// A waker that counts its wake-ups.
 struct Count(AtomicUsize);
@@ -133,14 +134,378 @@ fn dropping_a_waiter_leaves_the_line_and_passes_kept_seats_on() {
     assert_eq!(db.state().active, 0);
 }
 
+fn two(share_a: Amount, share_b: Amount, limit: usize) -> Partitioned<CsLock> {
+    Partitioned::new(
+        "db",
+        limit,
+        &[
+            PartitionConfig::new("live", share_a).priority(1),
+            PartitionConfig::new("batch", share_b),
+        ],
+    )
+    .unwrap()
+}
+
+/// Polls `f` once with `w`.
+fn poll<F: Future>(f: Pin<&mut F>, w: &Waker) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(w))
+}
+
 #[test]
-fn close_wakes_every_waiter_with_closed() {
-    let db = db();
+fn close_wakes_every_waiter_with_closed_and_refuses_newcomers() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let held = [
+        db.try_acquire(live).unwrap(),
+        db.try_acquire(batch).unwrap(),
+    ];
+    let (c, w) = counting();
+    let mut waits: Vec<_> = (0..12)
+        .map(|k| Box::pin(db.acquire(if k % 2 == 0 { live } else { batch })))
+        .collect();
+    for f in &mut waits {
+        assert!(poll(f.as_mut(), &w).is_pending());
+    }
+    db.close();
+    // More waiters than one section's batch: all woken all the same.
+    assert_eq!(c.0.load(Ordering::SeqCst), 12);
+    for f in &mut waits {
+        assert!(matches!(
+            poll(f.as_mut(), &w),
+            Poll::Ready(Err(Error::Closed { .. }))
+        ));
+    }
+    assert!(matches!(db.try_acquire(live), Err(Error::Closed { .. })));
+    assert!(db.is_closed());
+    drop(held);
+    assert_eq!(db.state().active, 0);
+}
+
+#[test]
+fn percentage_shares_follow_the_limit_and_a_grow_serves_waiters() {
+    let db = two(Amount::Percent(50), Amount::Percent(50), 4);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let held: Vec<_> = (0..4).map(|_| db.try_acquire(batch).unwrap()).collect();
+    let (c, w) = counting();
+    let mut lw = pin!(db.acquire(live));
+    assert!(poll(lw.as_mut(), &w).is_pending());
+    assert_eq!(db.set_max_concurrent(8).unwrap(), 4);
+    assert_eq!(db.partition_state(live).unwrap().share, 4);
+    assert_eq!(c.0.load(Ordering::SeqCst), 1, "a grow serves the waiter");
+    assert!(matches!(poll(lw.as_mut(), &w), Poll::Ready(Ok(_))));
+    // A shrink below what is held pre-empts nothing: the count stays.
+    db.set_max_concurrent(2).unwrap();
+    assert_eq!(db.state().active, 4);
+    assert_eq!(db.partition_state(batch).unwrap().share, 1);
+    assert!(db.try_acquire(batch).is_err());
+    drop(held);
+    assert_eq!(db.state().active, 0);
+}
+
+#[test]
+fn seat_shares_cannot_shrink_below_their_sum_and_zero_pauses() {
+    let db = two(Amount::Seats(3), Amount::Seats(1), 4);
+    let e = db.set_max_concurrent(3).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::SharesExceedLimit {
+                shares: 4,
+                max_concurrent: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(db.state().max_concurrent, 4, "unchanged after the error");
+    db.set_max_concurrent(0).unwrap();
     let live = db.id("live").unwrap();
-    let l: Vec<_> = (0..32)
-        .map(|_| db.try_acquire(live).unwrap_or_else(|e| panic!("{e}")))
-        .collect::<Vec<_>>();
-    let _ = l;
+    assert!(matches!(
+        db.try_acquire(live),
+        Err(Error::PartitionFull { .. })
+    ));
+    let (c, w) = counting();
+    let mut lw = pin!(db.acquire(live));
+    assert!(poll(lw.as_mut(), &w).is_pending(), "a pause: callers wait");
+    db.set_max_concurrent(4).unwrap();
+    assert_eq!(c.0.load(Ordering::SeqCst), 1);
+    assert!(matches!(poll(lw.as_mut(), &w), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn a_reserve_is_never_lent() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        10,
+        &[
+            PartitionConfig::new("live", Amount::Seats(6)).lendable(Amount::Percent(50)),
+            PartitionConfig::new("batch", Amount::Seats(4)),
+        ],
+    )
+    .unwrap();
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let s = db.partition_state(live).unwrap();
+    assert_eq!((s.share, s.reserved), (6, 3));
+    assert_eq!(db.partition_state(batch).unwrap().may_hold, 7);
+    let b: Vec<_> = (0..7).map(|_| db.try_acquire(batch).unwrap()).collect();
+    assert!(
+        db.try_acquire(batch).is_err(),
+        "live's reserve of 3 stays free"
+    );
+    let l: Vec<_> = (0..3).map(|_| db.try_acquire(live).unwrap()).collect();
+    assert!(db.try_acquire(live).is_err());
+    assert_eq!(db.partition_state(live).unwrap().lent, 3);
+    drop((b, l));
+}
+
+#[test]
+fn the_guaranteed_lane_passes_another_partitions_heavy_waiter() {
+    let db = two(Amount::Seats(2), Amount::Seats(2), 4);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let b = db.try_acquire_many(batch, 2).unwrap();
+    let l = db.try_acquire(live).unwrap();
+    // batch waits for 2 more (borrowing); 1 seat is free.
+    let (_, w) = counting();
+    let mut bw = pin!(db.acquire_many(batch, 2));
+    assert!(poll(bw.as_mut(), &w).is_pending());
+    // live within its share takes the free seat at once.
+    let l2 = db.try_acquire(live).unwrap();
+    drop((b, l, l2));
+    assert!(matches!(poll(bw.as_mut(), &w), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn equal_ranks_take_turns() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        2,
+        &[
+            PartitionConfig::new("a", Amount::Seats(0)),
+            PartitionConfig::new("b", Amount::Seats(0)),
+        ],
+    )
+    .unwrap();
+    let (a, b) = (db.id("a").unwrap(), db.id("b").unwrap());
+    let mut held = Vec::new();
+    held.push(db.try_acquire(a).unwrap());
+    held.push(db.try_acquire(a).unwrap());
+    let (_, w) = counting();
+    let mut wa: Vec<_> = (0..3).map(|_| Box::pin(db.acquire(a))).collect();
+    let mut wb: Vec<_> = (0..3).map(|_| Box::pin(db.acquire(b))).collect();
+    for f in wa.iter_mut().chain(wb.iter_mut()) {
+        assert!(poll(f.as_mut(), &w).is_pending());
+    }
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        drop(held.remove(0));
+        for (k, f) in wa.iter_mut().enumerate() {
+            if let Poll::Ready(Ok(s)) = poll(f.as_mut(), &w) {
+                order.push('a');
+                held.push(s);
+                drop(wa.remove(k));
+                break;
+            }
+        }
+        for (k, f) in wb.iter_mut().enumerate() {
+            if let Poll::Ready(Ok(s)) = poll(f.as_mut(), &w) {
+                order.push('b');
+                held.push(s);
+                drop(wb.remove(k));
+                break;
+            }
+        }
+    }
+    assert_eq!(order.iter().filter(|c| **c == 'a').count(), 3);
+    assert_ne!(order[..2], ['a', 'a'], "b gets a turn: {order:?}");
+}
+
+#[test]
+fn a_full_line_turns_newcomers_away_or_drops_the_oldest() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        1,
+        &[
+            PartitionConfig::new("fifo", Amount::Seats(0)).max_waiting(1),
+            PartitionConfig::new("lifo", Amount::Seats(0))
+                .max_waiting(1)
+                .queue_order(QueueOrder::Lifo),
+        ],
+    )
+    .unwrap();
+    let (fifo, lifo) = (db.id("fifo").unwrap(), db.id("lifo").unwrap());
+    let held = db.try_acquire(fifo).unwrap();
+    let (_, w) = counting();
+    let mut f1 = pin!(db.acquire(fifo));
+    assert!(poll(f1.as_mut(), &w).is_pending());
+    let mut f2 = pin!(db.acquire(fifo));
+    assert!(matches!(
+        poll(f2.as_mut(), &w),
+        Poll::Ready(Err(Error::QueueFull { max_waiting: 1, .. }))
+    ));
+    let mut l1 = pin!(db.acquire(lifo));
+    assert!(poll(l1.as_mut(), &w).is_pending());
+    let mut l2 = pin!(db.acquire(lifo));
+    assert!(poll(l2.as_mut(), &w).is_pending());
+    assert!(
+        matches!(
+            poll(l1.as_mut(), &w),
+            Poll::Ready(Err(Error::QueueFull { .. }))
+        ),
+        "the oldest is dropped"
+    );
+    assert_eq!(db.partition_state(fifo).unwrap().rejected, 1);
+    assert_eq!(db.partition_state(lifo).unwrap().rejected, 1);
+    drop(held);
+}
+
+#[test]
+fn a_timed_out_wait_is_counted_and_a_seat_granted_meanwhile_is_kept() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let _other = db.try_acquire(batch).unwrap();
+    let held = db.try_acquire(live).unwrap();
+    let (_, w) = counting();
+    let mut f = pin!(db.acquire(live));
+    assert!(poll(f.as_mut(), &w).is_pending());
+    let e = f
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(5))
+        .unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(db.partition_state(live).unwrap().timed_out, 1);
+    let mut g = pin!(db.acquire(live));
+    assert!(poll(g.as_mut(), &w).is_pending());
+    drop(held); // granted to g before its budget runs out
+    let seat = g
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(5))
+        .unwrap();
+    assert_eq!(db.partition_state(live).unwrap().timed_out, 1);
+    drop(seat);
+    assert_eq!(db.state().active, 1);
+}
+
+#[test]
+fn a_granted_wait_dropped_unread_gives_its_seat_to_the_next() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let _other = db.try_acquire(batch).unwrap();
+    let held = db.try_acquire(live).unwrap();
+    let (_, w) = counting();
+    let (c2, w2) = counting();
+    let mut f = Box::pin(db.acquire(live));
+    assert!(poll(f.as_mut(), &w).is_pending());
+    let mut g = pin!(db.acquire(live));
+    assert!(poll(g.as_mut(), &w2).is_pending());
+    drop(held); // f is granted
+    drop(f); // ... and dropped before reading it
+    assert_eq!(c2.0.load(Ordering::SeqCst), 1);
+    assert!(matches!(poll(g.as_mut(), &w2), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn weights_above_what_a_partition_may_hold_are_refused() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        4,
+        &[
+            PartitionConfig::new("a", Amount::Seats(2)).borrow(Amount::Seats(1)),
+            PartitionConfig::new("b", Amount::Seats(2)),
+        ],
+    )
+    .unwrap();
+    let a = db.id("a").unwrap();
+    let e = db.try_acquire_many(a, 4).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::WeightAboveLimit {
+                weight: 4,
+                max_concurrent: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(matches!(
+        db.try_acquire_many(a, 0),
+        Err(Error::ZeroWeight { .. })
+    ));
+    let (_, w) = counting();
+    let held = db.try_acquire_many(a, 3).unwrap();
+    let mut f = pin!(db.acquire_many(a, 3));
+    assert!(poll(f.as_mut(), &w).is_pending());
+    // A shrink below the waiter's weight refuses it.
+    let mut cfg = db.partition_config(a).unwrap();
+    cfg = cfg.borrow(Amount::Seats(0));
+    db.reconfigure(&[cfg, db.partition_config(db.id("b").unwrap()).unwrap()])
+        .unwrap();
+    assert!(matches!(
+        poll(f.as_mut(), &w),
+        Poll::Ready(Err(Error::WeightAboveLimit {
+            max_concurrent: 2,
+            ..
+        }))
+    ));
+    drop(held);
+}
+
+#[test]
+fn ids_are_checked_and_reconfigure_keeps_the_partitions() {
+    let (db, other) = (db(), db());
+    let id = other.id("live").unwrap();
+    assert!(matches!(
+        db.try_acquire(id),
+        Err(Error::ForeignPartition { .. })
+    ));
+    assert!(matches!(
+        db.partition_state(id),
+        Err(Error::ForeignPartition { .. })
+    ));
+    let e = db
+        .reconfigure(&[PartitionConfig::new("live", Amount::Seats(24))])
+        .unwrap_err();
+    assert!(matches!(e, ConfigError::PartitionsChanged { .. }), "{e}");
+    let names: Vec<_> = db.partitions().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["live", "batch"]);
+}
+
+#[test]
+fn owned_seats_move_across_threads() {
+    let db = Arc::new(db());
+    let batch = db.id("batch").unwrap();
+    let seats: Vec<_> = (0..4)
+        .map(|_| PartitionSeat::try_acquire(Arc::clone(&db), batch).unwrap())
+        .collect();
+    std::thread::spawn(move || drop(seats)).join().unwrap();
+    assert_eq!(db.state().active, 0);
+}
+
+#[test]
+fn a_panicking_waker_does_not_lose_the_rest_of_the_batch() {
+    struct Bomb;
+    impl Wake for Bomb {
+        fn wake(self: Arc<Self>) {
+            panic!("waker");
+        }
+    }
+    let db = two(Amount::Seats(0), Amount::Seats(0), 3);
+    let live = db.id("live").unwrap();
+    let held: Vec<_> = (0..3).map(|_| db.try_acquire(live).unwrap()).collect();
+    let bomb = Waker::from(Arc::new(Bomb));
+    let (c, w) = counting();
+    let mut f1 = Box::pin(db.acquire(live));
+    assert!(poll(f1.as_mut(), &bomb).is_pending());
+    let mut f2 = Box::pin(db.acquire(live));
+    assert!(poll(f2.as_mut(), &w).is_pending());
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.close()));
+    assert!(r.is_err());
+    assert_eq!(
+        c.0.load(Ordering::SeqCst),
+        1,
+        "the second waiter is still woken"
+    );
+    drop((f1, f2, held));
 }
 
 #[test]
