@@ -12,6 +12,49 @@ use crate::seat::Seat;
 use crate::sync::{AtomicU8, AtomicUsize, Counter, Ordering, UnsafeCell, loom_const_fn};
 
 use super::{CallOutcome, Limit, Sample};
+use crate::error::ConfigError;
+
+/// What a [`Controller`] resizes: a plain compartment ([`Bulkhead`]), or a
+/// partitioned one (`partition::Partitioned`, whose percentage shares
+/// follow the limit).
+///
+/// ```
+/// use bulkhead_core::{Bulkhead, CsLock};
+/// use bulkhead_core::limit::{Aimd, AimdParams, CallOutcome, Controller, Recorded, Sample};
+/// use core::time::Duration;
+///
+/// let api: Bulkhead<CsLock> = Bulkhead::new("api", 10)?;
+/// let aimd = Aimd::new(AimdParams { initial: 10, min: 1, max: 20, ..AimdParams::DEFAULT })?;
+/// let controller = Controller::new(aimd);
+/// let dropped = Sample::new(Duration::from_millis(5), 10, CallOutcome::Dropped);
+/// assert!(matches!(controller.record(&api, &dropped), Recorded::Changed { old: 10, .. }));
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+pub trait Resize {
+    /// The current limit, read without waiting.
+    fn max_concurrent(&self) -> usize;
+
+    /// Moves the limit if the compartment's lock is free right now:
+    /// `Ok(Some(old))`, or `Ok(None)` without change if it is held.
+    ///
+    /// # Errors
+    /// If the compartment refuses the limit; it is then unchanged.
+    fn try_set_max_concurrent(&self, max_concurrent: usize) -> Result<Option<usize>, ConfigError>;
+}
+
+impl<L: RawLock> Resize for Bulkhead<L> {
+    #[inline]
+    fn max_concurrent(&self) -> usize {
+        // One relaxed load: `max` is what `state()` reports, written under
+        // the lock by every resize.
+        self.engine().max_concurrent()
+    }
+
+    #[inline]
+    fn try_set_max_concurrent(&self, max_concurrent: usize) -> Result<Option<usize>, ConfigError> {
+        Bulkhead::try_set_max_concurrent(self, max_concurrent)
+    }
+}
 
 const FREE: u8 = 0;
 const TAKEN: u8 = 1;
@@ -163,7 +206,7 @@ impl<A: Limit> Controller<A> {
     ///
     /// Pass samples of calls that held seats in `bulkhead`; the controller
     /// cannot tell.
-    pub fn record<L: RawLock>(&self, bulkhead: &Bulkhead<L>, sample: &Sample) -> Recorded {
+    pub fn record<R: Resize + ?Sized>(&self, bulkhead: &R, sample: &Sample) -> Recorded {
         // An algorithm that takes every sample (a window of 1) tries the
         // flag first: uncontended, that is one compare-exchange, and the
         // sample goes to the algorithm as it is.
@@ -195,9 +238,9 @@ impl<A: Limit> Controller<A> {
     /// Feeds the algorithm, holding the flag: `sample` as it is if the open
     /// window is empty, else the window's aggregate (with `sample` added to
     /// it); then applies the limit.
-    fn update_holding<L: RawLock>(
+    fn update_holding<R: Resize + ?Sized>(
         &self,
-        bulkhead: &Bulkhead<L>,
+        bulkhead: &R,
         flag: Flag<'_>,
         sample: Option<&Sample>,
     ) -> Recorded {
@@ -311,10 +354,8 @@ impl<A: Limit> Controller<A> {
     }
 
     /// Brings `bulkhead` to `limit` if it differs; only under the flag.
-    fn apply<L: RawLock>(&self, bulkhead: &Bulkhead<L>, limit: usize) -> Recorded {
-        // One relaxed load: `max` is what `state()` reports, written under
-        // the lock by every resize.
-        let current = bulkhead.engine().max_concurrent();
+    fn apply<R: Resize + ?Sized>(&self, bulkhead: &R, limit: usize) -> Recorded {
+        let current = bulkhead.max_concurrent();
         if current == limit {
             return Recorded::Unchanged { limit };
         }
@@ -325,7 +366,9 @@ impl<A: Limit> Controller<A> {
             }
             Ok(None) => Recorded::Deferred { limit },
             // Algorithms clamp to at most 2^26 - 1, which every target can
-            // count; a custom `Limit` that returns more keeps the old limit.
+            // count; a custom `Limit` that returns more keeps the old limit,
+            // and so does a partitioned compartment whose shares, given as
+            // counts, do not fit the new limit.
             Err(_) => Recorded::Unchanged { limit: current },
         }
     }

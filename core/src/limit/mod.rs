@@ -74,7 +74,7 @@ use core::fmt;
 use core::time::Duration;
 
 pub use aimd::{Aimd, AimdParams};
-pub use controller::{Adaptive, AdaptiveSeat, Clock, Controller, Recorded};
+pub use controller::{Adaptive, AdaptiveSeat, Clock, Controller, Recorded, Resize};
 pub use gradient2::{Gradient2, Gradient2Params};
 pub use vegas::{Vegas, VegasParams};
 pub use window::Windowed;

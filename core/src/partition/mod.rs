@@ -83,7 +83,8 @@ use crate::list::List;
 use crate::lock::{ConstInit, RawLock};
 use crate::max_wait::MaxWait;
 use crate::name::Name;
-use crate::sync::UnsafeCell;
+use crate::sync::Ordering::Relaxed;
+use crate::sync::{AtomicUsize, UnsafeCell};
 use crate::word::MAX_CONCURRENT_LIMIT;
 
 /// A compartment whose seats are shared by named partitions, each
@@ -99,6 +100,10 @@ pub struct Partitioned<L: RawLock> {
     /// The partitions' names, in order: fixed, so read without the lock.
     names: Vec<Name, MAX_PARTITIONS>,
     lock: L,
+    /// The table's limit, copied under the lock at every change, so that
+    /// an adaptive limit's controller reads it without waiting. `Relaxed`:
+    /// a statistic; every decision reads the table's own under the lock.
+    limit: AtomicUsize,
     /// # Safety
     /// Accessed only inside `lock`'s closures.
     table: UnsafeCell<Table>,
@@ -335,6 +340,7 @@ impl<L: RawLock> Partitioned<L> {
             tag: next_tag(),
             names,
             lock,
+            limit: AtomicUsize::new(max_concurrent),
             table: UnsafeCell::new(Table::new(max_concurrent, parts)),
         })
     }
@@ -491,7 +497,7 @@ impl<L: RawLock> Partitioned<L> {
     /// The limit is then unchanged.
     pub fn set_max_concurrent(&self, max_concurrent: usize) -> Result<usize, ConfigError> {
         check_limit(&self.name, max_concurrent)?;
-        self.section(|t, _| resize(&self.name, t, max_concurrent))
+        self.section(|t, _| self.resize(t, max_concurrent))
     }
 
     /// As [`set_max_concurrent`](Self::set_max_concurrent) if the lock is
@@ -505,7 +511,7 @@ impl<L: RawLock> Partitioned<L> {
         max_concurrent: usize,
     ) -> Result<Option<usize>, ConfigError> {
         check_limit(&self.name, max_concurrent)?;
-        match self.try_section(|t, _| resize(&self.name, t, max_concurrent)) {
+        match self.try_section(|t, _| self.resize(t, max_concurrent)) {
             Some(result) => result.map(Some),
             None => Ok(None),
         }
@@ -681,25 +687,45 @@ impl<L: RawLock> Partitioned<L> {
     }
 }
 
+/// An adaptive limit drives a partitioned compartment as it drives a plain
+/// one: `Controller::record(&partitioned, &sample)` moves the limit, and
+/// percentage shares and borrowing limits follow. Shares given as counts
+/// bound how far it can shrink (a limit below their sum is refused and the
+/// old one kept).
+impl<L: RawLock> crate::limit::Resize for Partitioned<L> {
+    fn max_concurrent(&self) -> usize {
+        self.limit.load(Relaxed)
+    }
+
+    fn try_set_max_concurrent(&self, max_concurrent: usize) -> Result<Option<usize>, ConfigError> {
+        Partitioned::try_set_max_concurrent(self, max_concurrent)
+    }
+}
+
 /// A count for a `usize` field: saturates on 32-bit targets.
 fn sat(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
-/// Moves the table's limit; the caller serves afterwards.
-fn resize(name: &Name, t: &mut Table, max_concurrent: usize) -> Result<usize, ConfigError> {
-    let refs: Vec<&PartitionConfig, MAX_PARTITIONS> = t.parts.iter().map(|p| &p.config).collect();
-    let resolved = if max_concurrent == 0 {
-        // A pause: every share and borrowing limit is 0, and callers wait.
-        [Resolved::default(); MAX_PARTITIONS]
-    } else {
-        resolve_all(name, max_concurrent, &refs)?
-    };
-    drop(refs);
-    for (p, r) in t.parts.iter_mut().zip(resolved) {
-        p.resolved = r;
+impl<L: RawLock> Partitioned<L> {
+    /// Moves the table's limit; the caller serves afterwards.
+    fn resize(&self, t: &mut Table, max_concurrent: usize) -> Result<usize, ConfigError> {
+        let name = &self.name;
+        let refs: Vec<&PartitionConfig, MAX_PARTITIONS> =
+            t.parts.iter().map(|p| &p.config).collect();
+        let resolved = if max_concurrent == 0 {
+            // A pause: every share and borrowing limit is 0, and callers wait.
+            [Resolved::default(); MAX_PARTITIONS]
+        } else {
+            resolve_all(name, max_concurrent, &refs)?
+        };
+        drop(refs);
+        for (p, r) in t.parts.iter_mut().zip(resolved) {
+            p.resolved = r;
+        }
+        self.limit.store(max_concurrent, Relaxed);
+        Ok(core::mem::replace(&mut t.limit, max_concurrent))
     }
-    Ok(core::mem::replace(&mut t.limit, max_concurrent))
 }
 
 /// Wakes what a section collected, after unlocking, and serves again

@@ -537,3 +537,36 @@ fn errors_name_the_problem() {
     );
     let _ = Box::new(0);
 }
+
+#[test]
+fn an_adaptive_limit_moves_percentage_shares() {
+    use crate::limit::{Aimd, AimdParams, CallOutcome, Controller, Recorded, Resize, Sample};
+    let db = two(Amount::Percent(75), Amount::Percent(25), 20);
+    let live = db.id("live").unwrap();
+    let aimd = Aimd::new(AimdParams {
+        initial: 20,
+        min: 4,
+        max: 40,
+        ..AimdParams::DEFAULT
+    })
+    .unwrap();
+    let c = Controller::new(aimd);
+    let dropped = Sample::new(core::time::Duration::from_millis(5), 20, CallOutcome::Dropped);
+    let Recorded::Changed { old: 20, new } = c.record(&db, &dropped) else {
+        panic!("a drop shrinks the limit")
+    };
+    assert!(new < 20);
+    assert_eq!(Resize::max_concurrent(&db), new);
+    assert_eq!(db.state().max_concurrent, new);
+    assert_eq!(db.partition_state(live).unwrap().share, Amount::Percent(75).of(new));
+}
+
+#[test]
+fn a_controller_keeps_the_limit_when_count_shares_would_not_fit() {
+    use crate::limit::Resize;
+    let db = two(Amount::Seats(3), Amount::Seats(1), 4);
+    assert!(Resize::try_set_max_concurrent(&db, 3).is_err());
+    assert_eq!(Resize::max_concurrent(&db), 4);
+    assert_eq!(Resize::try_set_max_concurrent(&db, 6).unwrap(), Some(4));
+    assert_eq!(Resize::max_concurrent(&db), 6);
+}
