@@ -387,6 +387,15 @@ struct Settle<'a, L: RawLock> {
 impl<L: RawLock> Settle<'_, L> {
     fn leave(&self, timing_out: bool) -> Status {
         let (i, node) = (self.index, self.node);
+        // SAFETY: the node is the owner's, alive while this guard is.
+        let status = unsafe { node.as_ref() }.status.get();
+        if !status.is_linked() {
+            // A verdict is final and `Idle` only changes through the owner
+            // (linking happens in its own section), so neither needs the
+            // lock: a wait that never linked (a lock that panicked before
+            // its first section) leaves without touching it again.
+            return status;
+        }
         let (status, waker) = self.target.section(|t, _| {
             // SAFETY: the node is the owner's, linked (if at all) into
             // partition `i`'s line.

@@ -12,8 +12,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::vec::Vec;
 
 use super::*;
-use crate::CsLock;
 use crate::QueueOrder;
+use crate::{CsLock, RawLock};
 
 /// A waker that counts its wake-ups.
 struct Count(AtomicUsize);
@@ -551,14 +551,21 @@ fn an_adaptive_limit_moves_percentage_shares() {
     })
     .unwrap();
     let c = Controller::new(aimd);
-    let dropped = Sample::new(core::time::Duration::from_millis(5), 20, CallOutcome::Dropped);
+    let dropped = Sample::new(
+        core::time::Duration::from_millis(5),
+        20,
+        CallOutcome::Dropped,
+    );
     let Recorded::Changed { old: 20, new } = c.record(&db, &dropped) else {
         panic!("a drop shrinks the limit")
     };
     assert!(new < 20);
     assert_eq!(Resize::max_concurrent(&db), new);
     assert_eq!(db.state().max_concurrent, new);
-    assert_eq!(db.partition_state(live).unwrap().share, Amount::Percent(75).of(new));
+    assert_eq!(
+        db.partition_state(live).unwrap().share,
+        Amount::Percent(75).of(new)
+    );
 }
 
 #[test]
@@ -569,4 +576,95 @@ fn a_controller_keeps_the_limit_when_count_shares_would_not_fit() {
     assert_eq!(Resize::max_concurrent(&db), 4);
     assert_eq!(Resize::try_set_max_concurrent(&db, 6).unwrap(), Some(4));
     assert_eq!(Resize::max_concurrent(&db), 6);
+}
+
+/// A lock that refuses (panics before running its closure, `RawLock`
+/// promise 4) while `refusing` is set and the thread is not unwinding, and
+/// counts the calls made while unwinding; its admission hook can panic.
+#[derive(Default)]
+struct Refusing {
+    inner: crate::tests::TestLock,
+    refusing: std::sync::atomic::AtomicBool,
+    panic_on_admission: std::sync::atomic::AtomicBool,
+    calls_while_unwinding: AtomicUsize,
+}
+
+impl Refusing {
+    fn check(&self) {
+        if !self.refusing.load(Ordering::SeqCst) {
+            return;
+        }
+        if std::thread::panicking() {
+            self.calls_while_unwinding.fetch_add(1, Ordering::SeqCst);
+        } else {
+            panic!("refused");
+        }
+    }
+}
+
+// SAFETY: delegates to `TestLock`; a refusal panics before `f`, without
+// the lock held (promise 4).
+unsafe impl RawLock for Refusing {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.check();
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        self.check();
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+    fn record_admission(&self) {
+        if self.panic_on_admission.swap(false, Ordering::SeqCst) {
+            panic!("admission hook");
+        }
+    }
+}
+
+fn refusing_db() -> Partitioned<Refusing> {
+    Partitioned::with_lock(
+        "db".into(),
+        2,
+        &[
+            PartitionConfig::new("live", Amount::Seats(1)),
+            PartitionConfig::new("batch", Amount::Seats(1)),
+        ],
+        Refusing::default(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_wait_whose_lock_refuses_its_first_section_leaves_without_locking_again() {
+    let db = refusing_db();
+    let live = db.id("live").unwrap();
+    db.raw_lock().refusing.store(true, Ordering::SeqCst);
+    let (_, w) = counting();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut f = Box::pin(db.acquire(live));
+        let _ = poll(f.as_mut(), &w); // panics; `f` drops while unwinding
+    }));
+    assert!(r.is_err());
+    assert_eq!(
+        db.raw_lock().calls_while_unwinding.load(Ordering::SeqCst),
+        0
+    );
+    db.raw_lock().refusing.store(false, Ordering::SeqCst);
+    assert_eq!(db.state().active, 0);
+    assert_eq!(db.state().waiting, 0);
+}
+
+#[test]
+fn a_panicking_admission_hook_gives_the_seat_back() {
+    let db = refusing_db();
+    let live = db.id("live").unwrap();
+    db.raw_lock()
+        .panic_on_admission
+        .store(true, Ordering::SeqCst);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.try_acquire(live)));
+    assert!(r.is_err());
+    assert_eq!(db.state().active, 0);
+    let seat = db.try_acquire(live).unwrap();
+    drop(seat);
 }
