@@ -405,8 +405,8 @@ pub enum ConfigError {
         /// The partition with the borrowing limit.
         partition: Name,
     },
-    /// A partition has no share and may not borrow, so it could never admit
-    /// anybody.
+    /// A partition could never hold a seat: it has no share and may not
+    /// borrow, or the other partitions reserve every seat.
     EmptyPartition {
         /// The compartment.
         name: Name,
@@ -540,8 +540,9 @@ impl fmt::Display for ConfigError {
             ),
             ConfigError::EmptyPartition { name, partition } => write!(
                 f,
-                "bulkhead `{name}`, partition `{partition}`: its share is 0 and it may not \
-                 borrow, so it could never admit anybody; give it a share, or let it borrow"
+                "bulkhead `{name}`, partition `{partition}`: it could never hold a seat (its \
+                 share is 0 and it may not borrow, or the other partitions reserve every \
+                 seat); give it a share, let it borrow, or make the others' shares lendable"
             ),
             ConfigError::PartitionsChanged { name } => write!(
                 f,

@@ -174,15 +174,27 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             return None;
         }
         let node = self.node_ptr();
+        let target = self
+            .target
+            .expect("a queued wait is bound to its compartment");
         let guard = Settle {
-            target: self.target(),
+            // SAFETY: as in `target()`; the reference does not borrow
+            // `self`, so the guard can also hold the phase.
+            target: unsafe { target.as_ref() },
             index: self.index,
             node,
             weight: self.weight,
+            phase: &mut self.phase,
         };
         let status = guard.leave(timing_out);
         core::mem::forget(guard);
         self.phase = Phase::Done;
+        if matches!(status, Status::Dropped | Status::Oversized) {
+            // Turned away while it waited: reported once, here, whichever
+            // way the owner learns it.
+            // SAFETY: as above.
+            unsafe { target.as_ref() }.raw_lock().record_rejection();
+        }
         Some(status)
     }
 
@@ -230,6 +242,9 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             Status::Granted => Poll::Ready(Ok(self.seat())),
             status @ (Status::Closed | Status::Dropped | Status::Oversized) => {
                 let e = self.verdict_error(status);
+                if status != Status::Closed {
+                    self.target().raw_lock().record_rejection();
+                }
                 self.finish(Err(e))
             }
             _ => Poll::Pending,
@@ -256,38 +271,45 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             return self.finish(Err(e));
         }
         let weight = self.weight;
+        // Cloned before locking, and moved into the section: the section
+        // neither clones nor drops a waker (foreign code).
         let waker = cx.waker().clone();
         let node = self.node_ptr();
         self.phase = Phase::Queued;
-        let (outcome, unused) = p.section(|t, wake| {
+        let (outcome, unused) = p.section(move |t, wake| {
             let admitted = if weight > MAX_CONCURRENT_LIMIT {
                 Err(Refusal::Oversized)
             } else {
                 t.admit(i, weight)
             };
             match admitted {
-                Ok(()) => (Ok(Joined::Seated), Some(waker)),
+                Ok(()) => {
+                    // SAFETY: the lock is held and the node, ours, was
+                    // never linked. Stored before the section's wakers
+                    // run: if one panics, `Drop` gives the seat back.
+                    unsafe { node.as_ref().status.seat() };
+                    (Ok(Joined::Seated), Some(waker))
+                }
                 Err(Refusal::Closed) => (Err(Refusal::Closed), Some(waker)),
                 Err(Refusal::Oversized) => {
                     t.parts[i].rejected += 1;
                     (Err(Refusal::Oversized), Some(waker))
                 }
-                Err(Refusal::Full) => {
-                    // SAFETY: the node is pinned (we are polled), idle, and
-                    // unlinked by `Drop` before the future dies.
-                    let joined = unsafe { t.link(i, node, waker.clone(), wake) };
-                    if joined == Joined::QueueFull {
+                // SAFETY: the node is pinned (we are polled), idle, and
+                // unlinked by `Drop` before the future dies.
+                Err(Refusal::Full) => match unsafe { t.link(i, node, waker, wake) } {
+                    Ok(()) => (Ok(Joined::Linked), None),
+                    Err(waker) => {
                         t.parts[i].rejected += 1;
+                        (Ok(Joined::QueueFull), Some(waker))
                     }
-                    (Ok(joined), Some(waker))
-                }
+                },
             }
         });
-        // The waker not linked (or the clone's original) is dropped here,
-        // after unlocking: foreign code.
+        // A waker not linked is dropped here, after unlocking.
         drop(unused);
         match outcome {
-            Ok(Joined::Seated) => Poll::Ready(Ok(self.seat())),
+            Ok(Joined::Seated) => self.poll_verdict(),
             Ok(Joined::Linked) => {
                 self.queued = true;
                 self.poll_verdict()
@@ -377,14 +399,17 @@ impl<P: PartitionHandle> fmt::Debug for AcquirePartition<P> {
 /// its closure), runs once more as the panic unwinds, so the node is
 /// unlinked before the future's memory can be freed (a second panic
 /// aborts).
-struct Settle<'a, L: RawLock> {
+struct Settle<'p, 'a, L: RawLock> {
     target: &'a Partitioned<L>,
     index: usize,
     node: NonNull<Node>,
     weight: usize,
+    /// Set to `Done` once settled while unwinding, so that the future's
+    /// own `Drop` does not give a granted seat back a second time.
+    phase: &'p mut Phase,
 }
 
-impl<L: RawLock> Settle<'_, L> {
+impl<L: RawLock> Settle<'_, '_, L> {
     fn leave(&self, timing_out: bool) -> Status {
         let (i, node) = (self.index, self.node);
         // SAFETY: the node is the owner's, alive while this guard is.
@@ -413,9 +438,11 @@ impl<L: RawLock> Settle<'_, L> {
     }
 }
 
-impl<L: RawLock> Drop for Settle<'_, L> {
+impl<L: RawLock> Drop for Settle<'_, '_, L> {
     fn drop(&mut self) {
-        if self.leave(false) == Status::Granted {
+        let status = self.leave(false);
+        *self.phase = Phase::Done;
+        if status == Status::Granted {
             self.target.release(self.index, self.weight);
         }
     }
@@ -431,8 +458,7 @@ impl<P: PartitionHandle> Bounded for AcquirePartition<P> {
         );
         this.phase = Phase::Done;
         let handle = this.handle.take().expect("not done yet");
-        take_now(handle.partitioned(), this.id, this.weight)?;
-        Ok(PartitionSeat::new(handle, this.id, this.weight))
+        take_now(handle, this.id, this.weight)
     }
 
     fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {

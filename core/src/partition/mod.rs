@@ -56,8 +56,10 @@
 //! Giving a partition's seat back takes the lock (a plain compartment's
 //! seat skips it when nobody waits), so a lock that refuses some contexts
 //! (embassy's `ThreadModeRawMutex` in an interrupt handler) refuses the
-//! release there too: give seats back from interrupt handlers only with a
-//! lock that works there (`CsLock`, `CriticalSectionRawMutex`).
+//! release there too, and a release the lock refuses cannot be counted: the
+//! seat stays held for good (a plain compartment only loses a wake-up
+//! there). Give seats back from interrupt handlers only with a lock that
+//! works there (`CsLock`, `CriticalSectionRawMutex`).
 
 mod acquire;
 mod seat;
@@ -66,6 +68,9 @@ mod table;
 #[cfg(test)]
 #[allow(clippy::std_instead_of_core)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::std_instead_of_core)]
+mod tests_review;
 
 use core::fmt;
 
@@ -125,7 +130,10 @@ impl<L: RawLock + core::panic::UnwindSafe> core::panic::UnwindSafe for Partition
 /// with [`Partitioned::id`], then used to take its seats. Cheap to copy.
 ///
 /// An id works only with the compartment that made it; used with another,
-/// the call fails with [`Error::ForeignPartition`].
+/// the call fails with [`Error::ForeignPartition`]. (Compartments are told
+/// apart by a 32-bit tag: a program that builds more than 2^32 partitioned
+/// compartments may see two share a tag, and an id of one then counts in
+/// the other.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PartitionId {
     index: u8,
@@ -232,6 +240,12 @@ fn check_names(name: &Name, partitions: &[PartitionConfig]) -> Result<(), Config
         });
     }
     for (i, p) in partitions.iter().enumerate() {
+        if p.name.len() > crate::config::MAX_NAME_LEN {
+            return Err(ConfigError::NameTooLong {
+                length: p.name.len(),
+                limit: crate::config::MAX_NAME_LEN,
+            });
+        }
         if partitions[..i].iter().any(|q| q.name == p.name) {
             return Err(ConfigError::DuplicatePartition {
                 name: name.clone(),
@@ -243,13 +257,21 @@ fn check_names(name: &Name, partitions: &[PartitionConfig]) -> Result<(), Config
 }
 
 /// Resolves `partitions` (checked by `check_names`) at `limit`.
+/// `strict` as in `resolve`.
 fn resolve_all(
     name: &Name,
     limit: usize,
     partitions: &[&PartitionConfig],
+    strict: bool,
 ) -> Result<[Resolved; MAX_PARTITIONS], ConfigError> {
     let mut out = [Resolved::default(); MAX_PARTITIONS];
-    resolve(name, limit, partitions, &mut out[..partitions.len()])?;
+    resolve(
+        name,
+        limit,
+        partitions,
+        &mut out[..partitions.len()],
+        strict,
+    )?;
     Ok(out)
 }
 
@@ -327,7 +349,7 @@ impl<L: RawLock> Partitioned<L> {
         check_limit(&name, max_concurrent)?;
         check_names(&name, partitions)?;
         let refs: Vec<&PartitionConfig, MAX_PARTITIONS> = partitions.iter().collect();
-        let resolved = resolve_all(&name, max_concurrent, &refs)?;
+        let resolved = resolve_all(&name, max_concurrent, &refs, true)?;
         let mut parts = Vec::new();
         let mut names = Vec::new();
         for (p, r) in partitions.iter().zip(resolved) {
@@ -543,7 +565,15 @@ impl<L: RawLock> Partitioned<L> {
         let mut replaced: Vec<PartitionConfig, MAX_PARTITIONS> = Vec::new();
         let result = self.section(|t, _| {
             let refs: Vec<&PartitionConfig, MAX_PARTITIONS> = partitions.iter().collect();
-            let resolved = resolve_all(&self.name, t.limit, &refs)?;
+            // While paused (a limit of 0) the settings are checked against
+            // the limit the compartment had, and resolve to 0 until it
+            // resumes.
+            let resolved = resolve_all(&self.name, t.limit.max(t.resumes_at), &refs, true)?;
+            let resolved = if t.limit == 0 {
+                [Resolved::default(); MAX_PARTITIONS]
+            } else {
+                resolved
+            };
             for ((p, new), r) in t.parts.iter_mut().zip(partitions).zip(resolved) {
                 let old = core::mem::replace(&mut p.config, new.clone());
                 let _ = replaced.push(old);
@@ -624,9 +654,23 @@ impl<L: RawLock> Partitioned<L> {
 
     /// Runs `f` under the lock, then serves; wakes what it collected after
     /// unlocking, and serves again while a full batch cut it short.
+    ///
+    /// Waking runs other tasks' wakers (foreign code, which may panic)
+    /// before this returns: a caller whose section took seats for itself
+    /// uses [`section_then`](Self::section_then) instead, so that the seat
+    /// is its own before anything can unwind.
     fn section<R>(&self, f: impl FnOnce(&mut Table, &mut Wakers) -> R) -> R {
-        let mut wake = Finish {
-            partitioned: self,
+        let (r, owed) = self.section_then(f);
+        self.finish(owed);
+        r
+    }
+
+    /// As [`section`](Self::section), without waking: the wakers come back
+    /// as [`Owed`], for [`finish`](Self::finish) once the caller has made
+    /// what the section decided its own. If the lock panics before its
+    /// closure (`RawLock` promise 4), nothing ran and nothing is owed.
+    fn section_then<R>(&self, f: impl FnOnce(&mut Table, &mut Wakers) -> R) -> (R, Owed) {
+        let mut owed = Owed {
             wake: Wakers::new(),
             more: false,
         };
@@ -636,14 +680,22 @@ impl<L: RawLock> Partitioned<L> {
             self.lock.with_lock(|| {
                 self.table.with_mut(|t| {
                     let t = &mut *t;
-                    let r = f(t, &mut wake.wake);
-                    wake.more = t.serve(&mut wake.wake);
+                    let r = f(t, &mut owed.wake);
+                    owed.more = t.serve(&mut owed.wake);
                     r
                 })
             })
         };
-        drop(wake);
-        r
+        (r, owed)
+    }
+
+    /// Wakes what a section collected and serves again while owed.
+    fn finish(&self, owed: Owed) {
+        drop(Finish {
+            partitioned: self,
+            wake: owed.wake,
+            more: owed.more,
+        });
     }
 
     /// As [`section`](Self::section) if the lock is free right now.
@@ -717,15 +769,28 @@ impl<L: RawLock> Partitioned<L> {
             // A pause: every share and borrowing limit is 0, and callers wait.
             [Resolved::default(); MAX_PARTITIONS]
         } else {
-            resolve_all(name, max_concurrent, &refs)?
+            resolve_all(name, max_concurrent, &refs, false)?
         };
         drop(refs);
+        if max_concurrent == 0 && t.limit > 0 {
+            t.resumes_at = t.limit;
+        }
         for (p, r) in t.parts.iter_mut().zip(resolved) {
             p.resolved = r;
         }
         self.limit.store(max_concurrent, Relaxed);
         Ok(core::mem::replace(&mut t.limit, max_concurrent))
     }
+}
+
+/// Wakers a section collected and not yet woken, and whether a full batch
+/// cut its serve short. Hand it to [`Partitioned::finish`]: dropped instead,
+/// its wakers are dropped unwoken (only a caller that is itself unwinding
+/// does that).
+#[must_use = "wake what the section collected with `finish`"]
+struct Owed {
+    wake: Wakers,
+    more: bool,
 }
 
 /// Wakes what a section collected, after unlocking, and serves again

@@ -84,8 +84,7 @@ impl<P: PartitionHandle> PartitionSeat<P> {
     /// # Errors
     /// As [`Partitioned::try_acquire`].
     pub fn try_acquire(handle: P, id: PartitionId) -> Result<Self, Error> {
-        take_now(handle.partitioned(), id, 1)?;
-        Ok(Self::new(handle, id, 1))
+        take_now(handle, id, 1)
     }
 
     /// Takes `weight` seats of partition `id` together without waiting.
@@ -94,8 +93,7 @@ impl<P: PartitionHandle> PartitionSeat<P> {
     /// As [`Partitioned::try_acquire_many`].
     #[cfg(feature = "weights")]
     pub fn try_acquire_many(handle: P, id: PartitionId, weight: usize) -> Result<Self, Error> {
-        take_now(handle.partitioned(), id, weight)?;
-        Ok(Self::new(handle, id, weight))
+        take_now(handle, id, weight)
     }
 
     /// Waits for a seat of partition `id` without limit, keeping `handle`.
@@ -181,16 +179,19 @@ pub(crate) fn check_weight<L: RawLock>(p: &Partitioned<L>, weight: usize) -> Res
     Ok(())
 }
 
-/// The verdict without waiting: takes `weight` seats of `id` now or says
-/// why not, counting a refusal.
-pub(crate) fn take_now<L: RawLock>(
-    p: &Partitioned<L>,
+/// The verdict without waiting: takes `weight` seats of `id` now, as a seat
+/// that keeps `handle`, or says why not, counting a refusal. The seat is
+/// made before the section's wakers (other tasks', foreign code) run, so a
+/// waker that panics gives it back as it unwinds instead of leaking it.
+pub(crate) fn take_now<P: PartitionHandle>(
+    handle: P,
     id: PartitionId,
     weight: usize,
-) -> Result<(), Error> {
+) -> Result<PartitionSeat<P>, Error> {
+    let p = handle.partitioned();
     let i = p.index(id)?;
     check_weight(p, weight)?;
-    let result = p.section(|t, _| {
+    let (result, owed) = p.section_then(|t, _| {
         let refusal = if weight > MAX_CONCURRENT_LIMIT {
             Err(Refusal::Oversized)
         } else {
@@ -209,10 +210,26 @@ pub(crate) fn take_now<L: RawLock>(
             }
         }
     });
-    if let Err(Error::PartitionFull { .. } | Error::WeightAboveLimit { .. }) = &result {
-        p.raw_lock().record_rejection();
+    match result {
+        Ok(()) => {
+            // Not `new`: the admission hook runs after the wakers.
+            let seat = PartitionSeat { handle, id, weight };
+            let p = seat.handle.partitioned();
+            p.finish(owed);
+            p.raw_lock().record_admission();
+            Ok(seat)
+        }
+        Err(error) => {
+            p.finish(owed);
+            if matches!(
+                error,
+                Error::PartitionFull { .. } | Error::WeightAboveLimit { .. }
+            ) {
+                p.raw_lock().record_rejection();
+            }
+            Err(error)
+        }
     }
-    result
 }
 
 impl<L: RawLock> Partitioned<L> {

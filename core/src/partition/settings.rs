@@ -204,12 +204,16 @@ pub(crate) struct Resolved {
 }
 
 /// Checks `partitions` for a compartment called `name` with `limit` seats
-/// and resolves each against it (written into `out`, in order).
+/// and resolves each against it (written into `out`, in order). `strict`
+/// (when settings are given, not when the limit moves) also refuses a
+/// partition that could hold nothing at this limit; after a resize that is
+/// a pause of that partition until the limit grows.
 pub(crate) fn resolve(
     name: &Name,
     limit: usize,
     partitions: &[&PartitionConfig],
     out: &mut [Resolved],
+    strict: bool,
 ) -> Result<(), ConfigError> {
     let compartment = || name.clone();
     let mut seat_shares = 0usize;
@@ -314,6 +318,14 @@ pub(crate) fn resolve(
             .saturating_add(borrow)
             .min(limit - others_reserved)
             .max(r.share);
+        if strict && r.may_hold == 0 && limit > 0 {
+            // No share, and nothing to borrow: the others reserve every
+            // seat (or it may not borrow).
+            return Err(ConfigError::EmptyPartition {
+                name: compartment(),
+                partition: p.name.clone(),
+            });
+        }
     }
     Ok(())
 }

@@ -28,8 +28,17 @@
 //!    a lender that needs its share back gets each seat a borrower frees.
 //! 5. **Newcomers** queue behind their own partition's line. With nobody
 //!    ahead of them there, they take the guaranteed lane if it fits, and
-//!    otherwise take a seat only if no eligible head of another line ranks
-//!    at least as high as they do.
+//!    otherwise take a seat only if no eligible head of another line comes
+//!    before them in the serve's order (a higher rank, or an equal rank
+//!    earlier in the turn order): exactly what `serve` would decide with
+//!    the newcomer at the head of its line, so `try_acquire` and a wait
+//!    agree.
+//!
+//! **Time under the lock.** A section hands out at most [`BATCH`]
+//! verdicts; each looks at the head of every line a few times (at most
+//! [`MAX_PARTITIONS`] lines), so a section's work is bounded by a constant
+//! (about `3 × 8 × 8` head reads), larger than a plain compartment's but
+//! independent of how many wait.
 //!
 //! **The reclaim bound.** Running work is never pre-empted. Once a waiter
 //! of a partition below its share is the best-ranked eligible waiter, no
@@ -98,6 +107,9 @@ pub(crate) struct Table {
     /// Seats held in all (the sum of the parts' `active`).
     pub(crate) active: usize,
     pub(crate) closed: bool,
+    /// The limit before a pause (0), against which settings given while
+    /// paused are checked.
+    pub(crate) resumes_at: usize,
     /// Where the search for equal ranks starts (rule 3).
     turn: usize,
 }
@@ -113,6 +125,7 @@ impl Table {
             limit,
             active: 0,
             closed: false,
+            resumes_at: limit,
             turn: 0,
         }
     }
@@ -156,6 +169,16 @@ impl Table {
         (p.active < p.resolved.share, p.config.priority)
     }
 
+    /// Whether partition `j`'s head comes before partition `i`'s in the
+    /// serve's order: a higher rank, or an equal rank earlier in the turn
+    /// order (the order `serve` searches in).
+    fn comes_before(&self, j: usize, i: usize) -> bool {
+        let n = self.parts.len();
+        let place = |x: usize| (x + n - self.turn) % n;
+        let (rj, ri) = (self.rank(j), self.rank(i));
+        rj > ri || (rj == ri && place(j) < place(i))
+    }
+
     /// Whether `w` seats are more than partition `i` may ever hold. A
     /// `may_hold` of 0 is a pause (the limit is 0, or a percentage share
     /// rounds to 0), not a refusal.
@@ -184,14 +207,16 @@ impl Table {
             return Err(Refusal::Full);
         }
         if !self.within_share(i, w) {
-            let rank = self.rank(i);
+            // The same decision `serve` would make with this newcomer at
+            // the head of its line: it is passed over for an eligible head
+            // that comes before it.
             for j in 0..self.parts.len() {
                 if j == i {
                     continue;
                 }
                 if let Some((_, h)) = self.head(j)
                     && self.eligible(j, h)
-                    && self.rank(j) >= rank
+                    && self.comes_before(j, i)
                 {
                     return Err(Refusal::Full);
                 }
@@ -219,8 +244,9 @@ impl Table {
 
     /// Links `node` into partition `i`'s line with `waker`, after `admit`
     /// refused it with `Full`: at the back (FIFO) or the front (newest
-    /// first). A full line turns the newcomer away (FIFO) or drops its
-    /// oldest waiter (newest first), whose waker goes into `wake`.
+    /// first). A full line turns the newcomer away (FIFO), handing its
+    /// waker back to be dropped after unlocking, or drops its oldest waiter
+    /// (newest first), whose waker goes into `wake`.
     ///
     /// # Safety
     /// `node` is pinned, valid, idle and stays valid until it is unlinked.
@@ -230,14 +256,14 @@ impl Table {
         node: NonNull<Node>,
         waker: Waker,
         wake: &mut Wakers,
-    ) -> Joined {
+    ) -> Result<(), Waker> {
         #[cfg(not(feature = "lifo"))]
         let _ = &wake;
         let p = &mut self.parts[i];
         let limit = p.config.max_waiting.unwrap_or(usize::MAX);
         let newest_first = cfg!(feature = "lifo") && p.config.queue_order == QueueOrder::Lifo;
         if p.waiting >= limit && (!newest_first || limit == 0) {
-            return Joined::QueueFull;
+            return Err(waker);
         }
         #[cfg(feature = "lifo")]
         if p.waiting >= limit
@@ -258,12 +284,12 @@ impl Table {
             if p.config.queue_order == QueueOrder::Lifo {
                 p.list.push_newest(node, waker);
                 p.waiting += 1;
-                return Joined::Linked;
+                return Ok(());
             }
             p.list.push_back(node, waker);
         }
         p.waiting += 1;
-        Joined::Linked
+        Ok(())
     }
 
     /// Unlinks `node` of partition `i` when its owner gives up, if it is
