@@ -63,8 +63,9 @@ pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
-    BoxErrors, BulkheadLayer, BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr,
-    HttpRejection, LayerHandle, RequestWeight, ResponseFuture, ServiceError, TypedErrors,
+    BoxErrors, BulkheadLayer, BulkheadService, ByExtension, ByHeader, ByPath, ClassifyPartition,
+    ClassifyResponse, ErrIsDropped, ErrorRepr, HttpRejection, LayerHandle, PartitionName,
+    PartitionedLayer, PartitionedService, RequestWeight, ResponseFuture, ServiceError, TypedErrors,
     WeightOne,
 };
 pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
