@@ -1,6 +1,11 @@
 //! [`PartitionedLayer`]: the tower layer over a partitioned compartment,
 //! each request admitted through the partition its classifier names.
 
+// Built once, these return core's `UnknownPartition` as `Partitioned::id`
+// does: it is large (the known names, inline, without allocating), but
+// only at build time, never per request.
+#![allow(clippy::result_large_err)]
+
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;

@@ -8,6 +8,11 @@
 //! (a header's bytes, a path's prefix, an extension's type), no
 //! allocation and no lookup of a partition by name.
 
+// Built once, these return core's `UnknownPartition` as `Partitioned::id`
+// does: it is large (the known names, inline, without allocating), but
+// only at build time, never per request.
+#![allow(clippy::result_large_err)]
+
 use std::borrow::Cow;
 use std::sync::Arc;
 
