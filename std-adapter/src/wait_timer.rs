@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 #[cfg(feature = "metrics")]
 use std::time::Instant;
 
-use bulkhead_core::{Bulkhead, Error, RawLock};
+use bulkhead_core::{Bulkhead, Error, Name, RawLock};
 
 /// Times one wait for a seat, for the registry metrics' wait histogram.
 ///
@@ -77,12 +77,20 @@ impl WaitTimer {
     /// included).
     #[inline]
     pub fn admitted<L: RawLock>(&mut self, bulkhead: &Bulkhead<L>) {
+        self.admitted_named(|| bulkhead.name_handle());
+    }
+
+    /// As [`admitted`](Self::admitted), for a compartment that is not a
+    /// [`Bulkhead`] (a partitioned one): `name` gives the compartment's
+    /// name, and is called only when the wait is recorded.
+    #[inline]
+    pub fn admitted_named(&mut self, name: impl FnOnce() -> Name) {
         #[cfg(feature = "metrics")]
         if let Some(at) = self.queued_at.take() {
-            crate::series::record_wait(&bulkhead.name_handle(), at.elapsed());
+            crate::series::record_wait(&name(), at.elapsed());
         }
         #[cfg(not(feature = "metrics"))]
-        let _ = bulkhead;
+        let _ = name;
     }
 
     /// Records the wait if `result` is a seat of `bulkhead` (see

@@ -3,6 +3,7 @@
 
 mod adaptive;
 mod clock;
+mod partition;
 pub mod registry;
 pub mod scoped;
 #[cfg(feature = "tower")]
@@ -57,12 +58,14 @@ pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
 pub use clock::TokioClock;
+pub use partition::{AcquirePartitionWithin, TokioAcquirePartition};
 pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
 pub use tower::{
-    BoxErrors, BulkheadLayer, BulkheadService, ClassifyResponse, ErrIsDropped, ErrorRepr,
-    HttpRejection, LayerHandle, RequestWeight, ResponseFuture, ServiceError, TypedErrors,
+    BoxErrors, BulkheadLayer, BulkheadService, ByExtension, ByHeader, ByPath, ClassifyPartition,
+    ClassifyResponse, ErrIsDropped, ErrorRepr, HttpRejection, LayerHandle, PartitionName,
+    PartitionedLayer, PartitionedService, RequestWeight, ResponseFuture, ServiceError, TypedErrors,
     WeightOne,
 };
 pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
@@ -74,6 +77,8 @@ pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
 /// (`BlockingAcquire`, `Execute`, `Run`, `Inspect`), so every call stays
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
-    pub use crate::{RegistryExt, ScopedExt, TokioAcquire, TokioAcquireAdaptive};
+    pub use crate::{
+        RegistryExt, ScopedExt, TokioAcquire, TokioAcquireAdaptive, TokioAcquirePartition,
+    };
     pub use bulkhead_std::prelude::*;
 }

@@ -8,7 +8,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bulkhead_core::{
-    AcquireOwned, AcquireTimeout, Bulkhead, Error, Handle, MaxWait, OwnedSeat, RawLock, Seat,
+    Acquire, AcquireOwned, Bulkhead, Error, Handle, MaxWait, OwnedSeat, RawLock, Seat,
 };
 use bulkhead_std::WaitTimer;
 use pin_project_lite::pin_project;
@@ -267,27 +267,21 @@ impl<L: RawLock> TokioAcquire<L> for Bulkhead<L> {
         AcquireWithinOwned::new(self, 1, max_wait.into())
     }
 
+    #[inline]
     fn acquire_many_within(
         &self,
         weight: usize,
         max_wait: impl Into<MaxWait>,
     ) -> AcquireWithin<'_, L> {
-        let max_wait = max_wait.into();
-        let state = if max_wait.is_fail_fast() {
-            // Nothing is decided until the first poll.
-            State::FailFast {
-                bulkhead: Some(self),
-                weight,
-            }
-        } else {
-            // `Forever` is a timer that never fires.
-            let budget = max_wait.budget().unwrap_or(Duration::MAX);
-            State::Waiting {
-                wait: self.acquire_many_timeout(weight, budget, LazySleep::new),
-                timer: WaitTimer::new(),
-            }
-        };
-        AcquireWithin { state }
+        AcquireWithin {
+            within: Within::new(
+                Borrowed {
+                    bulkhead: self,
+                    weight,
+                },
+                max_wait.into(),
+            ),
+        }
     }
 
     #[inline]
@@ -338,72 +332,22 @@ pin_project! {
     #[must_use = "futures do nothing unless polled"]
     pub struct AcquireWithin<'a, L: RawLock> {
         #[pin]
-        state: State<'a, L>,
-    }
-}
-
-pin_project! {
-    #[project = StateProj]
-    enum State<'a, L: RawLock> {
-        // Fail fast: `try_acquire_many` at the first poll, never before.
-        FailFast { bulkhead: Option<&'a Bulkhead<L>>, weight: usize },
-        Waiting {
-            #[pin]
-            wait: AcquireTimeout<'a, L, LazySleep>,
-            timer: WaitTimer,
-        },
+        within: Within<Borrowed<'a, L>>,
     }
 }
 
 impl<'a, L: RawLock> Future for AcquireWithin<'a, L> {
     type Output = Result<Seat<'a, L>, Error>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // Every poll spends a unit of the task's coop budget, as tokio's
-        // own semaphore does, so a task that loops on acquire and release
-        // still yields to the scheduler now and then.
-        let coop = ready!(tokio::task::coop::poll_proceed(cx));
-        let outcome = match self.project().state.project() {
-            StateProj::FailFast { bulkhead, weight } => Poll::Ready(
-                bulkhead
-                    .take()
-                    .expect("`AcquireWithin` polled after it completed")
-                    .try_acquire_many(*weight),
-            ),
-            StateProj::Waiting { mut wait, timer } => {
-                let poll = wait.as_mut().poll(cx);
-                // Not only on `Pending`: a wait can queue and be handed its
-                // seat within one poll, and is timed too.
-                if wait.has_queued() {
-                    timer.queued();
-                }
-                // Only a seat is recorded, under its compartment.
-                if let Poll::Ready(Ok(seat)) = &poll {
-                    timer.admitted(seat.bulkhead());
-                }
-                poll
-            }
-        };
-        if outcome.is_ready() {
-            coop.made_progress();
-        }
-        outcome
+        self.project().within.poll(cx, "AcquireWithin")
     }
 }
 
 impl<L: RawLock> std::fmt::Debug for AcquireWithin<'_, L> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.state {
-            State::FailFast { bulkhead, weight } => f
-                .debug_struct("AcquireWithin")
-                .field("fail_fast", &bulkhead.map(|b| b.name()))
-                .field("weight", weight)
-                .finish(),
-            State::Waiting { wait, .. } => f
-                .debug_struct("AcquireWithin")
-                .field("waiting", wait)
-                .finish(),
-        }
+        self.within.fmt(f, "AcquireWithin")
     }
 }
 
@@ -431,27 +375,7 @@ pin_project! {
         H::Lock: 'static,
     {
         #[pin]
-        state: OwnedState<H>,
-    }
-}
-
-pin_project! {
-    #[project = OwnedStateProj]
-    enum OwnedState<H>
-    where
-        H: Handle,
-        H::Lock: 'static,
-    {
-        // Fail fast: `OwnedSeat::try_acquire_many` at the first poll.
-        FailFast { handle: Option<H>, weight: usize },
-        Waiting {
-            #[pin]
-            wait: AcquireOwned<H>,
-            #[pin]
-            sleep: LazySleep,
-            budget: Duration,
-            timer: WaitTimer,
-        },
+        within: Within<Owned<H>>,
     }
 }
 
@@ -464,22 +388,9 @@ where
     /// waits refuse it.
     #[inline]
     pub(crate) fn new(handle: H, weight: usize, max_wait: MaxWait) -> Self {
-        let state = if max_wait.is_fail_fast() {
-            OwnedState::FailFast {
-                handle: Some(handle),
-                weight,
-            }
-        } else {
-            // `Forever` is a timer that never fires.
-            let budget = max_wait.budget().unwrap_or(Duration::MAX);
-            OwnedState::Waiting {
-                wait: OwnedSeat::acquire_many(handle, weight),
-                sleep: LazySleep::new(budget),
-                budget,
-                timer: WaitTimer::new(),
-            }
-        };
-        Self { state }
+        Self {
+            within: Within::new(Owned { handle, weight }, max_wait),
+        }
     }
 }
 
@@ -489,52 +400,9 @@ where
 {
     type Output = Result<OwnedSeat<H>, Error>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // The coop budget, as in `AcquireWithin`.
-        let coop = ready!(tokio::task::coop::poll_proceed(cx));
-        let outcome = match self.project().state.project() {
-            OwnedStateProj::FailFast { handle, weight } => {
-                Poll::Ready(OwnedSeat::try_acquire_many(
-                    handle
-                        .take()
-                        .expect("`AcquireWithinOwned` polled after it completed"),
-                    *weight,
-                ))
-            }
-            OwnedStateProj::Waiting {
-                mut wait,
-                sleep,
-                budget,
-                timer,
-            } => {
-                let poll = wait.as_mut().poll(cx);
-                // As in `AcquireWithin`: also a seat handed over within
-                // the poll that queued.
-                if wait.has_queued() {
-                    timer.queued();
-                }
-                let result = if let Poll::Ready(result) = poll {
-                    Some(result)
-                } else if sleep.poll(cx).is_ready() {
-                    Some(wait.time_out(*budget))
-                } else {
-                    None
-                };
-                if let Some(result) = result {
-                    // Only a seat is recorded, under its compartment.
-                    if let Ok(seat) = &result {
-                        timer.admitted(seat.handle().bulkhead());
-                    }
-                    Poll::Ready(result)
-                } else {
-                    Poll::Pending
-                }
-            }
-        };
-        if outcome.is_ready() {
-            coop.made_progress();
-        }
-        outcome
+        self.project().within.poll(cx, "AcquireWithinOwned")
     }
 }
 
@@ -543,14 +411,232 @@ where
     H::Lock: 'static,
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.state {
-            OwnedState::FailFast { handle, weight } => f
-                .debug_struct("AcquireWithinOwned")
-                .field("fail_fast", &handle.as_ref().map(|h| h.bulkhead().name()))
-                .field("weight", weight)
+        self.within.fmt(f, "AcquireWithinOwned")
+    }
+}
+
+/// One of core's waits for a seat, which the tokio futures bound with a
+/// budget on tokio's clock: it says whether it queued (for the wait
+/// histogram) and gives up under the compartment's lock when the budget
+/// runs out (keeping a seat handed over meanwhile).
+pub(crate) trait CoreWait:
+    Future<Output = Result<Self::Seat, Error>> + std::fmt::Debug
+{
+    /// The seat it resolves to.
+    type Seat;
+    /// Whether the wait joined its line.
+    fn has_queued(&self) -> bool;
+    /// Gives up because `budget` ran out.
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output;
+    /// Records, in `timer`, a wait that ended with `seat`.
+    fn record(timer: &mut WaitTimer, seat: &Self::Seat);
+}
+
+/// What a tokio wait starts from: a compartment (or handle) and what is
+/// asked of it. A fail-fast wait takes the verdict now at its first poll;
+/// any other starts core's wait at once (it does nothing until polled).
+pub(crate) trait Start {
+    /// Core's wait for the seat.
+    type Wait: CoreWait;
+    /// The verdict without waiting.
+    fn try_now(self) -> Result<<Self::Wait as CoreWait>::Seat, Error>;
+    /// Core's wait, without limit; the budget is added by [`Within`].
+    fn wait(self) -> Self::Wait;
+    /// The compartment's name, for `Debug`.
+    fn name(&self) -> &str;
+    /// The weight asked for, for `Debug`.
+    fn weight(&self) -> usize;
+}
+
+/// A borrowed compartment's wait.
+pub(crate) struct Borrowed<'a, L: RawLock> {
+    bulkhead: &'a Bulkhead<L>,
+    weight: usize,
+}
+
+impl<'a, L: RawLock> Start for Borrowed<'a, L> {
+    type Wait = Acquire<'a, L>;
+    fn try_now(self) -> Result<Seat<'a, L>, Error> {
+        self.bulkhead.try_acquire_many(self.weight)
+    }
+    fn wait(self) -> Acquire<'a, L> {
+        self.bulkhead.acquire_many(self.weight)
+    }
+    fn name(&self) -> &str {
+        self.bulkhead.name()
+    }
+    fn weight(&self) -> usize {
+        self.weight
+    }
+}
+
+impl<'a, L: RawLock> CoreWait for Acquire<'a, L> {
+    type Seat = Seat<'a, L>;
+    fn has_queued(&self) -> bool {
+        Acquire::has_queued(self)
+    }
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {
+        Acquire::time_out(self, budget)
+    }
+    fn record(timer: &mut WaitTimer, seat: &Seat<'a, L>) {
+        timer.admitted(seat.bulkhead());
+    }
+}
+
+/// A wait that keeps a handle to its compartment.
+pub(crate) struct Owned<H> {
+    handle: H,
+    weight: usize,
+}
+
+impl<H: Handle> Start for Owned<H>
+where
+    H::Lock: 'static,
+{
+    type Wait = AcquireOwned<H>;
+    fn try_now(self) -> Result<OwnedSeat<H>, Error> {
+        OwnedSeat::try_acquire_many(self.handle, self.weight)
+    }
+    fn wait(self) -> AcquireOwned<H> {
+        OwnedSeat::acquire_many(self.handle, self.weight)
+    }
+    fn name(&self) -> &str {
+        self.handle.bulkhead().name()
+    }
+    fn weight(&self) -> usize {
+        self.weight
+    }
+}
+
+impl<H: Handle> CoreWait for AcquireOwned<H>
+where
+    H::Lock: 'static,
+{
+    type Seat = OwnedSeat<H>;
+    fn has_queued(&self) -> bool {
+        AcquireOwned::has_queued(self)
+    }
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Self::Output {
+        AcquireOwned::time_out(self, budget)
+    }
+    fn record(timer: &mut WaitTimer, seat: &OwnedSeat<H>) {
+        timer.admitted(seat.handle().bulkhead());
+    }
+}
+
+pin_project! {
+    /// The one timed wait of this crate: fail fast at the first poll, or
+    /// core's wait raced against a [`LazySleep`] of the budget, timed for
+    /// the wait histogram. Every named future of the crate's `_within`
+    /// verbs holds one.
+    #[project = WithinProj]
+    pub(crate) enum Within<S>
+    where
+        S: Start,
+    {
+        // Fail fast: `try_now` at the first poll, never before.
+        FailFast { start: Option<S> },
+        Waiting {
+            #[pin]
+            wait: S::Wait,
+            #[pin]
+            sleep: LazySleep,
+            budget: Duration,
+            timer: WaitTimer,
+        },
+    }
+}
+
+impl<S: Start> Within<S> {
+    /// A wait for what `start` asks, at most `max_wait`.
+    #[inline]
+    pub(crate) fn new(start: S, max_wait: MaxWait) -> Self {
+        if max_wait.is_fail_fast() {
+            // Nothing is decided until the first poll.
+            Within::FailFast { start: Some(start) }
+        } else {
+            // `Forever` is a timer that never fires.
+            let budget = max_wait.budget().unwrap_or(Duration::MAX);
+            Within::Waiting {
+                wait: start.wait(),
+                sleep: LazySleep::new(budget),
+                budget,
+                timer: WaitTimer::new(),
+            }
+        }
+    }
+
+    /// Polls the wait; `what` names the public future in the panic of a
+    /// poll after completion.
+    pub(crate) fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        what: &'static str,
+    ) -> Poll<<S::Wait as Future>::Output> {
+        // Every poll spends a unit of the task's coop budget, as tokio's
+        // own semaphore does, so a task that loops on acquire and release
+        // still yields to the scheduler now and then.
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        let outcome = match self.project() {
+            WithinProj::FailFast { start } => Poll::Ready(
+                start
+                    .take()
+                    .unwrap_or_else(|| panic!("`{what}` polled after it completed"))
+                    .try_now(),
+            ),
+            WithinProj::Waiting {
+                mut wait,
+                sleep,
+                budget,
+                timer,
+            } => {
+                let poll = wait.as_mut().poll(cx);
+                // Not only on `Pending`: a wait can queue and be handed its
+                // seat within one poll, and is timed too.
+                if wait.has_queued() {
+                    timer.queued();
+                }
+                // The wait first: a seat that arrives with the timer wins,
+                // and `time_out` decides under the compartment's lock.
+                let result = if let Poll::Ready(result) = poll {
+                    Some(result)
+                } else if sleep.poll(cx).is_ready() {
+                    Some(wait.time_out(*budget))
+                } else {
+                    None
+                };
+                match result {
+                    Some(result) => {
+                        // Only a seat is recorded, under its compartment.
+                        if let Ok(seat) = &result {
+                            S::Wait::record(timer, seat);
+                        }
+                        Poll::Ready(result)
+                    }
+                    None => Poll::Pending,
+                }
+            }
+        };
+        if outcome.is_ready() {
+            coop.made_progress();
+        }
+        outcome
+    }
+
+    /// `Debug` for the public future called `what`.
+    pub(crate) fn fmt(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        what: &'static str,
+    ) -> std::fmt::Result {
+        match self {
+            Within::FailFast { start } => f
+                .debug_struct(what)
+                .field("fail_fast", &start.as_ref().map(S::name))
+                .field("weight", &start.as_ref().map(S::weight))
                 .finish(),
-            OwnedState::Waiting { wait, budget, .. } => f
-                .debug_struct("AcquireWithinOwned")
+            Within::Waiting { wait, budget, .. } => f
+                .debug_struct(what)
                 .field("waiting", wait)
                 .field("budget", budget)
                 .finish(),
@@ -564,7 +650,7 @@ pin_project! {
     /// never reads the clock. The budget counts from that first poll, which
     /// comes right after the first poll of the wait that did not get a
     /// seat.
-    struct LazySleep {
+    pub(crate) struct LazySleep {
         budget: Duration,
         // No deadline: a budget too large to add to now (`Forever`).
         unbounded: bool,

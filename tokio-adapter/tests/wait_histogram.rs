@@ -123,3 +123,52 @@ fn a_wait_handed_its_seat_in_the_poll_that_queued_it_is_recorded_once() {
     // Each wait that queued, once; the caller that did not queue, never.
     assert_eq!(counts, [("within", 1), ("owned", 1), ("free", 0)]);
 }
+
+#[test]
+fn a_partition_wait_that_queued_is_recorded_under_its_compartment() {
+    use bulkhead_tokio::TokioAcquirePartition;
+    use bulkhead_tokio::bulkhead_core::partition::{Amount, PartitionConfig, Partitioned};
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        bm::describe();
+        runtime.block_on(async {
+            let p = Arc::new(
+                Partitioned::<bulkhead_tokio::StdLock>::new(
+                    "partitioned",
+                    1,
+                    &[PartitionConfig::new("only", Amount::Seats(1))],
+                )
+                .unwrap(),
+            );
+            let only = p.id("only").unwrap();
+            // Not queued: no entry.
+            let held = p
+                .acquire_within(only, Duration::from_secs(1))
+                .await
+                .unwrap();
+            // Queued, then timed out: no entry (`timed_out` counts it).
+            assert!(
+                p.acquire_within(only, Duration::from_millis(5))
+                    .await
+                    .is_err()
+            );
+            // Queued, then handed the seat: one entry.
+            let waiter =
+                tokio::spawn(Arc::clone(&p).acquire_within_owned(only, Duration::from_secs(1)));
+            while p.partition_state(only).unwrap().waiting == 0 {
+                tokio::task::yield_now().await;
+            }
+            drop(held);
+            drop(waiter.await.unwrap().unwrap());
+        });
+    });
+    let snapshot = snapshotter.snapshot().into_vec();
+    assert_eq!(recorded_waits(&snapshot, "partitioned"), 1);
+}

@@ -12,14 +12,18 @@ use bulkhead_core::Error;
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use super::{BoxErrors, ClassifyResponse, ErrIsDropped, ErrorRepr, LayerHandle};
-use crate::{AcquireWithinOwned, Bulkhead};
+use super::handle::sealed::Hold;
+use super::{BoxErrors, ClassifyResponse, ErrIsDropped, ErrorRepr};
+use crate::Bulkhead;
 
 pin_project! {
-    /// The response future of a [`BulkheadService`](super::BulkheadService).
+    /// The response future of a [`BulkheadService`](super::BulkheadService)
+    /// and of a [`PartitionedService`](super::PartitionedService) (`H` =
+    /// `Arc<Partitioned<L>>`).
     ///
     /// Allocation-free in both modes: a request that must wait holds a
-    /// named owned wait ([`AcquireWithinOwned`]) and the ready inner
+    /// named owned wait ([`AcquireWithinOwned`](crate::AcquireWithinOwned), or
+    /// [`AcquirePartitionWithin`](crate::AcquirePartitionWithin)) and the ready inner
     /// service with its request, and calls the service once it is handed a
     /// seat. A rejection is made into the service's error (`R`, see
     /// [`ErrorRepr`]) only when it is returned: boxed by default, or a
@@ -27,7 +31,7 @@ pin_project! {
     ///
     /// # Feeding an adaptive limit
     /// Over an adaptive compartment, or an adaptive registry domain (see
-    /// [`LayerHandle`]), its seat is timed: when the inner future completes
+    /// [`LayerHandle`](super::LayerHandle)), its seat is timed: when the inner future completes
     /// it records one sample (the round trip from admission, the in-flight
     /// count at admission, and the outcome `K` gives the response) before
     /// the seat is freed. Dropped before that (the client hung up), the
@@ -48,7 +52,7 @@ pin_project! {
     pub struct ResponseFuture<S, Req, H = Arc<Bulkhead>, R = BoxErrors, K = ErrIsDropped>
     where
         S: Service<Req>,
-        H: LayerHandle,
+        H: Hold,
     {
         #[pin]
         phase: Phase<S, Req, H, K>,
@@ -61,11 +65,11 @@ pin_project! {
     enum Phase<S, Req, H, K>
     where
         S: Service<Req>,
-        H: LayerHandle,
+        H: Hold,
     {
         Waiting {
             #[pin]
-            admit: AcquireWithinOwned<H::Owner>,
+            admit: H::Wait,
             // The ready service and the request, called once admitted,
             // and the classifier of its response.
             call: Option<(S, Req, K)>,
@@ -84,7 +88,7 @@ pin_project! {
     }
 }
 
-impl<S: Service<Req>, Req, H: LayerHandle, R, K> ResponseFuture<S, Req, H, R, K> {
+impl<S: Service<Req>, Req, H: Hold, R, K> ResponseFuture<S, Req, H, R, K> {
     pub(super) fn running(future: S::Future, seat: H::Seat, classify: K) -> Self {
         Self::from_phase(Phase::Running {
             future,
@@ -94,7 +98,7 @@ impl<S: Service<Req>, Req, H: LayerHandle, R, K> ResponseFuture<S, Req, H, R, K>
     }
 
     pub(super) fn waiting(
-        admit: AcquireWithinOwned<H::Owner>,
+        admit: H::Wait,
         service: S,
         request: Req,
         feedback: H::Feedback,
@@ -123,7 +127,7 @@ impl<S, Req, T, E, H, R, K> Future for ResponseFuture<S, Req, H, R, K>
 where
     S: Service<Req, Response = T, Error = E>,
     R: ErrorRepr<E>,
-    H: LayerHandle,
+    H: Hold,
     K: ClassifyResponse<T, E>,
 {
     type Output = Result<T, R::Error>;
@@ -178,7 +182,7 @@ where
     }
 }
 
-impl<S: Service<Req>, Req, H: LayerHandle, R, K> fmt::Debug for ResponseFuture<S, Req, H, R, K> {
+impl<S: Service<Req>, Req, H: Hold, R, K> fmt::Debug for ResponseFuture<S, Req, H, R, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let phase = match &self.phase {
             Phase::Waiting { .. } => "waiting for a seat",

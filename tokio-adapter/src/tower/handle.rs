@@ -10,6 +10,8 @@ use bulkhead_core::{Bulkhead, Handle, MaxWait, OwnedSeat, RawLock, Seat};
 use bulkhead_std::StdLock;
 use bulkhead_std::registry::{Domain, RegistrySeat};
 
+use crate::AcquireWithinOwned;
+
 /// What a [`BulkheadLayer`](super::BulkheadLayer) admits requests through:
 ///
 /// - `Arc<Bulkhead<L>>`, a compartment with a fixed limit: its requests
@@ -30,28 +32,54 @@ impl<L: RawLock + 'static, A: Limit, C: Clock> LayerHandle for Arc<Adaptive<L, A
 impl LayerHandle for Domain {}
 
 pub(crate) mod sealed {
-    use super::{Bulkhead, CallOutcome, Handle, MaxWait, OwnedSeat, RawLock, Seat};
+    use std::future::Future;
 
-    /// How a [`LayerHandle`](super::LayerHandle) admits a request and
-    /// feeds its limit. Not nameable outside the crate, so nothing else
-    /// implements it.
-    pub trait Admit {
-        /// The compartment's lock.
-        type Lock: RawLock + 'static;
-        /// What an owned seat holds: the handle itself, or the `Arc` of
-        /// the compartment behind it.
-        type Owner: Handle<Lock = Self::Lock>;
+    use super::{Bulkhead, CallOutcome, Handle, MaxWait, OwnedSeat, RawLock, Seat};
+    use crate::AcquireWithinOwned;
+    use bulkhead_core::Error;
+
+    /// What a layer's response future holds for a request: the wait of
+    /// a request that waits for its seat, and the seat of an admitted
+    /// one. Shared by [`LayerHandle`](super::LayerHandle)s and a
+    /// partitioned compartment's `Arc`, so that one response future
+    /// serves both layers.
+    pub trait Hold {
+        /// The named wait of a request that waits for its seat.
+        type Wait: Future<Output = Result<Self::Waited, Error>>;
+        /// What the wait resolves to.
+        type Waited;
         /// What a request that waits for its seat keeps to start the seat
         /// once admitted (nothing unless the seat is timed).
         type Feedback;
         /// The seat an admitted request holds until its response is ready.
         type Seat;
 
+        /// The seat of a request admitted after a wait, timed from now.
+        fn start_later(feedback: &Self::Feedback, seat: Self::Waited) -> Self::Seat;
+        /// Gives the seat back, recording `outcome()` first if it is timed
+        /// (`outcome` is not called otherwise).
+        fn finish(seat: Self::Seat, outcome: impl FnOnce() -> CallOutcome);
+        /// Whether the seat records a sample when given back.
+        fn is_timed(seat: &Self::Seat) -> bool;
+    }
+
+    /// How a [`LayerHandle`](super::LayerHandle) admits a request and
+    /// feeds its limit. Not nameable outside the crate, so nothing else
+    /// implements it.
+    pub trait Admit:
+        Hold<Wait = AcquireWithinOwned<Self::Owner>, Waited = OwnedSeat<Self::Owner>>
+    {
+        /// The compartment's lock.
+        type Lock: RawLock + 'static;
+        /// What an owned seat holds: the handle itself, or the `Arc` of
+        /// the compartment behind it.
+        type Owner: Handle<Lock = Self::Lock>;
+
         /// The compartment.
         fn bulkhead(&self) -> &Bulkhead<Self::Lock>;
         /// A new owner (an `Arc` clone), for an owned seat or wait.
         fn owner(&self) -> Self::Owner;
-        /// What a waiting request keeps; see [`Self::Feedback`].
+        /// What a waiting request keeps; see [`Hold::Feedback`].
         fn feedback(&self) -> Self::Feedback;
         /// Whether admitted requests record samples.
         fn is_adaptive(&self) -> bool;
@@ -60,21 +88,29 @@ pub(crate) mod sealed {
 
         /// The seat of a request admitted at once.
         fn start(&self, seat: Seat<'_, Self::Lock>) -> Self::Seat;
-        /// The seat of a request admitted after a wait, timed from now.
-        fn start_later(feedback: &Self::Feedback, seat: OwnedSeat<Self::Owner>) -> Self::Seat;
-        /// Gives the seat back, recording `outcome()` first if it is timed
-        /// (`outcome` is not called otherwise).
-        fn finish(seat: Self::Seat, outcome: impl FnOnce() -> CallOutcome);
-        /// Whether the seat records a sample when given back.
-        fn is_timed(seat: &Self::Seat) -> bool;
+    }
+}
+
+impl<L: RawLock + 'static> sealed::Hold for Arc<Bulkhead<L>> {
+    type Wait = AcquireWithinOwned<Self>;
+    type Waited = OwnedSeat<Self>;
+    type Feedback = ();
+    type Seat = OwnedSeat<Self>;
+
+    fn start_later((): &(), seat: OwnedSeat<Self>) -> Self::Seat {
+        seat
+    }
+    fn finish(seat: Self::Seat, _: impl FnOnce() -> CallOutcome) {
+        drop(seat);
+    }
+    fn is_timed(_: &Self::Seat) -> bool {
+        false
     }
 }
 
 impl<L: RawLock + 'static> sealed::Admit for Arc<Bulkhead<L>> {
     type Lock = L;
     type Owner = Self;
-    type Feedback = ();
-    type Seat = OwnedSeat<Self>;
 
     fn bulkhead(&self) -> &Bulkhead<L> {
         self
@@ -94,22 +130,28 @@ impl<L: RawLock + 'static> sealed::Admit for Arc<Bulkhead<L>> {
         // touches no reference count.
         OwnedSeat::from_seat(seat, Arc::clone(self))
     }
+}
+
+impl<L: RawLock + 'static, A: Limit, C: Clock> sealed::Hold for Arc<Adaptive<L, A, C>> {
+    type Wait = AcquireWithinOwned<Self>;
+    type Waited = OwnedSeat<Self>;
+    type Feedback = ();
+    type Seat = TimedSeat<L, A, C>;
+
     fn start_later((): &(), seat: OwnedSeat<Self>) -> Self::Seat {
-        seat
+        TimedSeat::new(seat)
     }
-    fn finish(seat: Self::Seat, _: impl FnOnce() -> CallOutcome) {
-        drop(seat);
+    fn finish(mut seat: Self::Seat, outcome: impl FnOnce() -> CallOutcome) {
+        seat.finish(outcome());
     }
     fn is_timed(_: &Self::Seat) -> bool {
-        false
+        true
     }
 }
 
 impl<L: RawLock + 'static, A: Limit, C: Clock> sealed::Admit for Arc<Adaptive<L, A, C>> {
     type Lock = L;
     type Owner = Self;
-    type Feedback = ();
-    type Seat = TimedSeat<L, A, C>;
 
     fn bulkhead(&self) -> &Bulkhead<L> {
         Adaptive::bulkhead(self)
@@ -127,24 +169,36 @@ impl<L: RawLock + 'static, A: Limit, C: Clock> sealed::Admit for Arc<Adaptive<L,
     fn start(&self, seat: Seat<'_, L>) -> Self::Seat {
         TimedSeat::new(OwnedSeat::from_seat(seat, Arc::clone(self)))
     }
-    fn start_later((): &(), seat: OwnedSeat<Self>) -> Self::Seat {
-        TimedSeat::new(seat)
+}
+
+impl sealed::Hold for Domain {
+    type Wait = AcquireWithinOwned<Arc<Bulkhead<StdLock>>>;
+    type Waited = OwnedSeat<Arc<Bulkhead<StdLock>>>;
+    // The domain only if it is adaptive: a fixed one's waiting requests
+    // clone nothing more.
+    type Feedback = Option<Domain>;
+    type Seat = RegistrySeat;
+
+    fn start_later(feedback: &Option<Domain>, seat: Self::Waited) -> RegistrySeat {
+        match feedback {
+            Some(domain) => track(domain, seat),
+            None => RegistrySeat::from(seat),
+        }
     }
-    fn finish(mut seat: Self::Seat, outcome: impl FnOnce() -> CallOutcome) {
-        seat.finish(outcome());
+    fn finish(seat: RegistrySeat, outcome: impl FnOnce() -> CallOutcome) {
+        // The classifier runs only for a timed seat.
+        if seat.is_timed() {
+            let _ = seat.record(outcome());
+        }
     }
-    fn is_timed(_: &Self::Seat) -> bool {
-        true
+    fn is_timed(seat: &RegistrySeat) -> bool {
+        seat.is_timed()
     }
 }
 
 impl sealed::Admit for Domain {
     type Lock = StdLock;
     type Owner = Arc<Bulkhead<StdLock>>;
-    // The domain only if it is adaptive: a fixed one's waiting requests
-    // clone nothing more.
-    type Feedback = Option<Domain>;
-    type Seat = RegistrySeat;
 
     fn bulkhead(&self) -> &Bulkhead<StdLock> {
         Domain::bulkhead(self)
@@ -163,21 +217,6 @@ impl sealed::Admit for Domain {
     }
     fn start(&self, seat: Seat<'_, StdLock>) -> RegistrySeat {
         track(self, OwnedSeat::from_seat(seat, self.owner()))
-    }
-    fn start_later(feedback: &Option<Domain>, seat: OwnedSeat<Self::Owner>) -> RegistrySeat {
-        match feedback {
-            Some(domain) => track(domain, seat),
-            None => RegistrySeat::from(seat),
-        }
-    }
-    fn finish(seat: RegistrySeat, outcome: impl FnOnce() -> CallOutcome) {
-        // The classifier runs only for a timed seat.
-        if seat.is_timed() {
-            let _ = seat.record(outcome());
-        }
-    }
-    fn is_timed(seat: &RegistrySeat) -> bool {
-        seat.is_timed()
     }
 }
 

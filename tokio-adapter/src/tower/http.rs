@@ -10,14 +10,15 @@ use super::{BoxError, ServiceError};
 
 /// The HTTP answer to a bulkhead rejection: `503 Service Unavailable`,
 /// with `Retry-After` when retrying may succeed, or `500` for a weight of
-/// zero.
+/// zero or a partition of another compartment (bugs of the server's).
 ///
 /// | rejection | status | `Retry-After` |
 /// |---|---|---|
-/// | [`Error::Full`], [`Error::FullOnEventLoop`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
+/// | [`Error::Full`], [`Error::PartitionFull`], [`Error::FullOnEventLoop`], [`Error::QueueFull`], [`Error::Timeout`] | 503 | yes (default 1 s) |
 /// | [`Error::WeightAboveLimit`] | 503 | yes: a raised (or adaptive) limit may admit it later |
 /// | [`Error::Closed`] | 503 | no: the compartment admits nobody any more |
 /// | [`Error::ZeroWeight`] | 500 | no: the server's weight function is wrong, and retrying cannot help |
+/// | [`Error::ForeignPartition`] | 500 | no: the server's classifier names a partition of another compartment |
 ///
 /// 503 rather than 429 (the client did nothing wrong: this server is
 /// shedding load) or 504 (no upstream timed out; the caller's wait for a
@@ -45,7 +46,7 @@ use super::{BoxError, ServiceError};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HttpRejection {
     /// The status to answer with: 503, or 500 for
-    /// [`Error::ZeroWeight`].
+    /// [`Error::ZeroWeight`] and [`Error::ForeignPartition`].
     pub status: StatusCode,
     /// How long the client should wait before retrying, sent as
     /// `Retry-After` in whole seconds (at least 1); `None` when retrying
@@ -68,11 +69,21 @@ impl HttpRejection {
     /// let weightless = HttpRejection::from_error(&Error::ZeroWeight { name: "db".into() });
     /// assert_eq!(weightless.status, StatusCode::INTERNAL_SERVER_ERROR);
     /// assert_eq!(weightless.retry_after, None);
+    /// // A partition without a seat for the caller: load shedding, like `Full`.
+    /// let full = Error::PartitionFull {
+    ///     name: "db".into(), partition: "batch".into(), active: 8, share: 8, may_hold: 8,
+    /// };
+    /// let answer = HttpRejection::from_error(&full);
+    /// assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE);
+    /// assert_eq!(answer.response::<()>().headers()["retry-after"], "1");
     /// ```
     pub fn from_error(error: &Error) -> Self {
         let status = match error {
-            // Not load shedding: a bug in the server's weight function.
-            Error::ZeroWeight { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            // Not load shedding: a bug in the server's weight function,
+            // or in its partition classifier.
+            Error::ZeroWeight { .. } | Error::ForeignPartition { .. } => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
         Self {

@@ -1,11 +1,14 @@
 //! A tower [`Layer`] and [`Service`] that admit each request through a
-//! compartment.
+//! compartment, and one that admits it through a partition of a
+//! partitioned compartment.
 
 mod classify;
 mod error;
 mod future;
 mod handle;
 mod http;
+mod partitioned;
+mod route;
 mod weight;
 
 use std::fmt;
@@ -24,6 +27,8 @@ pub use error::{BoxErrors, ErrorRepr, ServiceError, TypedErrors};
 pub use future::ResponseFuture;
 pub use handle::LayerHandle;
 pub use http::HttpRejection;
+pub use partitioned::{PartitionedLayer, PartitionedService};
+pub use route::{ByExtension, ByHeader, ByPath, ClassifyPartition, PartitionName};
 pub use weight::{RequestWeight, WeightOne};
 
 // The services' default error is bulkhead-std's `BoxError` (the crate
