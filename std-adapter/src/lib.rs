@@ -1,10 +1,15 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// The README and some rustdoc link to the registry, pools and scoped
-// compartments, which a build without those features leaves out; the
-// full-feature doc build (docs.rs, CI) still checks every link.
+// The README and some rustdoc link to the registry, pools, scoped and
+// partitioned compartments, which a build without those features leaves
+// out; the full-feature doc build (docs.rs, CI) still checks every link.
 #![cfg_attr(
-    not(all(feature = "pool", feature = "scoped", feature = "registry")),
+    not(all(
+        feature = "pool",
+        feature = "scoped",
+        feature = "registry",
+        feature = "partitions"
+    )),
     allow(rustdoc::broken_intra_doc_links)
 )]
 
