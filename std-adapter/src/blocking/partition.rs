@@ -315,22 +315,14 @@ fn wait<L: RawLock, P: PartitionHandle<Lock = L> + Clone>(
         // The wait has left the line without a seat but keeps its handle
         // (it never resolved): a clone of it takes the immediate verdict,
         // so an `Arc` is cloned only here.
-        let Some(handle) = acquire.handle().cloned() else {
-            return Err(partitioned_closed(partitioned));
-        };
+        let handle = acquire
+            .handle()
+            .cloned()
+            .expect("a wait that left the line without a seat keeps its handle");
         PartitionSeat::try_acquire_many(handle, id, weight).inspect_err(|e| {
             if let Error::PartitionFull { name, .. } = e {
                 warn_once(partitioned.raw_lock(), name, event_loop);
             }
         })
     })
-}
-
-/// Never returned: a wait that has not resolved keeps its handle. Kept as
-/// an error rather than a panic all the same.
-#[cold]
-fn partitioned_closed<L: RawLock>(partitioned: &Partitioned<L>) -> Error {
-    Error::Closed {
-        name: partitioned.name_handle(),
-    }
 }
