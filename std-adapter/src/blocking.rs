@@ -1,16 +1,21 @@
 //! Bounded blocking waits for threads.
 
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use bulkhead_core::{Bulkhead, Error, MaxWait, OwnedSeat, RawLock, Seat};
+use bulkhead_core::{Bulkhead, Error, MaxWait, Name, OwnedSeat, RawLock, Seat};
 
 use crate::detect::{EventLoop, event_loop};
 use crate::park::with_thread_waker;
-use crate::wait_timer::WaitTimer;
+use crate::wait_timer::{Named, Queues, WaitTimer};
+
+#[cfg(feature = "partitions")]
+mod partition;
+#[cfg(feature = "partitions")]
+pub use partition::BlockingAcquirePartition;
 
 /// Blocking acquisition for threads, and owned seats, for any
 /// [`Bulkhead<L>`](bulkhead_core::Bulkhead) (the std
@@ -286,7 +291,53 @@ fn wait<L: RawLock>(
     if max_wait.is_fail_fast() {
         return bulkhead.try_acquire_many(weight);
     }
-    let mut acquire = pin!(bulkhead.acquire_many(weight));
+    let acquire = pin!(bulkhead.acquire_many(weight));
+    block(acquire, max_wait, bulkhead, |_, event_loop| {
+        bulkhead
+            .try_acquire_many(weight)
+            .map_err(|e| could_not_wait(bulkhead, e, event_loop))
+    })
+}
+
+/// A pinned wait for a seat that [`block`] drives on a thread: core's
+/// [`Acquire`](bulkhead_core::Acquire) and, with partitions, its
+/// `AcquirePartition`. Both decide `abandon` and `time_out` in one step
+/// under the compartment's lock, which is what makes the deadline safe.
+pub(crate) trait BlockingWait: Future<Output = Result<Self::Seat, Error>> + Queues {
+    /// What the wait resolves to.
+    type Seat;
+
+    /// Leaves the line: the seat if one had been handed over.
+    fn abandon(self: Pin<&mut Self>) -> Option<Self::Seat>;
+
+    /// Leaves the line after the budget ran out, counting the timeout.
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Result<Self::Seat, Error>;
+}
+
+impl<'a, L: RawLock> BlockingWait for bulkhead_core::Acquire<'a, L> {
+    type Seat = Seat<'a, L>;
+
+    fn abandon(self: Pin<&mut Self>) -> Option<Seat<'a, L>> {
+        bulkhead_core::Acquire::abandon(self)
+    }
+
+    fn time_out(self: Pin<&mut Self>, budget: Duration) -> Result<Seat<'a, L>, Error> {
+        bulkhead_core::Acquire::time_out(self, budget)
+    }
+}
+
+/// Drives `acquire` (not yet polled; the caller has handled a fail-fast
+/// budget) on this thread until it has a verdict or `max_wait` runs out,
+/// timing a wait that queued under `compartment`'s name. On an event-loop
+/// thread it leaves the line at once and answers `immediate` with the
+/// abandoned wait (unless a seat was handed over meanwhile).
+#[inline]
+pub(crate) fn block<W: BlockingWait>(
+    mut acquire: Pin<&mut W>,
+    max_wait: MaxWait,
+    compartment: &impl Named,
+    immediate: impl FnOnce(Pin<&mut W>, EventLoop) -> Result<W::Seat, Error>,
+) -> Result<W::Seat, Error> {
     // First attempt: no clock, no event-loop probe and no waker clone, so a
     // free seat costs core's fast path (one CAS). The thread's waker is
     // lent, not cloned: core clones it only if the node queues, so the wait
@@ -300,18 +351,16 @@ fn wait<L: RawLock>(
         timer.queued();
     }
     if let Poll::Ready(result) = first {
-        return timer.finish(bulkhead, result);
+        return timer.finish_in(compartment, result);
     }
     if let Some(event_loop) = event_loop() {
         // Waiting here could block the very loop that holds the seat:
         // leave the line and give the immediate verdict instead.
         let result = match acquire.as_mut().abandon() {
             Some(seat) => Ok(seat),
-            None => bulkhead
-                .try_acquire_many(weight)
-                .map_err(|e| could_not_wait(bulkhead, e, event_loop)),
+            None => immediate(acquire, event_loop),
         };
-        return timer.finish(bulkhead, result);
+        return timer.finish_in(compartment, result);
     }
     // `Forever`, or a budget too large to add to `now`, is a wait with
     // no deadline.
@@ -325,7 +374,7 @@ fn wait<L: RawLock>(
                 if now >= deadline {
                     let budget = budget.unwrap_or_default();
                     let result = acquire.as_mut().time_out(budget);
-                    return timer.finish(bulkhead, result);
+                    return timer.finish_in(compartment, result);
                 }
                 thread::park_timeout(deadline - now);
             }
@@ -335,7 +384,7 @@ fn wait<L: RawLock>(
         let poll =
             with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
         if let Poll::Ready(result) = poll {
-            return timer.finish(bulkhead, result);
+            return timer.finish_in(compartment, result);
         }
     }
 }
@@ -358,7 +407,19 @@ fn could_not_wait<L: RawLock>(
     else {
         return error;
     };
-    if bulkhead.raw_lock().claim_event_loop_warning() {
+    warn_once(bulkhead.raw_lock(), &name, event_loop);
+    Error::FullOnEventLoop {
+        name,
+        max_concurrent,
+        active,
+    }
+}
+
+/// Logs, once per compartment (the flag is its lock's), that a blocking
+/// acquire with a wait budget was turned away at once on an event loop.
+#[cold]
+fn warn_once(lock: &impl RawLock, name: &Name, event_loop: EventLoop) {
+    if lock.claim_event_loop_warning() {
         tracing::warn!(
             compartment = name.as_str(),
             "bulkhead `{name}`: a blocking acquire with a wait budget ran on a thread that \
@@ -366,10 +427,5 @@ fn could_not_wait<L: RawLock>(
              use the async acquire there, or call from spawn_blocking (logged once per \
              compartment)"
         );
-    }
-    Error::FullOnEventLoop {
-        name,
-        max_concurrent,
-        active,
     }
 }

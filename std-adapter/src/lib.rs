@@ -1,10 +1,15 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// The README and some rustdoc link to the registry, pools and scoped
-// compartments, which a build without those features leaves out; the
-// full-feature doc build (docs.rs, CI) still checks every link.
+// The README and some rustdoc link to the registry, pools, scoped and
+// partitioned compartments, which a build without those features leaves
+// out; the full-feature doc build (docs.rs, CI) still checks every link.
 #![cfg_attr(
-    not(all(feature = "pool", feature = "scoped", feature = "registry")),
+    not(all(
+        feature = "pool",
+        feature = "scoped",
+        feature = "registry",
+        feature = "partitions"
+    )),
     allow(rustdoc::broken_intra_doc_links)
 )]
 
@@ -27,6 +32,9 @@ mod execute;
 mod policy;
 mod run;
 mod snapshot;
+// 2b. Partitioned compartments: core's types with the std lock.
+#[cfg(feature = "partitions")]
+pub mod partition;
 // 3. Pools and scoped compartments.
 #[cfg(feature = "pool")]
 mod pool;
@@ -42,6 +50,8 @@ pub use adaptive::{Adaptive, Classify, ExecuteAdaptive, StdClock};
 #[cfg(feature = "metrics")]
 pub use adaptive::{adaptive_metrics, publish_adaptive};
 pub use blocking::BlockingAcquire;
+#[cfg(feature = "partitions")]
+pub use blocking::BlockingAcquirePartition;
 pub use box_error::BoxError;
 /// The core crate, for its generic [`Bulkhead<L>`](bulkhead_core::Bulkhead)
 /// and its `limit` module.
@@ -87,6 +97,9 @@ pub use wait_timer::WaitTimer;
 /// - [`Inspect`]: `snapshot` (a [`Snapshot`] with the last rejection
 ///   time) and `last_rejection`.
 ///
+/// For one compartment shared by named partitions, each guaranteed a
+/// share, see [`partition::Partitioned`] (feature `partitions`).
+///
 /// # Examples
 ///
 /// ```
@@ -123,11 +136,15 @@ pub type Seat<'a> = bulkhead_core::Seat<'a, StdLock>;
 /// No method name here is shared with bulkhead-tokio's `TokioAcquire`, so
 /// both crates' preludes can be imported together.
 pub mod prelude {
+    #[cfg(feature = "partitions")]
+    pub use crate::BlockingAcquirePartition;
     pub use crate::{BlockingAcquire, Execute, ExecuteAdaptive, Inspect, Run};
 }
 
 mod sealed {
-    /// Only core's compartment gets this crate's sealed extension traits.
+    /// Only core's compartments get this crate's sealed extension traits.
     pub trait Sealed {}
     impl<L: bulkhead_core::RawLock> Sealed for bulkhead_core::Bulkhead<L> {}
+    #[cfg(feature = "partitions")]
+    impl<L: bulkhead_core::RawLock> Sealed for bulkhead_core::partition::Partitioned<L> {}
 }

@@ -17,6 +17,11 @@ pub enum Kind {
     /// A [`ThreadPoolBulkhead`](crate::ThreadPoolBulkhead): work runs on the
     /// compartment's own worker threads.
     ThreadPool,
+    /// A [`Partitioned`](crate::partition::Partitioned) compartment: a
+    /// semaphore whose seats named partitions share. The snapshot's
+    /// figures are the whole compartment's (summed over its partitions);
+    /// `partition_state(id)` has each partition's.
+    Partitioned,
 }
 
 /// A snapshot of one compartment, with the time of its last rejection.
@@ -100,12 +105,15 @@ impl Snapshot {
 }
 
 /// Snapshots of a std [`Bulkhead`](crate::Bulkhead) (core's compartment
-/// with a [`StdLock`]), with the time of its last rejection.
+/// with a [`StdLock`]), or of a std
+/// [`Partitioned`](crate::partition::Partitioned) compartment, with the
+/// time of its last rejection.
 ///
 /// Core's own [`state`](bulkhead_core::Bulkhead::state) still returns the
 /// lock-agnostic [`State`]; `snapshot` adds what only std knows.
 ///
-/// Sealed: implemented for `Bulkhead<StdLock>` only.
+/// Sealed: implemented for `Bulkhead<StdLock>` and
+/// `Partitioned<StdLock>` only.
 ///
 /// ```
 /// use bulkhead_std::{Bulkhead, Inspect, Kind};
@@ -120,7 +128,8 @@ impl Snapshot {
 /// ```
 pub trait Inspect: crate::sealed::Sealed {
     /// A snapshot of the compartment: core's [`State`], kind
-    /// [`Kind::Semaphore`], and the time of the last rejection.
+    /// [`Kind::Semaphore`] (or [`Kind::Partitioned`], with the whole
+    /// compartment's figures), and the time of the last rejection.
     fn snapshot(&self) -> Snapshot;
 
     /// When a caller was last turned away (`Full`, `QueueFull` or
@@ -131,6 +140,38 @@ pub trait Inspect: crate::sealed::Sealed {
 impl Inspect for bulkhead_core::Bulkhead<StdLock> {
     fn snapshot(&self) -> Snapshot {
         Snapshot::new(self.state(), Kind::Semaphore, self.raw_lock())
+    }
+
+    fn last_rejection(&self) -> Option<SystemTime> {
+        self.raw_lock().last_rejection()
+    }
+}
+
+/// The whole compartment: `active`, `waiting`, `rejected` and `timed_out`
+/// summed over its partitions; `admitted` and `last_rejection` from the
+/// lock, which every partition shares.
+///
+/// ```
+/// use bulkhead_std::{Error, Inspect, Kind};
+/// use bulkhead_std::partition::{Amount, PartitionConfig, Partitioned};
+///
+/// let db = Partitioned::new("db", 2, &[
+///     PartitionConfig::new("live", Amount::Seats(1)).lendable(Amount::Seats(0)),
+///     PartitionConfig::new("batch", Amount::Seats(1)),
+/// ])?;
+/// let batch = db.id("batch")?;
+/// let _seat = db.try_acquire(batch)?;
+/// // Live's reserved seat is free, but not for batch.
+/// assert!(matches!(db.try_acquire(batch), Err(Error::PartitionFull { .. })));
+/// let s = db.snapshot();
+/// assert_eq!((s.kind, s.max_concurrent, s.active, s.admitted, s.rejected), (Kind::Partitioned, 2, 1, 1, 1));
+/// assert!(s.last_rejection.is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "partitions")]
+impl Inspect for bulkhead_core::partition::Partitioned<StdLock> {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot::new(self.state(), Kind::Partitioned, self.raw_lock())
     }
 
     fn last_rejection(&self) -> Option<SystemTime> {

@@ -77,20 +77,7 @@ impl WaitTimer {
     /// included).
     #[inline]
     pub fn admitted<L: RawLock>(&mut self, bulkhead: &Bulkhead<L>) {
-        self.admitted_named(|| bulkhead.name_handle());
-    }
-
-    /// As [`admitted`](Self::admitted), for a compartment that is not a
-    /// [`Bulkhead`] (a partitioned one): `name` gives the compartment's
-    /// name, and is called only when the wait is recorded.
-    #[inline]
-    pub fn admitted_named(&mut self, name: impl FnOnce() -> Name) {
-        #[cfg(feature = "metrics")]
-        if let Some(at) = self.queued_at.take() {
-            crate::series::record_wait(&name(), at.elapsed());
-        }
-        #[cfg(not(feature = "metrics"))]
-        let _ = name;
+        self.admitted_in(bulkhead);
     }
 
     /// Records the wait if `result` is a seat of `bulkhead` (see
@@ -101,10 +88,87 @@ impl WaitTimer {
         bulkhead: &Bulkhead<L>,
         result: Result<T, E>,
     ) -> Result<T, E> {
+        self.finish_in(bulkhead, result)
+    }
+
+    /// As [`admitted`](Self::admitted), for a seat of a partitioned
+    /// compartment: the wait is recorded in the same series, under the
+    /// compartment's name (not the partition's).
+    ///
+    /// ```
+    /// use bulkhead_std::WaitTimer;
+    /// use bulkhead_std::partition::{Amount, PartitionConfig, Partitioned};
+    ///
+    /// let db = Partitioned::new("db", 2, &[PartitionConfig::new("live", Amount::Seats(2))])?;
+    /// let mut timer = WaitTimer::new();
+    /// timer.queued();
+    /// timer.admitted_partitioned(&db); // recorded, if the `metrics` feature is on
+    /// # Ok::<(), bulkhead_std::ConfigError>(())
+    /// ```
+    #[cfg(feature = "partitions")]
+    #[inline]
+    pub fn admitted_partitioned<L: RawLock>(
+        &mut self,
+        partitioned: &bulkhead_core::partition::Partitioned<L>,
+    ) {
+        self.admitted_in(partitioned);
+    }
+
+    /// As [`finish`](Self::finish), for a seat of a partitioned
+    /// compartment (see [`admitted_partitioned`](Self::admitted_partitioned)).
+    #[cfg(feature = "partitions")]
+    #[inline]
+    pub fn finish_partitioned<L: RawLock, T, E>(
+        &mut self,
+        partitioned: &bulkhead_core::partition::Partitioned<L>,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
+        self.finish_in(partitioned, result)
+    }
+
+    /// [`admitted`](Self::admitted) for any compartment with a name.
+    #[inline]
+    pub(crate) fn admitted_in(&mut self, compartment: &impl Named) {
+        #[cfg(feature = "metrics")]
+        if let Some(at) = self.queued_at.take() {
+            crate::series::record_wait(&compartment.name_handle(), at.elapsed());
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = compartment;
+    }
+
+    /// [`finish`](Self::finish) for any compartment with a name.
+    #[inline]
+    pub(crate) fn finish_in<T, E>(
+        &mut self,
+        compartment: &impl Named,
+        result: Result<T, E>,
+    ) -> Result<T, E> {
         if result.is_ok() {
-            self.admitted(bulkhead);
+            self.admitted_in(compartment);
         }
         result
+    }
+}
+
+/// A compartment whose waits are timed: its name labels the series.
+pub(crate) trait Named {
+    /// The compartment's name, to keep.
+    // Unused without the `metrics` feature, where nothing is recorded.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    fn name_handle(&self) -> Name;
+}
+
+impl<L: RawLock> Named for Bulkhead<L> {
+    fn name_handle(&self) -> Name {
+        Bulkhead::name_handle(self)
+    }
+}
+
+#[cfg(feature = "partitions")]
+impl<L: RawLock> Named for bulkhead_core::partition::Partitioned<L> {
+    fn name_handle(&self) -> Name {
+        bulkhead_core::partition::Partitioned::name_handle(self)
     }
 }
 
@@ -143,6 +207,15 @@ impl<L: RawLock> Queues for bulkhead_core::Acquire<'_, L> {
 impl<L: RawLock, S> Queues for bulkhead_core::AcquireTimeout<'_, L, S> {
     fn has_queued(&self) -> bool {
         bulkhead_core::AcquireTimeout::has_queued(self)
+    }
+}
+
+#[cfg(feature = "partitions")]
+impl<P: bulkhead_core::partition::PartitionHandle> Queues
+    for bulkhead_core::partition::AcquirePartition<P>
+{
+    fn has_queued(&self) -> bool {
+        bulkhead_core::partition::AcquirePartition::has_queued(self)
     }
 }
 
