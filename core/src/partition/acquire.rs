@@ -271,41 +271,52 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             return self.finish(Err(e));
         }
         let weight = self.weight;
-        // Cloned before locking, and moved into the section: the section
-        // neither clones nor drops a waker (foreign code).
-        let waker = cx.waker().clone();
         let node = self.node_ptr();
         self.phase = Phase::Queued;
-        let (outcome, unused) = p.section(move |t, wake| {
-            let admitted = if weight > MAX_CONCURRENT_LIMIT {
-                Err(Refusal::Oversized)
-            } else {
-                t.admit(i, weight)
-            };
-            match admitted {
-                Ok(()) => {
-                    // SAFETY: the lock is held and the node, ours, was
-                    // never linked. Stored before the section's wakers
-                    // run: if one panics, `Drop` gives the seat back.
-                    unsafe { node.as_ref().status.seat() };
-                    (Ok(Joined::Seated), Some(waker))
-                }
-                Err(Refusal::Closed) => (Err(Refusal::Closed), Some(waker)),
-                Err(Refusal::Oversized) => {
-                    t.parts[i].rejected += 1;
-                    (Err(Refusal::Oversized), Some(waker))
-                }
-                // SAFETY: the node is pinned (we are polled), idle, and
-                // unlinked by `Drop` before the future dies.
-                Err(Refusal::Full) => match unsafe { t.link(i, node, waker, wake) } {
-                    Ok(()) => (Ok(Joined::Linked), None),
-                    Err(waker) => {
-                        t.parts[i].rejected += 1;
-                        (Ok(Joined::QueueFull), Some(waker))
+        // One section decides and, if the caller must wait, links. The
+        // waker is cloned before locking and moved in: the section neither
+        // clones nor drops a waker (foreign code). A first section without
+        // one takes a free seat without cloning it at all; only a caller
+        // that must wait pays for a second section.
+        let attempt = |waker: Option<Waker>| {
+            p.section(move |t, wake| {
+                let admitted = if weight > MAX_CONCURRENT_LIMIT {
+                    Err(Refusal::Oversized)
+                } else {
+                    t.admit(i, weight)
+                };
+                match admitted {
+                    Ok(()) => {
+                        // SAFETY: the lock is held and the node, ours, was
+                        // never linked. Stored before the section's wakers
+                        // run: if one panics, `Drop` gives the seat back.
+                        unsafe { node.as_ref().status.seat() };
+                        (Ok(Joined::Seated), waker)
                     }
-                },
-            }
-        });
+                    Err(Refusal::Closed) => (Err(Refusal::Closed), waker),
+                    Err(Refusal::Oversized) => {
+                        t.parts[i].rejected += 1;
+                        (Err(Refusal::Oversized), waker)
+                    }
+                    Err(Refusal::Full) => match waker {
+                        None => (Err(Refusal::Full), None),
+                        // SAFETY: the node is pinned (we are polled), idle,
+                        // and unlinked by `Drop` before the future dies.
+                        Some(waker) => match unsafe { t.link(i, node, waker, wake) } {
+                            Ok(()) => (Ok(Joined::Linked), None),
+                            Err(waker) => {
+                                t.parts[i].rejected += 1;
+                                (Ok(Joined::QueueFull), Some(waker))
+                            }
+                        },
+                    },
+                }
+            })
+        };
+        let (outcome, unused) = match attempt(None) {
+            (Err(Refusal::Full), _) => attempt(Some(cx.waker().clone())),
+            decided => decided,
+        };
         // A waker not linked is dropped here, after unlocking.
         drop(unused);
         match outcome {

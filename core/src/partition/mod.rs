@@ -660,23 +660,22 @@ impl<L: RawLock> Partitioned<L> {
     /// uses [`section_then`](Self::section_then) instead, so that the seat
     /// is its own before anything can unwind.
     fn section<R>(&self, f: impl FnOnce(&mut Table, &mut Wakers) -> R) -> R {
-        let (r, owed) = self.section_then(f);
-        self.finish(owed);
+        let mut owed = Owed::new();
+        let r = self.section_then(&mut owed, f);
+        self.finish(&mut owed);
         r
     }
 
-    /// As [`section`](Self::section), without waking: the wakers come back
-    /// as [`Owed`], for [`finish`](Self::finish) once the caller has made
+    /// As [`section`](Self::section), without waking: the wakers are left
+    /// in `owed`, for [`finish`](Self::finish) once the caller has made
     /// what the section decided its own. If the lock panics before its
     /// closure (`RawLock` promise 4), nothing ran and nothing is owed.
-    fn section_then<R>(&self, f: impl FnOnce(&mut Table, &mut Wakers) -> R) -> (R, Owed) {
-        let mut owed = Owed {
-            wake: Wakers::new(),
-            more: false,
-        };
+    /// (`owed` is the caller's, not returned, so that the batch is never
+    /// copied.)
+    fn section_then<R>(&self, owed: &mut Owed, f: impl FnOnce(&mut Table, &mut Wakers) -> R) -> R {
         // SAFETY: only this type locks its lock, and the table is only
         // touched inside its closures.
-        let r = unsafe {
+        unsafe {
             self.lock.with_lock(|| {
                 self.table.with_mut(|t| {
                     let t = &mut *t;
@@ -685,38 +684,54 @@ impl<L: RawLock> Partitioned<L> {
                     r
                 })
             })
-        };
-        (r, owed)
+        }
     }
 
-    /// Wakes what a section collected and serves again while owed.
-    fn finish(&self, owed: Owed) {
-        drop(Finish {
-            partitioned: self,
-            wake: owed.wake,
-            more: owed.more,
-        });
+    /// Wakes what a section collected, after unlocking, and serves again
+    /// while a full batch cut the serve short. If a waker (foreign code)
+    /// panics, `OnUnwind` goes on with the rest as the panic unwinds (a
+    /// second panic then aborts, as anywhere in Rust).
+    fn finish(&self, owed: &mut Owed) {
+        /// Resumes `finish` if a waker panics.
+        struct OnUnwind<'b, 'a, L: RawLock>(&'a Partitioned<L>, &'b mut Owed);
+        impl<L: RawLock> Drop for OnUnwind<'_, '_, L> {
+            fn drop(&mut self) {
+                self.0.finish(self.1);
+            }
+        }
+        loop {
+            while let Some(waker) = owed.wake.pop_front() {
+                let guard = OnUnwind(self, owed);
+                waker.wake();
+                core::mem::forget(guard);
+            }
+            if !owed.more {
+                return;
+            }
+            let wake = &mut owed.wake;
+            // SAFETY: as in `section_then`.
+            owed.more = unsafe {
+                self.lock
+                    .with_lock(|| self.table.with_mut(|t| (*t).serve(wake)))
+            };
+        }
     }
 
     /// As [`section`](Self::section) if the lock is free right now.
     fn try_section<R>(&self, f: impl FnOnce(&mut Table, &mut Wakers) -> R) -> Option<R> {
-        let mut wake = Finish {
-            partitioned: self,
-            wake: Wakers::new(),
-            more: false,
-        };
-        // SAFETY: as in `section`.
+        let mut owed = Owed::new();
+        // SAFETY: as in `section_then`.
         let r = unsafe {
             self.lock.try_with_lock(|| {
                 self.table.with_mut(|t| {
                     let t = &mut *t;
-                    let r = f(t, &mut wake.wake);
-                    wake.more = t.serve(&mut wake.wake);
+                    let r = f(t, &mut owed.wake);
+                    owed.more = t.serve(&mut owed.wake);
                     r
                 })
             })
         };
-        drop(wake);
+        self.finish(&mut owed);
         r
     }
 
@@ -787,53 +802,17 @@ impl<L: RawLock> Partitioned<L> {
 /// cut its serve short. Hand it to [`Partitioned::finish`]: dropped instead,
 /// its wakers are dropped unwoken (only a caller that is itself unwinding
 /// does that).
-#[must_use = "wake what the section collected with `finish`"]
 struct Owed {
     wake: Wakers,
     more: bool,
 }
 
-/// Wakes what a section collected, after unlocking, and serves again
-/// while a full batch cut the serve short. In `Drop`, so that a panicking
-/// waker (foreign code) cannot skip the rest.
-struct Finish<'a, L: RawLock> {
-    partitioned: &'a Partitioned<L>,
-    wake: Wakers,
-    more: bool,
-}
-
-impl<L: RawLock> Finish<'_, L> {
-    /// Wakes, then serves again while owed; re-entered by `OnUnwind` if a
-    /// waker panics, so the rest of the batch is still woken (a second
-    /// panic while unwinding aborts, as anywhere in Rust).
-    fn run(&mut self) {
-        /// Resumes `run` if a waker panics.
-        struct OnUnwind<'b, 'a, L: RawLock>(&'b mut Finish<'a, L>);
-        impl<L: RawLock> Drop for OnUnwind<'_, '_, L> {
-            fn drop(&mut self) {
-                self.0.run();
-            }
+impl Owed {
+    fn new() -> Self {
+        Self {
+            wake: Wakers::new(),
+            more: false,
         }
-        loop {
-            while let Some(waker) = self.wake.pop_front() {
-                let guard = OnUnwind(self);
-                waker.wake();
-                core::mem::forget(guard);
-            }
-            if !self.more {
-                return;
-            }
-            let p = self.partitioned;
-            let wake = &mut self.wake;
-            // SAFETY: as in `section`.
-            self.more = unsafe { p.lock.with_lock(|| p.table.with_mut(|t| (*t).serve(wake))) };
-        }
-    }
-}
-
-impl<L: RawLock> Drop for Finish<'_, L> {
-    fn drop(&mut self) {
-        self.run();
     }
 }
 

@@ -5,7 +5,7 @@ use core::fmt;
 use core::ops::Deref;
 
 use super::table::Refusal;
-use super::{AcquirePartition, AcquirePartitionTimeout, PartitionId, Partitioned};
+use super::{AcquirePartition, AcquirePartitionTimeout, Owed, PartitionId, Partitioned};
 use crate::error::Error;
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
@@ -191,7 +191,8 @@ pub(crate) fn take_now<P: PartitionHandle>(
     let p = handle.partitioned();
     let i = p.index(id)?;
     check_weight(p, weight)?;
-    let (result, owed) = p.section_then(|t, _| {
+    let mut owed = Owed::new();
+    let result = p.section_then(&mut owed, |t, _| {
         let refusal = if weight > MAX_CONCURRENT_LIMIT {
             Err(Refusal::Oversized)
         } else {
@@ -215,12 +216,12 @@ pub(crate) fn take_now<P: PartitionHandle>(
             // Not `new`: the admission hook runs after the wakers.
             let seat = PartitionSeat { handle, id, weight };
             let p = seat.handle.partitioned();
-            p.finish(owed);
+            p.finish(&mut owed);
             p.raw_lock().record_admission();
             Ok(seat)
         }
         Err(error) => {
-            p.finish(owed);
+            p.finish(&mut owed);
             if matches!(
                 error,
                 Error::PartitionFull { .. } | Error::WeightAboveLimit { .. }

@@ -107,6 +107,9 @@ pub(crate) struct Table {
     /// Seats held in all (the sum of the parts' `active`).
     pub(crate) active: usize,
     pub(crate) closed: bool,
+    /// Waiters in all lines (the sum of the parts' `waiting`): a serve
+    /// with none to serve returns at once.
+    waiters: usize,
     /// The limit before a pause (0), against which settings given while
     /// paused are checked.
     pub(crate) resumes_at: usize,
@@ -125,6 +128,7 @@ impl Table {
             limit,
             active: 0,
             closed: false,
+            waiters: 0,
             resumes_at: limit,
             turn: 0,
         }
@@ -275,6 +279,7 @@ impl Table {
             // SAFETY: just unlinked; the last touch of the node.
             unsafe { oldest.as_ref().status.refuse(Status::Dropped) };
             p.waiting -= 1;
+            self.waiters -= 1;
             p.rejected += 1;
             push(wake, w);
         }
@@ -284,11 +289,13 @@ impl Table {
             if p.config.queue_order == QueueOrder::Lifo {
                 p.list.push_newest(node, waker);
                 p.waiting += 1;
+                self.waiters += 1;
                 return Ok(());
             }
             p.list.push_back(node, waker);
         }
         p.waiting += 1;
+        self.waiters += 1;
         Ok(())
     }
 
@@ -314,6 +321,7 @@ impl Table {
         // SAFETY: just unlinked, by its owner.
         unsafe { node.as_ref().status.leave() };
         p.waiting -= 1;
+        self.waiters -= 1;
         (Status::Idle, waker)
     }
 
@@ -323,6 +331,9 @@ impl Table {
     /// unlocks, wakes, and serves again).
     pub(crate) fn serve(&mut self, wake: &mut Wakers) -> bool {
         loop {
+            if self.waiters == 0 {
+                return false;
+            }
             if wake.is_full() {
                 return true;
             }
@@ -386,6 +397,7 @@ impl Table {
         // and valid; the lock is held.
         let waker = unsafe { p.list.remove(node) };
         p.waiting -= 1;
+        self.waiters -= 1;
         // SAFETY: just unlinked; storing the verdict is the last touch.
         unsafe {
             let cell = &node.as_ref().status;
