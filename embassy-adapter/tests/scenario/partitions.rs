@@ -214,26 +214,33 @@ impl Partitions {
 
     /// Builds the compartment. Call before spawning the tasks.
     pub fn start(&self) {
-        self.bus.get_or_init(|| {
-            let compartment = Partitioned::new(
-                "bus",
-                SEATS,
-                &[
-                    PartitionConfig::new("isr", Amount::Seats(2)).priority(1),
-                    PartitionConfig::new("background", Amount::Seats(2)),
-                ],
-            )
-            .expect("partitions: a valid configuration");
-            let isr = compartment.id("isr").expect("partitions: `isr` exists");
-            let background = compartment
-                .id("background")
-                .expect("partitions: `background` exists");
-            Bus {
+        // Checked without `expect`: its `Debug` formatting would weigh
+        // more in flash than the scenario itself.
+        let Ok(compartment) = Partitioned::new(
+            "bus",
+            SEATS,
+            &[
+                PartitionConfig::new("isr", Amount::Seats(2)).priority(1),
+                PartitionConfig::new("background", Amount::Seats(2)),
+            ],
+        ) else {
+            return self.fail(0, "the compartment's configuration was refused", None);
+        };
+        let (Ok(isr), Ok(background)) = (compartment.id("isr"), compartment.id("background"))
+        else {
+            return self.fail(0, "a partition is missing", None);
+        };
+        if self
+            .bus
+            .init(Bus {
                 compartment,
                 isr,
                 background,
-            }
-        });
+            })
+            .is_err()
+        {
+            self.fail(0, "started twice", None);
+        }
     }
 
     fn fail(&self, step: usize, what: &'static str, got: Option<(Counts, Counts)>) {
@@ -481,24 +488,35 @@ impl Partitions {
             write!(out, "FAIL: partitions: step {}: {}", f.step, f.what)?;
             if let Some((isr, background)) = f.got {
                 let want = &STEPS[f.step];
-                write!(
-                    out,
-                    "; (active, borrowed, lent, waiting) isr={isr:?} background={background:?}, \
-                     expected isr={:?} background={:?}",
-                    want.isr, want.background
-                )?;
+                write!(out, "; (active, borrowed, lent, waiting) isr=")?;
+                write_counts(out, isr)?;
+                write!(out, " background=")?;
+                write_counts(out, background)?;
+                write!(out, ", expected isr=")?;
+                write_counts(out, want.isr)?;
+                write!(out, " background=")?;
+                write_counts(out, want.background)?;
             }
             writeln!(out)?;
             ok = false;
         }
         if !self.order.is(ORDER) {
-            writeln!(
+            write!(
                 out,
-                "FAIL: partitions: seats went out in the wrong order (expected {})",
-                core::str::from_utf8(ORDER).unwrap_or("?")
+                "FAIL: partitions: seats went out in the wrong order, expected "
             )?;
+            for &mark in ORDER {
+                out.write_char(char::from(mark))?;
+            }
+            writeln!(out)?;
         }
         writeln!(out, "partitions: {}", if ok { "PASS" } else { "FAIL" })?;
         Ok(ok)
     }
+}
+
+/// Writes `(active, borrowed, lent, waiting)` with `Display` only: `Debug`
+/// for tuples would cost flash for a line printed only on failure.
+fn write_counts(out: &mut impl Write, (a, b, l, w): Counts) -> fmt::Result {
+    write!(out, "({a}, {b}, {l}, {w})")
 }
