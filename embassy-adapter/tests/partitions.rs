@@ -1,7 +1,7 @@
 //! Bounded waits for a partition's seat through embassy-time, on its std
 //! driver.
 
-#![cfg(feature = "partitions")]
+#![cfg(all(feature = "partitions", feature = "time"))]
 
 mod support;
 
