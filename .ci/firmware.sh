@@ -3,10 +3,12 @@
 # Cortex-M3 (thumbv7m, QEMU lm3s6965evb) and a Cortex-M0 without CAS
 # (thumbv6m, QEMU microbit), runs it under QEMU, checks its summary, and
 # prints the flash/RAM footprint next to the same program built with
-# embassy-sync's FairSemaphore (feature `fair-semaphore`). Two more variants
-# add scenarios to ours: an adaptive compartment (feature `adaptive`) and
-# weighted seats with a newest-first queue (feature `weights`); the
-# footprint comparison is the plain variant, which uses neither.
+# embassy-sync's FairSemaphore (feature `fair-semaphore`). Three more
+# variants add scenarios to ours: an adaptive compartment (feature
+# `adaptive`), weighted seats with a newest-first queue (feature `weights`),
+# and a partitioned compartment whose seats the SysTick interrupt gives back
+# (feature `partitions`); the footprint comparison is the plain variant,
+# which uses none of them.
 #
 # Exits non-zero if a build fails, a run exits non-zero or times out, or a
 # summary line is missing. Works offline once the crates are fetched.
@@ -39,7 +41,7 @@ cargo fmt --check
 elf_dir="$CARGO_TARGET_DIR/elf"
 mkdir -p "$elf_dir"
 targets=(thumbv7m-none-eabi thumbv6m-none-eabi)
-variants=(bulkhead fair-semaphore adaptive weights)
+variants=(bulkhead fair-semaphore adaptive weights partitions)
 
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
@@ -69,7 +71,7 @@ run() {
     sed 's/^/    /' "$log"
 
     local primitive=$variant
-    [[ $variant == adaptive || $variant == weights ]] && primitive=bulkhead
+    [[ $variant == adaptive || $variant == weights || $variant == partitions ]] && primitive=bulkhead
     local required=(
         "^bulkhead-scenario: primitive=$primitive\$"
         '^flash: limit=1 peak=[01] admitted=2 rejected=1 timed_out=1$'
@@ -92,6 +94,12 @@ run() {
             '^weights-dma: limit=3 peak=3 order=H01 rejected=2 timed_out=0 active=0 waiting=0$'
             '^weights-uart: order=lifo served=21 dropped=1 rejected=1 active=0 waiting=0$'
             '^weights: PASS$'
+        )
+    fi
+    if [[ $variant == partitions ]]; then
+        required+=(
+            '^partitions: steps=10 order=BBBBIIBB refused=1 rejected=1 timed_out=0 active=0 waiting=0$'
+            '^partitions: PASS$'
         )
     fi
     local ok=1

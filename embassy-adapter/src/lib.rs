@@ -23,12 +23,16 @@ pub use embassy_sync::blocking_mutex::raw;
 #[cfg(feature = "time")]
 pub use clock::EmbassyClock;
 pub use lock::EmbassyLock;
+#[cfg(all(feature = "time", feature = "partitions", feature = "weights"))]
+pub use time::EmbassyAcquirePartitionManyWithin;
 #[cfg(feature = "time")]
 pub use time::{
     EmbassyAcquire, EmbassyAcquireWithin, acquire_until, acquire_within, to_core_duration,
 };
 #[cfg(all(feature = "time", feature = "weights"))]
 pub use time::{EmbassyAcquireManyWithin, acquire_many_until, acquire_many_within};
+#[cfg(all(feature = "time", feature = "partitions"))]
+pub use time::{EmbassyAcquirePartition, EmbassyAcquirePartitionWithin};
 
 /// A compartment whose waiter list is guarded by the embassy-sync raw mutex
 /// `M`. See [`EmbassyLock`] for which mutex fits where.
@@ -44,6 +48,41 @@ pub type Bulkhead<M> = bulkhead_core::Bulkhead<EmbassyLock<M>>;
 /// the seat back. (Core's generic type stays reachable as
 /// `bulkhead_core::Seat`.)
 pub type Seat<'a, M> = bulkhead_core::Seat<'a, EmbassyLock<M>>;
+
+/// A [partitioned](bulkhead_core::partition) compartment whose table is
+/// guarded by the embassy-sync raw mutex `M`: one compartment's seats
+/// shared by named partitions, each guaranteed a share. (Core's generic
+/// type stays reachable as `bulkhead_core::partition::Partitioned`.)
+///
+/// Giving a partition's seat back always takes the lock, so seats given
+/// back in interrupt handlers need [`CriticalSectionRawMutex`](raw::CriticalSectionRawMutex).
+/// Its constructor checks the partitions and is not `const`: build it at
+/// start-up (in `main`, or in an embassy-sync `OnceLock`).
+///
+/// ```
+/// use bulkhead_embassy::partition::{Amount, PartitionConfig};
+/// use bulkhead_embassy::{Partitioned, raw::CriticalSectionRawMutex};
+///
+/// let bus: Partitioned<CriticalSectionRawMutex> = Partitioned::new("bus", 4, &[
+///     PartitionConfig::new("isr", Amount::Seats(2)).priority(1),
+///     PartitionConfig::new("background", Amount::Seats(2)),
+/// ])?;
+/// let background = bus.id("background")?;
+/// // Background work borrows the idle `isr` seats...
+/// let seats: [_; 4] = core::array::from_fn(|_| bus.try_acquire(background).unwrap());
+/// assert_eq!(bus.partition_state(bus.id("isr")?)?.lent, 2);
+/// # drop(seats);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+#[cfg(feature = "partitions")]
+pub type Partitioned<M> = bulkhead_core::partition::Partitioned<EmbassyLock<M>>;
+
+/// A seat of a partition of a [`Partitioned<M>`](Partitioned), borrowing
+/// the compartment: core's
+/// [`PartitionSeat`](bulkhead_core::partition::PartitionSeat). Dropping it
+/// gives the seat back, under the compartment's lock.
+#[cfg(feature = "partitions")]
+pub type PartitionSeat<'a, M> = bulkhead_core::partition::PartitionSeat<&'a Partitioned<M>>;
 
 /// Builds a compartment for a `static`: `name` with `max_concurrent` seats,
 /// first come first served, no queue limit.

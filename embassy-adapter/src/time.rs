@@ -4,8 +4,20 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+#[cfg(feature = "partitions")]
+use bulkhead_core::partition::{AcquirePartition, PartitionId, PartitionSeat, Partitioned};
 use bulkhead_core::{Acquire, Error, RawLock, Seat};
 use embassy_time::{Duration, Instant, TICK_HZ, Timer};
+
+#[cfg(feature = "partitions")]
+mod partitioned;
+
+#[cfg(feature = "partitions")]
+pub use partitioned::EmbassyAcquirePartition;
+#[cfg(all(feature = "partitions", feature = "weights"))]
+pub use partitioned::EmbassyAcquirePartitionManyWithin;
+#[cfg(feature = "partitions")]
+pub use partitioned::EmbassyAcquirePartitionWithin;
 
 /// Bounded waits for any compartment, measured with embassy-time.
 ///
@@ -136,7 +148,13 @@ pub fn acquire_within<L: RawLock>(
     budget: Duration,
 ) -> EmbassyAcquireWithin<'_, L> {
     EmbassyAcquireWithin {
-        wait: Wait::within(bulkhead, One, budget),
+        wait: Wait::within(
+            Plain {
+                bulkhead,
+                weight: One,
+            },
+            budget,
+        ),
     }
 }
 
@@ -160,7 +178,13 @@ pub fn acquire_until<L: RawLock>(
     deadline: Instant,
 ) -> EmbassyAcquireWithin<'_, L> {
     EmbassyAcquireWithin {
-        wait: Wait::until(bulkhead, One, deadline),
+        wait: Wait::until(
+            Plain {
+                bulkhead,
+                weight: One,
+            },
+            deadline,
+        ),
     }
 }
 
@@ -217,7 +241,7 @@ pub fn acquire_many_within<L: RawLock>(
     budget: Duration,
 ) -> EmbassyAcquireManyWithin<'_, L> {
     EmbassyAcquireManyWithin {
-        wait: Wait::within(bulkhead, weight, budget),
+        wait: Wait::within(Plain { bulkhead, weight }, budget),
     }
 }
 
@@ -242,7 +266,7 @@ pub fn acquire_many_until<L: RawLock>(
     deadline: Instant,
 ) -> EmbassyAcquireManyWithin<'_, L> {
     EmbassyAcquireManyWithin {
-        wait: Wait::until(bulkhead, weight, deadline),
+        wait: Wait::until(Plain { bulkhead, weight }, deadline),
     }
 }
 
@@ -299,7 +323,7 @@ const fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// As [`acquire_within`].
 #[must_use = "futures do nothing unless polled"]
 pub struct EmbassyAcquireWithin<'a, L: RawLock> {
-    wait: Wait<'a, L, One>,
+    wait: Wait<Plain<'a, L, One>>,
 }
 
 /// Waits for one seat of several seats with an embassy-time budget.
@@ -318,15 +342,13 @@ pub struct EmbassyAcquireWithin<'a, L: RawLock> {
 #[cfg(feature = "weights")]
 #[must_use = "futures do nothing unless polled"]
 pub struct EmbassyAcquireManyWithin<'a, L: RawLock> {
-    wait: Wait<'a, L, usize>,
+    wait: Wait<Plain<'a, L, usize>>,
 }
 
 /// A seat's weight: [`One`], known at compile time, or a `usize` chosen at
-/// run time.
-trait Weight: Copy {
-    /// The future's name, for `Debug`.
-    const FUTURE: &'static str;
-    /// Whether this is [`EmbassyAcquireManyWithin`]'s weight.
+/// run time. Says how to take that weight from each kind of compartment.
+pub(crate) trait Weight: Copy {
+    /// Whether this is the weight of a `_many` future.
     const MANY: bool;
     fn get(self) -> usize;
     /// Takes the seats now, if they are free.
@@ -336,14 +358,27 @@ trait Weight: Copy {
     ) -> Result<Seat<'_, L>, Error>;
     /// Waits for the seats in core's line.
     fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L>;
+    /// Takes the seats of partition `id` now, if it has them for the caller.
+    #[cfg(feature = "partitions")]
+    fn try_take_partition<L: RawLock>(
+        self,
+        partitioned: &Partitioned<L>,
+        id: PartitionId,
+    ) -> Result<PartitionSeat<&Partitioned<L>>, Error>;
+    /// Waits for the seats in partition `id`'s line.
+    #[cfg(feature = "partitions")]
+    fn wait_partition<L: RawLock>(
+        self,
+        partitioned: &Partitioned<L>,
+        id: PartitionId,
+    ) -> AcquirePartition<&Partitioned<L>>;
 }
 
 /// The weight of a one-seat wait.
 #[derive(Clone, Copy)]
-struct One;
+pub(crate) struct One;
 
 impl Weight for One {
-    const FUTURE: &'static str = "EmbassyAcquireWithin";
     const MANY: bool = false;
     #[inline(always)]
     fn get(self) -> usize {
@@ -360,11 +395,28 @@ impl Weight for One {
     fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L> {
         bulkhead.acquire()
     }
+    #[cfg(feature = "partitions")]
+    #[inline(always)]
+    fn try_take_partition<L: RawLock>(
+        self,
+        partitioned: &Partitioned<L>,
+        id: PartitionId,
+    ) -> Result<PartitionSeat<&Partitioned<L>>, Error> {
+        partitioned.try_acquire(id)
+    }
+    #[cfg(feature = "partitions")]
+    #[inline(always)]
+    fn wait_partition<L: RawLock>(
+        self,
+        partitioned: &Partitioned<L>,
+        id: PartitionId,
+    ) -> AcquirePartition<&Partitioned<L>> {
+        partitioned.acquire(id)
+    }
 }
 
 #[cfg(feature = "weights")]
 impl Weight for usize {
-    const FUTURE: &'static str = "EmbassyAcquireManyWithin";
     const MANY: bool = true;
     #[inline(always)]
     fn get(self) -> usize {
@@ -381,11 +433,106 @@ impl Weight for usize {
     fn wait<L: RawLock>(self, bulkhead: &bulkhead_core::Bulkhead<L>) -> Acquire<'_, L> {
         bulkhead.acquire_many(self)
     }
+    #[cfg(feature = "partitions")]
+    #[inline(always)]
+    fn try_take_partition<L: RawLock>(
+        self,
+        partitioned: &Partitioned<L>,
+        id: PartitionId,
+    ) -> Result<PartitionSeat<&Partitioned<L>>, Error> {
+        partitioned.try_acquire_many(id, self)
+    }
+    #[cfg(feature = "partitions")]
+    #[inline(always)]
+    fn wait_partition<L: RawLock>(
+        self,
+        partitioned: &Partitioned<L>,
+        id: PartitionId,
+    ) -> AcquirePartition<&Partitioned<L>> {
+        partitioned.acquire_many(id, self)
+    }
 }
 
-enum Wait<'a, L: RawLock, W> {
-    /// Zero budget: one `try_acquire_many(weight)` at the first poll.
-    FailFast(&'a bulkhead_core::Bulkhead<L>, W),
+/// What one bounded wait asks core for: the compartment, and what to take
+/// from it. [`Wait`] runs the same budget logic over every kind.
+pub(crate) trait Request: Copy {
+    type Seat;
+    /// Core's wait for it.
+    type Acquire: Future<Output = Result<Self::Seat, Error>> + fmt::Debug;
+    /// Takes the seats now, if they are free (a zero budget).
+    fn try_take(self) -> Result<Self::Seat, Error>;
+    /// Joins core's line.
+    fn wait(self) -> Self::Acquire;
+    /// Ends core's wait when the budget has run out: the seat if one was
+    /// handed over meanwhile, else the timeout (or the verdict that came
+    /// first).
+    fn time_out(
+        acquire: Pin<&mut Self::Acquire>,
+        budget: core::time::Duration,
+    ) -> Result<Self::Seat, Error>;
+    /// Panics: the public future was polled after it completed. A literal
+    /// message per future, since a formatted panic would cost code.
+    fn polled_after_completion() -> !;
+    /// The fields of a fail-fast wait, for `Debug`.
+    fn fmt_fields(self, f: &mut fmt::DebugStruct<'_, '_>);
+}
+
+/// A seat of `W` in a plain compartment.
+pub(crate) struct Plain<'a, L: RawLock, W> {
+    bulkhead: &'a bulkhead_core::Bulkhead<L>,
+    weight: W,
+}
+
+// By hand: a derive would ask for `L: Copy`, and no lock is.
+impl<L: RawLock, W: Copy> Clone for Plain<'_, L, W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<L: RawLock, W: Copy> Copy for Plain<'_, L, W> {}
+
+impl<'a, L: RawLock, W: Weight> Request for Plain<'a, L, W> {
+    type Seat = Seat<'a, L>;
+    type Acquire = Acquire<'a, L>;
+
+    #[inline(always)]
+    fn try_take(self) -> Result<Seat<'a, L>, Error> {
+        // A constant for `One`: the same code as `try_acquire`.
+        self.weight.try_take(self.bulkhead)
+    }
+
+    #[inline(always)]
+    fn wait(self) -> Acquire<'a, L> {
+        self.weight.wait(self.bulkhead)
+    }
+
+    #[inline(always)]
+    fn time_out(
+        acquire: Pin<&mut Acquire<'a, L>>,
+        budget: core::time::Duration,
+    ) -> Result<Seat<'a, L>, Error> {
+        acquire.time_out(budget)
+    }
+
+    #[inline(always)]
+    fn polled_after_completion() -> ! {
+        if W::MANY {
+            panic!("`EmbassyAcquireManyWithin` polled after it completed")
+        }
+        panic!("`EmbassyAcquireWithin` polled after it completed")
+    }
+
+    fn fmt_fields(self, f: &mut fmt::DebugStruct<'_, '_>) {
+        f.field("bulkhead", &self.bulkhead.name())
+            .field("weight", &self.weight.get());
+    }
+}
+
+/// A bounded wait, whatever it waits for.
+pub(crate) enum Wait<R: Request> {
+    /// Zero budget: one `try_take` at the first poll.
+    FailFast(R),
     /// Queued in core's line until `timer` fires; with no timer (a deadline
     /// beyond the end of embassy time), until a seat comes. Bounded and
     /// unbounded waits share this variant, so firmware links core's wait
@@ -393,7 +540,7 @@ enum Wait<'a, L: RawLock, W> {
     /// only for a timeout's error; core's `AcquireTimeout` would keep a
     /// 16-byte `core::time::Duration` in every waiting task's future.
     Queued {
-        acquire: Acquire<'a, L>,
+        acquire: R::Acquire,
         timer: Option<Timer>,
         budget: Duration,
     },
@@ -401,56 +548,50 @@ enum Wait<'a, L: RawLock, W> {
     Done,
 }
 
-impl<'a, L: RawLock, W: Weight> Wait<'a, L, W> {
+impl<R: Request> Wait<R> {
     /// At most `budget`; see [`acquire_many_within`].
     #[inline]
-    fn within(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: W, budget: Duration) -> Self {
+    pub(crate) fn within(request: R, budget: Duration) -> Self {
         if budget.as_ticks() == 0 {
-            return Self::FailFast(bulkhead, weight);
+            return Self::FailFast(request);
         }
         match Instant::now().checked_add(budget) {
-            Some(deadline) => Self::queued(bulkhead, weight, Some(Timer::at(deadline)), budget),
-            None => Self::queued(bulkhead, weight, None, Duration::MAX),
+            Some(deadline) => Self::queued(request, Some(Timer::at(deadline)), budget),
+            None => Self::queued(request, None, Duration::MAX),
         }
     }
 
     /// Until `deadline`; see [`acquire_many_until`].
     #[inline]
-    fn until(bulkhead: &'a bulkhead_core::Bulkhead<L>, weight: W, deadline: Instant) -> Self {
+    pub(crate) fn until(request: R, deadline: Instant) -> Self {
         let now = Instant::now();
         if deadline <= now {
-            return Self::FailFast(bulkhead, weight);
+            return Self::FailFast(request);
         }
         let budget = deadline.saturating_duration_since(now);
-        Self::queued(bulkhead, weight, Some(Timer::at(deadline)), budget)
+        Self::queued(request, Some(Timer::at(deadline)), budget)
     }
 
     #[inline]
-    fn queued(
-        bulkhead: &'a bulkhead_core::Bulkhead<L>,
-        weight: W,
-        timer: Option<Timer>,
-        budget: Duration,
-    ) -> Self {
+    fn queued(request: R, timer: Option<Timer>, budget: Duration) -> Self {
         Self::Queued {
-            acquire: weight.wait(bulkhead),
+            acquire: request.wait(),
             timer,
             budget,
         }
     }
 
-    /// The poll of both public futures.
+    /// The poll of every public future.
     ///
     /// # Safety
     /// `self` is pinned: `acquire` is never moved out.
     #[inline]
-    unsafe fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<Seat<'a, L>, Error>> {
+    pub(crate) unsafe fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<R::Seat, Error>> {
         match self {
-            Wait::FailFast(bulkhead, weight) => {
-                let (bulkhead, weight): (&'a bulkhead_core::Bulkhead<L>, W) = (bulkhead, *weight);
+            Wait::FailFast(request) => {
+                let request = *request;
                 *self = Wait::Done;
-                // A constant for `One`: the same code as `try_acquire`.
-                Poll::Ready(weight.try_take(bulkhead))
+                Poll::Ready(request.try_take())
             }
             Wait::Queued {
                 acquire,
@@ -473,34 +614,30 @@ impl<'a, L: RawLock, W: Weight> Wait<'a, L, W> {
                 if expired {
                     // Decided in one step under core's lock: a seat handed
                     // over as the timer fires is returned, not lost.
-                    return Poll::Ready(acquire.time_out(to_core_duration(*budget)));
+                    return Poll::Ready(R::time_out(acquire, to_core_duration(*budget)));
                 }
                 Poll::Pending
             }
-            // Literal messages: a formatted panic would cost code.
-            Wait::Done if W::MANY => {
-                panic!("`EmbassyAcquireManyWithin` polled after it completed")
-            }
-            Wait::Done => panic!("`EmbassyAcquireWithin` polled after it completed"),
+            Wait::Done => R::polled_after_completion(),
         }
     }
 
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// `Debug` for the public future called `name`.
+    pub(crate) fn fmt(&self, f: &mut fmt::Formatter<'_>, name: &'static str) -> fmt::Result {
         match self {
-            Wait::FailFast(bulkhead, weight) => f
-                .debug_struct(W::FUTURE)
-                .field("bulkhead", &bulkhead.name())
-                .field("weight", &weight.get())
-                .field("budget", &"zero (fail fast)")
-                .finish(),
+            Wait::FailFast(request) => {
+                let mut d = f.debug_struct(name);
+                request.fmt_fields(&mut d);
+                d.field("budget", &"zero (fail fast)").finish()
+            }
             Wait::Queued {
                 acquire, budget, ..
             } => f
-                .debug_struct(W::FUTURE)
+                .debug_struct(name)
                 .field("acquire", acquire)
                 .field("budget", budget)
                 .finish(),
-            Wait::Done => write!(f, "{}(done)", W::FUTURE),
+            Wait::Done => write!(f, "{name}(done)"),
         }
     }
 }
@@ -526,13 +663,13 @@ impl<'a, L: RawLock> Future for EmbassyAcquireManyWithin<'a, L> {
 
 impl<L: RawLock> fmt::Debug for EmbassyAcquireWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.wait.fmt(f)
+        self.wait.fmt(f, "EmbassyAcquireWithin")
     }
 }
 
 #[cfg(feature = "weights")]
 impl<L: RawLock> fmt::Debug for EmbassyAcquireManyWithin<'_, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.wait.fmt(f)
+        self.wait.fmt(f, "EmbassyAcquireManyWithin")
     }
 }

@@ -8,7 +8,10 @@
 //! `FairSemaphore`, for the footprint comparison. With `--features
 //! adaptive` it also runs an adaptive compartment (`src/adaptive.rs`), and
 //! with `--features weights` the weighted-seat scenario
-//! (`../tests/scenario/weights.rs`, shared with the host test).
+//! (`../tests/scenario/weights.rs`, shared with the host test), and with
+//! `--features partitions` the partitioned-compartment scenario
+//! (`../tests/scenario/partitions.rs`, shared with the host test; its
+//! seats are given back from the SysTick interrupt).
 
 #![no_std]
 #![no_main]
@@ -22,6 +25,9 @@ use panic_semihosting as _;
 
 #[cfg(feature = "adaptive")]
 mod adaptive;
+#[cfg(feature = "partitions")]
+#[path = "../../tests/scenario/partitions.rs"]
+mod partitions;
 #[path = "../../tests/scenario/mod.rs"]
 mod scenario;
 mod systick;
@@ -47,9 +53,14 @@ static SCENARIO: Scenario<scenario::Fair> =
 static WEIGHTS: weights::Weights<bulkhead_embassy::raw::CriticalSectionRawMutex> =
     weights::Weights::new();
 
+#[cfg(feature = "partitions")]
+static PARTITIONS: partitions::Partitions = partitions::Partitions::new();
+
 /// Called by the SysTick handler on every tick, in interrupt context.
 fn on_tick(now: Instant) {
     SCENARIO.interrupt_tick(now);
+    #[cfg(feature = "partitions")]
+    PARTITIONS.interrupt_tick();
 }
 
 #[embassy_executor::task]
@@ -118,6 +129,18 @@ async fn uart_waiter(index: u32) {
     WEIGHTS.uart_waiter(index).await;
 }
 
+#[cfg(feature = "partitions")]
+#[embassy_executor::task(pool_size = 6)]
+async fn background_user() {
+    PARTITIONS.background().await;
+}
+
+#[cfg(feature = "partitions")]
+#[embassy_executor::task(pool_size = 2)]
+async fn isr_user(index: usize) {
+    PARTITIONS.isr(index).await;
+}
+
 /// Whether the adaptive compartment's callers are done (there are none
 /// without the `adaptive` feature).
 fn adaptive_finished() -> bool {
@@ -136,6 +159,15 @@ fn weights_finished() -> bool {
     return true;
 }
 
+/// Whether the partitioned scenario's roles and its interrupt handler's
+/// steps are done (there are none without the `partitions` feature).
+fn partitions_finished() -> bool {
+    #[cfg(feature = "partitions")]
+    return PARTITIONS.finished() == partitions::ROLES && PARTITIONS.done();
+    #[cfg(not(feature = "partitions"))]
+    return true;
+}
+
 /// Semihosting standard output as a `fmt::Write`.
 struct Host;
 
@@ -151,6 +183,10 @@ async fn main(spawner: Spawner) {
     let peripherals = cortex_m::Peripherals::take().unwrap();
     systick::start(peripherals.SYST);
     let started = Instant::now();
+    // Built before any task runs; the tick handler skips the scenario
+    // until then.
+    #[cfg(feature = "partitions")]
+    PARTITIONS.start();
 
     spawner.spawn(flash_owner().unwrap());
     spawner.spawn(flash_waiter().unwrap());
@@ -176,6 +212,15 @@ async fn main(spawner: Spawner) {
             spawner.spawn(uart_waiter(index).unwrap());
         }
     }
+    #[cfg(feature = "partitions")]
+    {
+        for _ in 0..partitions::BACKGROUND_TASKS {
+            spawner.spawn(background_user().unwrap());
+        }
+        for index in 0..partitions::ISR_TASKS as usize {
+            spawner.spawn(isr_user(index).unwrap());
+        }
+    }
 
     // Every role is bounded (5 s per wait at most); this bound only keeps a
     // broken build from spinning until the outer `timeout`.
@@ -184,6 +229,7 @@ async fn main(spawner: Spawner) {
             && SCENARIO.slot_empty()
             && adaptive_finished()
             && weights_finished()
+            && partitions_finished()
         {
             break;
         }
@@ -196,6 +242,8 @@ async fn main(spawner: Spawner) {
     let passed = adaptive::report(&mut host).unwrap_or(false) && passed;
     #[cfg(feature = "weights")]
     let passed = WEIGHTS.report(&mut host).unwrap_or(false) && passed;
+    #[cfg(feature = "partitions")]
+    let passed = PARTITIONS.report(&mut host).unwrap_or(false) && passed;
     let _ = fmt::Write::write_fmt(
         &mut host,
         format_args!("elapsed: {} ms (emulated)\n", started.elapsed().as_millis()),

@@ -253,6 +253,43 @@ impl Flag {
     }
 }
 
+/// Up to 8 one-byte marks, in the order they were logged.
+pub struct Log(Mutex<Cell<([u8; 8], usize)>>);
+
+impl Log {
+    pub const fn new() -> Self {
+        Self(Mutex::new(Cell::new(([0; 8], 0))))
+    }
+
+    pub fn push(&self, mark: u8) {
+        critical_section::with(|cs| {
+            let cell = self.0.borrow(cs);
+            let (mut marks, len) = cell.get();
+            if len < marks.len() {
+                marks[len] = mark;
+                cell.set((marks, len + 1));
+            }
+        });
+    }
+
+    pub fn get(&self) -> ([u8; 8], usize) {
+        critical_section::with(|cs| self.0.borrow(cs).get())
+    }
+
+    pub fn is(&self, expected: &[u8]) -> bool {
+        let (marks, len) = self.get();
+        &marks[..len] == expected
+    }
+
+    pub fn write(&self, out: &mut impl Write) -> fmt::Result {
+        let (marks, len) = self.get();
+        for &mark in &marks[..len] {
+            out.write_char(char::from(mark))?;
+        }
+        Ok(())
+    }
+}
+
 // === The scenario ===
 
 type Parked<C> = (

@@ -43,7 +43,7 @@ use bulkhead_embassy::{Bulkhead, Config, EmbassyAcquire, Error, QueueOrder, raw:
 use critical_section::Mutex;
 use embassy_time::{Duration, Timer};
 
-use crate::scenario::{Count, Flag};
+use crate::scenario::{Count, Flag, Log};
 
 /// Uses of the scenario's roles; the runner waits for all of them.
 pub const ROLES: u32 = 8;
@@ -56,43 +56,6 @@ pub const UART_WAITERS: u32 = 3;
 const CHANNELS: usize = 3;
 /// A budget that must never run out in this scenario.
 const PATIENT: Duration = Duration::from_secs(2);
-
-/// Up to 8 one-byte marks, in the order they were logged.
-struct Log(Mutex<Cell<([u8; 8], usize)>>);
-
-impl Log {
-    const fn new() -> Self {
-        Self(Mutex::new(Cell::new(([0; 8], 0))))
-    }
-
-    fn push(&self, mark: u8) {
-        critical_section::with(|cs| {
-            let cell = self.0.borrow(cs);
-            let (mut marks, len) = cell.get();
-            if len < marks.len() {
-                marks[len] = mark;
-                cell.set((marks, len + 1));
-            }
-        });
-    }
-
-    fn get(&self) -> ([u8; 8], usize) {
-        critical_section::with(|cs| self.0.borrow(cs).get())
-    }
-
-    fn is(&self, expected: &[u8]) -> bool {
-        let (marks, len) = self.get();
-        &marks[..len] == expected
-    }
-
-    fn write(&self, out: &mut impl Write) -> fmt::Result {
-        let (marks, len) = self.get();
-        for &mark in &marks[..len] {
-            out.write_char(char::from(mark))?;
-        }
-        Ok(())
-    }
-}
 
 /// The two compartments and their callers' records. Lives in a `static`.
 pub struct Weights<M: RawMutex + 'static> {
