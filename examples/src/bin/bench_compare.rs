@@ -1,4 +1,4 @@
-//! Short versions of benchmark groups a–g, w and l in one process, against the
+//! Short versions of benchmark groups a–g, p (partitioned), w and l in one process, against the
 //! peers, printed as markdown with our ratio against each peer.
 //!
 //! Run it with `cargo run --release -p bulkhead-examples --bin bench-compare`
@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use bulkhead_core::partition::{Amount, PartitionConfig, PartitionId, Partitioned};
 use bulkhead_core::{Admission, Config, QueueOrder};
 use bulkhead_examples::alloc_count::{self, CountingAlloc};
 use bulkhead_examples::layers::{self, Mode};
@@ -289,6 +290,15 @@ fn cg_ours(b: &Ours, n: u32) {
 fn cg_ours_many(b: &Ours, n: u32) {
     for _ in 0..n {
         let s = black_box(b).try_acquire_many(black_box(1));
+        black_box(s.is_ok());
+    }
+}
+
+/// As [`cg_ours`], on a partitioned compartment's first partition.
+#[inline(never)]
+fn cg_partitioned(p: &Partitioned<bulkhead_std::StdLock>, id: PartitionId, n: u32) {
+    for _ in 0..n {
+        let s = black_box(p).try_acquire(black_box(id));
         black_box(s.is_ok());
     }
 }
@@ -869,6 +879,96 @@ const A_SHORT_OPS: u64 = 100_000;
 /// Short repeats of group a.
 const A_SHORT_REPEATS: usize = 301;
 
+/// Ours, partitioned: a seat of the first of two partitions.
+const PARTITIONED: &str = "ours partitioned (2 partitions)";
+/// The floor's row, as group a names it.
+const FLOOR: &str = "floor (bare atomic)";
+
+/// A partitioned compartment of `seats` seats, split evenly between two
+/// partitions, and the first partition's id.
+fn partitioned(seats: usize) -> (&'static Partitioned<bulkhead_std::StdLock>, PartitionId) {
+    let p = leak(
+        Partitioned::new(
+            "bench",
+            seats,
+            &[
+                PartitionConfig::new("live", Amount::Percent(50)),
+                PartitionConfig::new("batch", Amount::Percent(50)),
+            ],
+        )
+        .expect("valid bench partitions"),
+    );
+    (p, p.id("live").expect("declared"))
+}
+
+/// Group p's contenders: uncontended `try_acquire` + release of the
+/// floor, a plain compartment and a partitioned one (4 seats each).
+fn p_benches(n: u64) -> Vec<Bench<'static>> {
+    let floor = leak(Floor::new(4));
+    let fifo = leak(peers::ours(4, Admission::Fifo));
+    let (part, live) = partitioned(4);
+    vec![
+        (
+            FLOOR,
+            Box::new(move || {
+                ns_per_op(n, || {
+                    black_box(black_box(floor).try_acquire().is_some());
+                })
+            }),
+        ),
+        (
+            FIFO,
+            Box::new(move || {
+                ns_per_op(n, || {
+                    black_box(black_box(fifo).try_acquire().is_ok());
+                })
+            }),
+        ),
+        (
+            PARTITIONED,
+            Box::new(move || {
+                ns_per_op(n, || {
+                    black_box(black_box(part).try_acquire(black_box(live)).is_ok());
+                })
+            }),
+        ),
+    ]
+}
+
+/// Group p: uncontended `try_acquire` + release of a partitioned
+/// compartment against the floor and a plain compartment, in long
+/// repeats (median) and in short ones (fastest), as group a. Returns the
+/// short repeats' rows: on a loaded machine they are the cost of the code.
+fn group_p() -> Vec<(&'static str, f64)> {
+    let long = run_all(p_benches(MICRO_OPS), MICRO_REPEATS);
+    table(
+        "p. uncontended try_acquire + release, partitioned compartment (ns/op, lower is better)",
+        "ns/op",
+        &long,
+        &[PARTITIONED],
+    );
+    let short = run_all_with(p_benches(A_SHORT_OPS), A_SHORT_REPEATS, |s| {
+        s.into_iter().fold(f64::INFINITY, f64::min)
+    });
+    table(
+        &format!(
+            "p, short repeats: fastest of {A_SHORT_REPEATS} × {A_SHORT_OPS} ops (ns/op, lower is better)"
+        ),
+        "ns/op",
+        &short,
+        &[PARTITIONED],
+    );
+    for (what, rows) in [("median", &long), ("fastest", &short)] {
+        println!(
+            "\np ({what}): partitioned ÷ floor {:.2}×; partitioned ÷ plain (ours FIFO) {:.2}×; plain ÷ floor {:.2}×",
+            find(rows, PARTITIONED) / find(rows, FLOOR),
+            find(rows, PARTITIONED) / find(rows, FIFO),
+            find(rows, FIFO) / find(rows, FLOOR),
+        );
+    }
+    short
+}
+
 /// `bench-compare w2 <contender>`: only group w2, one contender, for one
 /// second: for a profiler.
 fn single_w2(which: &str, work_iters: u32) {
@@ -1175,6 +1275,8 @@ fn main() {
         let n = 1_000_000;
         cg_ours(&peers::ours(4, Admission::Fifo), n);
         cg_ours_many(&peers::ours(4, Admission::Fifo), n);
+        let (part, live) = partitioned(4);
+        cg_partitioned(part, live, n);
         cg_floor(&Floor::new(4), n);
         cg_tokio(&tokio::sync::Semaphore::new(4), n);
         let (ours, tokio, floor) = (
@@ -1198,6 +1300,10 @@ fn main() {
             return;
         }
         [group] if group == "c1" => return only_c1(work_iters),
+        [group] if group == "p" => {
+            group_p();
+            return;
+        }
         [group] if group == "a" => {
             for a in [group_a(), group_a_short()] {
                 let r = |name| find(&a, name) / find(&a, "floor (bare atomic)");
@@ -1231,7 +1337,7 @@ fn main() {
         [group, which] if group == "w2" => return single_w2(which, work_iters),
         _ => {
             eprintln!(
-                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | g | w | l | wl | d <contender> | w2 <contender>]"
+                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | p | g | w | l | wl | d <contender> | w2 <contender>]"
             );
             std::process::exit(2);
         }
@@ -1250,6 +1356,9 @@ fn main() {
 
     // -- a. uncontended try_acquire + release ------------------------------
     let a = group_a();
+
+    // -- p. the same on a partitioned compartment --------------------------
+    let p = group_p();
 
     // -- e. rejection when full ---------------------------------------------
     let e = {
@@ -1711,6 +1820,21 @@ fn main() {
             r <= 1.15,
         )
     });
+    rows.push({
+        let r = find(&p, PARTITIONED) / find(&p, FLOOR);
+        (
+            "p: ours partitioned ÷ floor (short repeats)".into(),
+            "≤ 2.00×".into(),
+            r,
+            r <= 2.0,
+        )
+    });
+    rows.push((
+        "p: ours partitioned ÷ ours plain (short repeats)".into(),
+        "(info)".into(),
+        find(&p, PARTITIONED) / find(&p, FIFO),
+        true,
+    ));
     rows.extend(wl_targets(&w, &l));
     print_targets(rows);
     {
