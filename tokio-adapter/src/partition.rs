@@ -302,6 +302,6 @@ impl<P: PartitionHandle> CoreWait for AcquirePartition<P> {
         AcquirePartition::time_out(self, budget)
     }
     fn record(timer: &mut WaitTimer, seat: &PartitionSeat<P>) {
-        timer.admitted_named(|| seat.handle().partitioned().name_handle());
+        timer.admitted_partitioned(seat.handle().partitioned());
     }
 }
