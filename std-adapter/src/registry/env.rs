@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::limit_config::{ENV_KEYS as LIMIT_ENV_KEYS, LimitConfig};
 use super::parse::{Field, SettingsError, SettingsErrorKind};
+use super::partition::KEYS as PARTITION_KEYS;
 use super::settings::Overlay;
 use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 
@@ -28,7 +29,11 @@ use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 /// and the adaptive limit's `_LIMIT_ALGORITHM` (`aimd`, `vegas`,
 /// `gradient2`), `_LIMIT_MIN`,
 /// `_LIMIT_MAX`, `_LIMIT_INITIAL`, `_LIMIT_WINDOW` (see
-/// [`LimitConfig::from_env`]), where `<NAME>` is the name upper-cased with
+/// [`LimitConfig::from_env`]), and for each partition `P` of a partitioned
+/// compartment `_PARTITIONS_<P>_SHARE`, `_LENDABLE`, `_BORROW` (a count, or
+/// a percentage such as `75%`), `_PRIORITY`, `_MAX_WAIT`, `_MAX_WAITING`,
+/// `_QUEUE_ORDER` (a variable for a partition the compartment does not
+/// declare is an error), where `<NAME>` is the name upper-cased with
 /// every character that is not an ASCII letter or digit replaced by `_`
 /// ([`env_segment`]): `database:replica` reads
 /// `BULKHEAD_DATABASE_REPLICA_MAX_CONCURRENT`. The registry's default
@@ -136,6 +141,17 @@ impl EnvSource {
         LimitConfig::from_env_prefix(&prefix(name), &self.vars, base, false)
     }
 
+    /// The variables whose name starts with `prefix`, in order.
+    pub(crate) fn with_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.vars
+            .range(prefix.to_owned()..)
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The overlay for compartment `name`, or for the default settings
     /// when `name` is `None`.
     pub(crate) fn overlay(&self, name: Option<&str>) -> Result<Overlay, SettingsError> {
@@ -176,6 +192,9 @@ impl EnvSource {
             .iter()
             .filter_map(|(var, value)| {
                 let rest = var.strip_prefix(ENV_PREFIX)?;
+                if let Some(unknown) = partition_variable(var, value, rest) {
+                    return unknown;
+                }
                 // Each way of reading the variable as NAME_SETTING: the
                 // name segment (empty for the template) and the setting.
                 let readings: Vec<(&str, &str)> = suffixes
@@ -207,6 +226,40 @@ impl EnvSource {
             })
             .collect()
     }
+}
+
+/// For a variable of a partition (`<NAME>_PARTITIONS_<P>_<KEY>`):
+/// `Some(None)` if it ends in a partition setting (checked against the
+/// compartment's partitions when the compartment is built), or
+/// `Some(Some(unknown))` naming the setting it nearly spells; `None` for
+/// any other variable.
+#[allow(clippy::option_option)]
+fn partition_variable(var: &str, value: &str, rest: &str) -> Option<Option<UnknownVariable>> {
+    let tail = if let Some(tail) = rest.strip_prefix("PARTITIONS_") {
+        tail
+    } else {
+        rest.split_once("_PARTITIONS_")?.1
+    };
+    let (part, last) = tail.rsplit_once('_').unwrap_or(("", tail));
+    let known = |t: &str| {
+        PARTITION_KEYS.iter().any(|k| {
+            t.strip_suffix(k.to_ascii_uppercase().as_str())
+                .is_some_and(|p| p.ends_with('_'))
+        })
+    };
+    if known(tail) {
+        return Some(None);
+    }
+    let setting = nearest(&last.to_ascii_lowercase(), PARTITION_KEYS).map(str::to_ascii_uppercase);
+    let head = &var[..var.len() - last.len()];
+    Some(Some(UnknownVariable {
+        variable: var.to_owned(),
+        value: value.to_owned(),
+        suggestion: setting
+            .filter(|_| !part.is_empty())
+            .map(|s| format!("{head}{s}")),
+        domain: None,
+    }))
 }
 
 /// The registered compartment a variable's name segment nearly spells,
@@ -334,7 +387,8 @@ impl UnknownVariable {
 /// The settings a variable may end in, for messages.
 const SETTINGS: &str = "MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, \
                         ADMISSION, QUEUE_ORDER, LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, \
-                        LIMIT_WINDOW";
+                        LIMIT_WINDOW, or PARTITIONS_<PARTITION>_<KEY> with KEY one of SHARE, \
+                        LENDABLE, BORROW, PRIORITY, MAX_WAIT, MAX_WAITING, QUEUE_ORDER";
 
 impl std::fmt::Display for UnknownVariable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
