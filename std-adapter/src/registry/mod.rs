@@ -632,7 +632,7 @@ impl Registry {
     /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
     ///
     /// let registry = Registry::local();
-    /// registry.get_or_create_partitioned("db", DomainConfig::new(4).partitions(&[
+    /// registry.get_or_create_partitioned("db", DomainConfig::new(4).partitions_from([
     ///     PartitionConfig::new("live", Amount::Seats(3)),
     ///     PartitionConfig::new("batch", Amount::Seats(1)),
     /// ]))?;
@@ -963,6 +963,13 @@ impl Registry {
     ///   whom a full queue turns away;
     /// - a different `admission` is refused ([`RegistryError::Unsupported`]):
     ///   register a new compartment instead;
+    /// - on a partitioned compartment, `max_concurrent` and the partitions'
+    ///   settings apply at once (core's
+    ///   [`Partitioned::reconfigure`](bulkhead_core::partition::Partitioned::reconfigure)
+    ///   and `set_max_concurrent`), ordered so that the shares fit the
+    ///   limit throughout; the partitions themselves (their names and
+    ///   order) cannot change, and a plain compartment cannot become
+    ///   partitioned ([`RegistryError::Unsupported`]);
     /// - on a thread pool, a change of `max_workers` or `max_concurrent`
     ///   rebuilds its pool without losing queued work (see
     ///   [`RegisteredPool`]); `queue_order` [`Lifo`](QueueOrder::Lifo) is
@@ -998,6 +1005,15 @@ impl Registry {
                 name,
                 what: "the adaptive limit cannot change on a live compartment; register a new \
                        compartment (or restart with the new settings) instead",
+            });
+        }
+        if !config.partitions.is_empty() && !matches!(entry.compartment, Registered::Partitioned(_))
+        {
+            return Err(RegistryError::Unsupported {
+                name,
+                what: "a live compartment cannot become partitioned; create a partitioned \
+                       compartment under another name (get_or_create_partitioned), or restart \
+                       with the partitions declared",
             });
         }
         let adaptive = entry.controller.is_some();

@@ -276,7 +276,7 @@ fn unknown_partition(
 /// let registry = Registry::local();
 /// registry.get_or_create_partitioned(
 ///     "db",
-///     DomainConfig::new(4).max_wait(MaxWait::from_millis(5)).partitions(&[
+///     DomainConfig::new(4).max_wait(MaxWait::from_millis(5)).partitions_from([
 ///         PartitionConfig::new("live", Amount::Seats(3)),
 ///         PartitionConfig::new("batch", Amount::Seats(1)).borrow(Amount::Seats(0)),
 ///     ]),
@@ -476,14 +476,14 @@ pub(crate) mod serde_partitions {
     #[derive(Serialize, Deserialize)]
     #[serde(untagged)]
     enum Written {
-        Count(u64),
+        Count(i64),
         Text(String),
     }
 
     impl From<Amount> for Written {
         fn from(a: Amount) -> Self {
             match a {
-                Amount::Seats(n) => Written::Count(n as u64),
+                Amount::Seats(n) => Written::Count(i64::try_from(n).unwrap_or(i64::MAX)),
                 Amount::Percent(p) => Written::Text(format!("{p}%")),
             }
         }

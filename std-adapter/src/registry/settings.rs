@@ -226,10 +226,13 @@ impl DomainConfig {
     /// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
     /// use bulkhead_std::registry::{DomainConfig, Registry};
     ///
-    /// const DB: DomainConfig = DomainConfig::new(32).partitions(&[
+    /// // A `static` array: partitions hold names, which a `const` cannot
+    /// // borrow for `'static`.
+    /// static PARTITIONS: [PartitionConfig; 2] = [
     ///     PartitionConfig::new("live", Amount::Percent(75)).priority(1),
     ///     PartitionConfig::new("batch", Amount::Seats(8)).borrow(Amount::Seats(16)),
-    /// ]);
+    /// ];
+    /// const DB: DomainConfig = DomainConfig::new(32).partitions(&PARTITIONS);
     /// let registry = Registry::local();
     /// registry.get_or_create_partitioned("db", DB)?;
     /// let batch = registry.partition("db", "batch")?;
@@ -243,6 +246,28 @@ impl DomainConfig {
     pub const fn partitions(mut self, partitions: &'static [PartitionConfig]) -> Self {
         self.partitions = partitions;
         self
+    }
+
+    /// As [`partitions`](Self::partitions), for partitions made at run
+    /// time (names read from elsewhere, a list built in a loop): the list
+    /// is kept for the life of the process, once per distinct list.
+    ///
+    /// ```
+    /// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// let tenants = ["gold", "silver"];
+    /// let config = DomainConfig::new(10).partitions_from(
+    ///     tenants.map(|t| PartitionConfig::new(t, Amount::Percent(50))),
+    /// );
+    /// let registry = Registry::local();
+    /// registry.get_or_create_partitioned("api", config)?;
+    /// assert_eq!(registry.partition("api", "silver")?.state().share, 5);
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    #[must_use]
+    pub fn partitions_from(self, partitions: impl IntoIterator<Item = PartitionConfig>) -> Self {
+        self.partitions(super::partition::intern(partitions.into_iter().collect()))
     }
 
     /// Applies the fields an overlay sets (file or environment).
