@@ -144,8 +144,9 @@ pub enum RegistryError {
         name: Name,
     },
     /// [`Registry::partition`](super::Registry::partition) asked for a
-    /// partition the compartment does not have.
-    UnknownPartition(UnknownPartition),
+    /// partition the compartment does not have (boxed: core's error holds
+    /// the partitions' names inline).
+    UnknownPartition(Box<UnknownPartition>),
 }
 
 impl RegistryError {

@@ -657,7 +657,7 @@ impl Registry {
         let compartment = compartment.partitioned()?;
         let id = compartment
             .id(partition)
-            .map_err(RegistryError::UnknownPartition)?;
+            .map_err(|e| RegistryError::UnknownPartition(Box::new(e)))?;
         let own = compartment
             .partition_config(id)
             .ok()

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bulkhead_core::partition::{
     Amount, PartitionConfig, PartitionId, PartitionSeat, PartitionState, Partitioned,
 };
-use bulkhead_core::{Error, MAX_CONCURRENT_LIMIT, MaxWait, Name};
+use bulkhead_core::{Error, MAX_CONCURRENT_LIMIT, MaxWait};
 
 use super::env::EnvSource;
 use super::parse::{Field, SettingsError, SettingsErrorKind, parse_queue_order, whole_number};
@@ -178,8 +178,9 @@ impl CopySettings for PartitionConfig {
 }
 
 /// A partition named at run time.
+#[cfg(any(feature = "config-file", feature = "serde"))]
 pub(crate) fn named(name: &str, share: Amount) -> PartitionConfig {
-    PartitionConfig::named(Name::shared(Arc::from(name)), share)
+    PartitionConfig::named(bulkhead_core::Name::shared(Arc::from(name)), share)
 }
 
 /// `partitions` with the environment's `BULKHEAD_<NAME>_PARTITIONS_<P>_<KEY>`
