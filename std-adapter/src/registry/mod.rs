@@ -638,7 +638,7 @@ impl Registry {
     /// ]))?;
     /// let live = registry.partition("db", "live")?;
     /// let _seat = live.try_acquire()?;
-    /// let err = registry.partition("db", "bacth").unwrap_err();
+    /// let err = registry.partition("db", "btch").unwrap_err();
     /// assert!(err.to_string().contains("did you mean `batch`?"));
     /// # Ok::<(), RegistryError>(())
     /// ```
