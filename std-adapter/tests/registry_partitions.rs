@@ -182,6 +182,23 @@ fn a_misspelled_partition_setting_in_the_environment_is_an_error() {
 }
 
 #[test]
+fn a_misspelled_compartment_in_a_partition_variable_is_an_error() {
+    let err = Registry::builder()
+        .env(EnvSource::from_pairs([(
+            "BULKHEAD_DATABSE_PARTITIONS_LIVE_SHARE",
+            "2",
+        )]))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.settings().unwrap().kind(), K::UnknownKey);
+    assert!(
+        err.to_string()
+            .contains("BULKHEAD_DATABASE_PARTITIONS_LIVE_SHARE: `database` is a registered"),
+        "{err}"
+    );
+}
+
+#[test]
 fn malformed_amounts_in_the_environment_name_the_variable() {
     let table: &[(&str, &str, K)] = &[
         ("BULKHEAD_DB_PARTITIONS_LIVE_SHARE", "-1", K::Negative),

@@ -192,22 +192,25 @@ impl EnvSource {
             .iter()
             .filter_map(|(var, value)| {
                 let rest = var.strip_prefix(ENV_PREFIX)?;
-                if let Some(unknown) = partition_variable(var, value, rest) {
-                    return unknown;
-                }
                 // Each way of reading the variable as NAME_SETTING: the
-                // name segment (empty for the template) and the setting.
-                let readings: Vec<(&str, &str)> = suffixes
-                    .iter()
-                    .filter_map(|s| {
-                        let name = if rest == s {
-                            ""
-                        } else {
-                            rest.strip_suffix(s.as_str())?.strip_suffix('_')?
-                        };
-                        Some((name, s.as_str()))
-                    })
-                    .collect();
+                // name segment (empty for the template) and the setting
+                // (a partition's variable reads one way only: what is
+                // before `PARTITIONS_` names the compartment).
+                let readings: Vec<(&str, &str)> = match partition_variable(var, value, rest) {
+                    Some(Ok(reading)) => vec![reading],
+                    Some(Err(unknown)) => return Some(unknown),
+                    None => suffixes
+                        .iter()
+                        .filter_map(|s| {
+                            let name = if rest == s {
+                                ""
+                            } else {
+                                rest.strip_suffix(s.as_str())?.strip_suffix('_')?
+                            };
+                            Some((name, s.as_str()))
+                        })
+                        .collect(),
+                };
                 if readings.is_empty() {
                     return Some(UnknownVariable {
                         variable: var.clone(),
@@ -228,34 +231,38 @@ impl EnvSource {
     }
 }
 
-/// For a variable of a partition (`<NAME>_PARTITIONS_<P>_<KEY>`):
-/// `Some(None)` if it ends in a partition setting (checked against the
-/// compartment's partitions when the compartment is built), or
-/// `Some(Some(unknown))` naming the setting it nearly spells; `None` for
-/// any other variable.
-#[allow(clippy::option_option)]
-fn partition_variable(var: &str, value: &str, rest: &str) -> Option<Option<UnknownVariable>> {
-    let tail = if let Some(tail) = rest.strip_prefix("PARTITIONS_") {
-        tail
+/// For a variable of a partition (`<NAME>_PARTITIONS_<P>_<KEY>`, `rest`
+/// being the part after `BULKHEAD_`): `Ok` with its compartment segment
+/// and the rest (`PARTITIONS_<P>_<KEY>`) if it ends in a partition setting
+/// (the partition itself is checked when the compartment is built), or
+/// `Err` naming the setting it nearly spells; `None` for any other
+/// variable.
+fn partition_variable<'v>(
+    var: &str,
+    value: &str,
+    rest: &'v str,
+) -> Option<Result<(&'v str, &'v str), UnknownVariable>> {
+    let (name, setting) = if rest.starts_with("PARTITIONS_") {
+        ("", rest)
     } else {
-        rest.split_once("_PARTITIONS_")?.1
+        let at = rest.find("_PARTITIONS_")?;
+        (&rest[..at], &rest[at + 1..])
     };
-    let (part, last) = tail.rsplit_once('_').unwrap_or(("", tail));
-    let known = |t: &str| {
-        PARTITION_KEYS.iter().any(|k| {
-            t.strip_suffix(k.to_ascii_uppercase().as_str())
-                .is_some_and(|p| p.ends_with('_'))
-        })
-    };
-    if known(tail) {
-        return Some(None);
+    let tail = &setting["PARTITIONS_".len()..];
+    let known = PARTITION_KEYS.iter().any(|k| {
+        tail.strip_suffix(k.to_ascii_uppercase().as_str())
+            .is_some_and(|p| p.len() > 1 && p.ends_with('_'))
+    });
+    if known {
+        return Some(Ok((name, setting)));
     }
-    let setting = nearest(&last.to_ascii_lowercase(), PARTITION_KEYS).map(str::to_ascii_uppercase);
+    let (part, last) = tail.rsplit_once('_').unwrap_or(("", tail));
+    let meant = nearest(&last.to_ascii_lowercase(), PARTITION_KEYS).map(str::to_ascii_uppercase);
     let head = &var[..var.len() - last.len()];
-    Some(Some(UnknownVariable {
+    Some(Err(UnknownVariable {
         variable: var.to_owned(),
         value: value.to_owned(),
-        suggestion: setting
+        suggestion: meant
             .filter(|_| !part.is_empty())
             .map(|s| format!("{head}{s}")),
         domain: None,
