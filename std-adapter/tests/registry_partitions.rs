@@ -438,6 +438,20 @@ mod file {
     }
 
     #[test]
+    fn the_example_file_builds() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/partitions.toml");
+        let registry = Registry::builder()
+            .without_env()
+            .toml_file(path)
+            .build()
+            .unwrap();
+        let batch = registry.partition("db", "batch").unwrap();
+        let s = batch.state();
+        assert_eq!((s.share, s.reserved, s.may_hold), (8, 4, 24));
+        assert_eq!(registry.partition("db", "live").unwrap().state().share, 24);
+    }
+
+    #[test]
     fn precedence_is_code_then_file_then_environment() {
         // Code declares the partitions; the file's tables replace them
         // whole; a variable overrides one setting.

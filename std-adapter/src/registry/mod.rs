@@ -272,6 +272,58 @@ struct Entry {
 /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
 /// ```
 ///
+/// # Partitions
+///
+/// A compartment whose settings declare partitions
+/// ([`DomainConfig::partitions`], `[domains.NAME.partitions.P]` tables in
+/// the file, or serde) is a core
+/// [`Partitioned`] compartment: its
+/// seats are shared by the partitions, each guaranteed its `share`,
+/// lending what it does not use and reclaiming it as borrowed seats come
+/// back. [`partition`](Self::partition) gives one partition's handle
+/// ([`DomainPartition`]: `try_acquire`, `acquire_blocking`,
+/// `acquire_timeout`, `execute`, with the partition's `max_wait` or else
+/// the compartment's); [`get_partitioned`](Self::get_partitioned) the
+/// compartment; [`get_or_create_partitioned`](Self::get_or_create_partitioned)
+/// creates one from code. The lookups by name alone (`get`,
+/// `try_acquire`, …) refuse it with [`RegistryError::Partitioned`].
+///
+/// The file's `partitions` tables replace the code's partitions whole;
+/// each `BULKHEAD_<NAME>_PARTITIONS_<PARTITION>_<KEY>` variable then
+/// overrides one setting of a declared partition (a variable for a
+/// partition that neither code nor the file declares is an error naming
+/// the partitions known). Amounts are a count (`24`) or a percentage with
+/// its sign (`"75%"`). A partitioned compartment has a fixed
+/// `max_concurrent` (an adaptive `limit` is refused: not supported yet),
+/// and its queue settings are the partitions' own.
+/// [`reconfigure`](Self::reconfigure) changes the limit and the
+/// partitions' settings live, never the partitions themselves. With
+/// feature `metrics`, each partition has its own series
+/// (`bulkhead_partition_*`, labelled `name` and `partition`).
+///
+/// ```
+/// use bulkhead_std::registry::{EnvSource, Registry};
+///
+/// # #[cfg(feature = "config-file")] {
+/// let registry = Registry::builder()
+///     .env(EnvSource::from_pairs([("BULKHEAD_DB_PARTITIONS_BATCH_BORROW", "0")]))
+///     .toml_str(r#"
+///         [domains.db]
+///         max_concurrent = 10
+///         [domains.db.partitions.live]
+///         share = "80%"
+///         [domains.db.partitions.batch]
+///         share = 2
+///     "#)
+///     .build()?;
+/// let batch = registry.partition("db", "batch")?;
+/// let seats = (batch.try_acquire()?, batch.try_acquire()?);
+/// assert!(batch.try_acquire().is_err()); // the environment forbids borrowing
+/// # drop(seats);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// # Per-instance compartments
 ///
 /// [`database(alias)`](Self::database) and [`cache(name)`](Self::cache) are
