@@ -256,6 +256,21 @@ fn an_adaptive_limit_and_compartment_wide_queue_settings_are_refused() {
         .get_or_create_pool("c", DB.max_workers(2))
         .unwrap_err();
     assert!(err.to_string().contains("cannot be partitioned"), "{err}");
+    let err = registry
+        .create_scoped("d", DB, |config| {
+            use bulkhead_std::scoped::{Opener, Scoped};
+            Scoped::new(
+                config,
+                "r",
+                Opener::blocking(|_| Ok::<_, std::io::Error>(())),
+            )
+        })
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("scoped compartment cannot be partitioned"),
+        "{err}"
+    );
 }
 
 #[test]
