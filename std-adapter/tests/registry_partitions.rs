@@ -611,3 +611,14 @@ fn serde_round_trips_partitions_as_the_file_writes_them() {
         assert!(err.contains(says), "{bad}: {err}");
     }
 }
+
+/// The compartment's snapshot (and so `bulkhead_admitted_total`) counts
+/// the partitions' admissions, through the registry's lock.
+#[test]
+fn a_partitioned_compartment_counts_its_admissions() {
+    let registry = registry_with(&[]).unwrap();
+    let live = registry.partition("db", "live").unwrap();
+    drop(live.try_acquire().unwrap());
+    drop(live.execute(|| ()).unwrap());
+    assert_eq!(registry.all_states()["db"].admitted, 2);
+}
