@@ -18,6 +18,18 @@
 //! | `bulkhead_resource_open` | gauge | count | scoped compartments: 1 while the resource is open, else 0 |
 //! | `bulkhead_resource_opens_total` | counter | count | scoped compartments: successful openings |
 //! | `bulkhead_resource_open_failures_total` | counter | count | scoped compartments: failed openings |
+//! | `bulkhead_partition_active` | gauge | count | partitioned compartments: seats a partition holds |
+//! | `bulkhead_partition_borrowed` | gauge | count | partitioned compartments: of those, seats beyond its share |
+//! | `bulkhead_partition_lent` | gauge | count | partitioned compartments: seats of its idle share others use |
+//! | `bulkhead_partition_waiting` | gauge | count | partitioned compartments: callers in its line |
+//! | `bulkhead_partition_share` | gauge | count | partitioned compartments: its share at the current limit |
+//! | `bulkhead_partition_rejected_total` | counter | count | partitioned compartments: callers it turned away |
+//! | `bulkhead_partition_timed_out_total` | counter | count | partitioned compartments: callers whose budget ran out in its line |
+//!
+//! The `bulkhead_partition_*` series carry a second label, `partition`
+//! (the partition's name), beside `name` (the compartment's); the
+//! compartment's own series sum its partitions. They are published by
+//! [`publish_registry`] (and so by a [`MetricsUpdater`]).
 //!
 //! # Every path counts
 //!
@@ -57,7 +69,7 @@ use std::time::Duration;
 
 use metrics::Unit;
 
-use crate::registry::Registry;
+use crate::registry::{PartitionedBulkhead, Registry};
 use crate::series::{self, label_value};
 use crate::snapshot::Snapshot;
 
@@ -79,6 +91,22 @@ pub const RESOURCE_OPEN: &str = "bulkhead_resource_open";
 pub const RESOURCE_OPENS: &str = "bulkhead_resource_opens_total";
 /// Counter: a scoped compartment's failed openings (absolute).
 pub const RESOURCE_OPEN_FAILURES: &str = "bulkhead_resource_open_failures_total";
+
+/// Gauge: seats a partition holds.
+pub const PARTITION_ACTIVE: &str = "bulkhead_partition_active";
+/// Gauge: seats a partition holds beyond its share.
+pub const PARTITION_BORROWED: &str = "bulkhead_partition_borrowed";
+/// Gauge: seats of a partition's idle share that others use.
+pub const PARTITION_LENT: &str = "bulkhead_partition_lent";
+/// Gauge: callers waiting in a partition's line.
+pub const PARTITION_WAITING: &str = "bulkhead_partition_waiting";
+/// Gauge: a partition's share at the compartment's current limit.
+pub const PARTITION_SHARE: &str = "bulkhead_partition_share";
+/// Counter: callers a partition turned away (absolute).
+pub const PARTITION_REJECTED: &str = "bulkhead_partition_rejected_total";
+/// Counter: callers whose wait budget ran out in a partition's line
+/// (absolute).
+pub const PARTITION_TIMED_OUT: &str = "bulkhead_partition_timed_out_total";
 
 /// Describes every series (kind, unit, meaning) to the current recorder,
 /// and turns on the timing of waits for `bulkhead_wait_seconds`.
@@ -146,6 +174,63 @@ pub fn describe() {
         Unit::Count,
         "Failed openings of a scoped compartment's resource."
     );
+    metrics::describe_gauge!(
+        PARTITION_ACTIVE,
+        Unit::Count,
+        "Seats a partition holds, borrowed seats included."
+    );
+    metrics::describe_gauge!(
+        PARTITION_BORROWED,
+        Unit::Count,
+        "Seats a partition holds beyond its share."
+    );
+    metrics::describe_gauge!(
+        PARTITION_LENT,
+        Unit::Count,
+        "Seats of a partition's idle share that other partitions use."
+    );
+    metrics::describe_gauge!(
+        PARTITION_WAITING,
+        Unit::Count,
+        "Callers waiting in a partition's line."
+    );
+    metrics::describe_gauge!(
+        PARTITION_SHARE,
+        Unit::Count,
+        "A partition's guaranteed share at the compartment's current limit."
+    );
+    metrics::describe_counter!(
+        PARTITION_REJECTED,
+        Unit::Count,
+        "Callers a partition turned away (full, queue full, too heavy)."
+    );
+    metrics::describe_counter!(
+        PARTITION_TIMED_OUT,
+        Unit::Count,
+        "Callers whose wait budget ran out in a partition's line."
+    );
+}
+
+/// Publishes every partition's gauges and counters of one partitioned
+/// compartment.
+fn publish_partitions(compartment: &PartitionedBulkhead) {
+    let name = label_value(&compartment.name_handle());
+    for (id, _) in compartment.partitions() {
+        let Ok(s) = compartment.partition_state(id) else {
+            continue;
+        };
+        let labels = [
+            metrics::Label::new("name", name.clone()),
+            metrics::Label::new("partition", label_value(&s.name)),
+        ];
+        metrics::gauge!(PARTITION_ACTIVE, labels.iter()).set(s.active as f64);
+        metrics::gauge!(PARTITION_BORROWED, labels.iter()).set(s.borrowed as f64);
+        metrics::gauge!(PARTITION_LENT, labels.iter()).set(s.lent as f64);
+        metrics::gauge!(PARTITION_WAITING, labels.iter()).set(s.waiting as f64);
+        metrics::gauge!(PARTITION_SHARE, labels.iter()).set(s.share as f64);
+        metrics::counter!(PARTITION_REJECTED, labels.iter()).absolute(s.rejected as u64);
+        metrics::counter!(PARTITION_TIMED_OUT, labels.iter()).absolute(s.timed_out as u64);
+    }
 }
 
 /// Publishes one compartment's gauges and counters.
@@ -180,6 +265,9 @@ pub fn publish_registry(registry: &Registry) {
         metrics::gauge!(RESOURCE_OPEN, "name" => name.clone()).set(if r.open { 1.0 } else { 0.0 });
         metrics::counter!(RESOURCE_OPENS, "name" => name.clone()).absolute(r.opens);
         metrics::counter!(RESOURCE_OPEN_FAILURES, "name" => name).absolute(r.open_failures);
+    }
+    for compartment in registry.partitioned_compartments() {
+        publish_partitions(&compartment);
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::limit_config::{ENV_KEYS as LIMIT_ENV_KEYS, LimitConfig};
 use super::parse::{Field, SettingsError, SettingsErrorKind};
+use super::partition::KEYS as PARTITION_KEYS;
 use super::settings::Overlay;
 use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 
@@ -28,7 +29,11 @@ use super::spelling::{ENV_PREFIX, env_segment, nearest, nearly_spells};
 /// and the adaptive limit's `_LIMIT_ALGORITHM` (`aimd`, `vegas`,
 /// `gradient2`), `_LIMIT_MIN`,
 /// `_LIMIT_MAX`, `_LIMIT_INITIAL`, `_LIMIT_WINDOW` (see
-/// [`LimitConfig::from_env`]), where `<NAME>` is the name upper-cased with
+/// [`LimitConfig::from_env`]), and for each partition `P` of a partitioned
+/// compartment `_PARTITIONS_<P>_SHARE`, `_LENDABLE`, `_BORROW` (a count, or
+/// a percentage such as `75%`), `_PRIORITY`, `_MAX_WAIT`, `_MAX_WAITING`,
+/// `_QUEUE_ORDER` (a variable for a partition the compartment does not
+/// declare is an error), where `<NAME>` is the name upper-cased with
 /// every character that is not an ASCII letter or digit replaced by `_`
 /// ([`env_segment`]): `database:replica` reads
 /// `BULKHEAD_DATABASE_REPLICA_MAX_CONCURRENT`. The registry's default
@@ -136,6 +141,17 @@ impl EnvSource {
         LimitConfig::from_env_prefix(&prefix(name), &self.vars, base, false)
     }
 
+    /// The variables whose name starts with `prefix`, in order.
+    pub(crate) fn with_prefix<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.vars
+            .range(prefix.to_owned()..)
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The overlay for compartment `name`, or for the default settings
     /// when `name` is `None`.
     pub(crate) fn overlay(&self, name: Option<&str>) -> Result<Overlay, SettingsError> {
@@ -177,18 +193,24 @@ impl EnvSource {
             .filter_map(|(var, value)| {
                 let rest = var.strip_prefix(ENV_PREFIX)?;
                 // Each way of reading the variable as NAME_SETTING: the
-                // name segment (empty for the template) and the setting.
-                let readings: Vec<(&str, &str)> = suffixes
-                    .iter()
-                    .filter_map(|s| {
-                        let name = if rest == s {
-                            ""
-                        } else {
-                            rest.strip_suffix(s.as_str())?.strip_suffix('_')?
-                        };
-                        Some((name, s.as_str()))
-                    })
-                    .collect();
+                // name segment (empty for the template) and the setting
+                // (a partition's variable reads one way only: what is
+                // before `PARTITIONS_` names the compartment).
+                let readings: Vec<(&str, &str)> = match partition_variable(var, value, rest) {
+                    Some(Ok(reading)) => vec![reading],
+                    Some(Err(unknown)) => return Some(unknown),
+                    None => suffixes
+                        .iter()
+                        .filter_map(|s| {
+                            let name = if rest == s {
+                                ""
+                            } else {
+                                rest.strip_suffix(s.as_str())?.strip_suffix('_')?
+                            };
+                            Some((name, s.as_str()))
+                        })
+                        .collect(),
+                };
                 if readings.is_empty() {
                     return Some(UnknownVariable {
                         variable: var.clone(),
@@ -207,6 +229,44 @@ impl EnvSource {
             })
             .collect()
     }
+}
+
+/// For a variable of a partition (`<NAME>_PARTITIONS_<P>_<KEY>`, `rest`
+/// being the part after `BULKHEAD_`): `Ok` with its compartment segment
+/// and the rest (`PARTITIONS_<P>_<KEY>`) if it ends in a partition setting
+/// (the partition itself is checked when the compartment is built), or
+/// `Err` naming the setting it nearly spells; `None` for any other
+/// variable.
+fn partition_variable<'v>(
+    var: &str,
+    value: &str,
+    rest: &'v str,
+) -> Option<Result<(&'v str, &'v str), UnknownVariable>> {
+    let (name, setting) = if rest.starts_with("PARTITIONS_") {
+        ("", rest)
+    } else {
+        let at = rest.find("_PARTITIONS_")?;
+        (&rest[..at], &rest[at + 1..])
+    };
+    let tail = &setting["PARTITIONS_".len()..];
+    let known = PARTITION_KEYS.iter().any(|k| {
+        tail.strip_suffix(k.to_ascii_uppercase().as_str())
+            .is_some_and(|p| p.len() > 1 && p.ends_with('_'))
+    });
+    if known {
+        return Some(Ok((name, setting)));
+    }
+    let (part, last) = tail.rsplit_once('_').unwrap_or(("", tail));
+    let meant = nearest(&last.to_ascii_lowercase(), PARTITION_KEYS).map(str::to_ascii_uppercase);
+    let head = &var[..var.len() - last.len()];
+    Some(Err(UnknownVariable {
+        variable: var.to_owned(),
+        value: value.to_owned(),
+        suggestion: meant
+            .filter(|_| !part.is_empty())
+            .map(|s| format!("{head}{s}")),
+        domain: None,
+    }))
 }
 
 /// The registered compartment a variable's name segment nearly spells,
@@ -334,7 +394,8 @@ impl UnknownVariable {
 /// The settings a variable may end in, for messages.
 const SETTINGS: &str = "MAX_CONCURRENT, MAX_WAIT, MAX_WAIT_MS, MAX_WAITING, MAX_WORKERS, \
                         ADMISSION, QUEUE_ORDER, LIMIT_ALGORITHM, LIMIT_MIN, LIMIT_MAX, LIMIT_INITIAL, \
-                        LIMIT_WINDOW";
+                        LIMIT_WINDOW, or PARTITIONS_<PARTITION>_<KEY> with KEY one of SHARE, \
+                        LENDABLE, BORROW, PRIORITY, MAX_WAIT, MAX_WAITING, QUEUE_ORDER";
 
 impl std::fmt::Display for UnknownVariable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

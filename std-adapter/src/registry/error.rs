@@ -6,8 +6,9 @@ use bulkhead_core::limit::LimitError;
 use bulkhead_core::{ConfigError, Error, Name};
 
 use super::parse::SettingsError;
-use super::spelling::{ENV_PREFIX, MAX_NAME_LEN, env_segment};
+use super::spelling::{ENV_PREFIX, MAX_NAME_LEN, env_segment, nearest};
 use crate::pool::BuildError;
+use bulkhead_core::partition::UnknownPartition;
 
 /// Why a registry call failed. Every message names the compartment (or
 /// setting) and says what to change.
@@ -129,6 +130,23 @@ pub enum RegistryError {
     /// type only, so it finds nothing.) bulkhead-tokio's `HttpRejection::find`
     /// walks the chain for you.
     Rejected(Error),
+    /// The name is registered as a partitioned compartment, whose seats
+    /// are taken through one of its partitions
+    /// ([`Registry::partition`](super::Registry::partition)).
+    Partitioned {
+        /// The compartment.
+        name: Name,
+    },
+    /// [`Registry::partition`](super::Registry::partition) asked for a
+    /// partition of a compartment that has none.
+    NotPartitioned {
+        /// The compartment.
+        name: Name,
+    },
+    /// [`Registry::partition`](super::Registry::partition) asked for a
+    /// partition the compartment does not have (boxed: core's error holds
+    /// the partitions' names inline).
+    UnknownPartition(Box<UnknownPartition>),
 }
 
 impl RegistryError {
@@ -208,6 +226,26 @@ impl fmt::Display for RegistryError {
                 )
             }
             RegistryError::Pool(e) => e.fmt(f),
+            RegistryError::Partitioned { name } => write!(
+                f,
+                "bulkhead `{name}` is partitioned: take a partition's seats with \
+                 Registry::partition(\"{name}\", PARTITION), or look the compartment up with \
+                 get_partitioned"
+            ),
+            RegistryError::NotPartitioned { name } => write!(
+                f,
+                "bulkhead `{name}` has no partitions: take its seats by its name alone \
+                 (try_acquire, acquire_blocking), or declare partitions in code \
+                 (DomainConfig::partitions) or in the file ([domains.{name}.partitions.NAME])"
+            ),
+            RegistryError::UnknownPartition(e) => {
+                e.fmt(f)?;
+                let known = e.known.iter().map(|n| n.as_str());
+                match nearest(&e.asked, known) {
+                    Some(meant) => write!(f, "; did you mean `{meant}`?"),
+                    None => Ok(()),
+                }
+            }
             // The reason and its advice are the source's message.
             RegistryError::Rejected(e) => {
                 write!(f, "no seat in registry compartment `{}`", e.name())

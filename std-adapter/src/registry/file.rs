@@ -16,7 +16,24 @@
 //! [domains.search]             # an adaptive compartment
 //! max_concurrent = 10          # where the limit starts
 //! limit = { algorithm = "gradient2", min = 4, max = 200 }   # also: initial, window
+//!
+//! [domains.db]                 # a partitioned compartment
+//! max_concurrent = 32
+//! max_wait = "20ms"            # the partitions' budget unless they set their own
+//!
+//! [domains.db.partitions.live]
+//! share = "75%"                # a count (24) or a percentage with its sign
+//! priority = 1
+//!
+//! [domains.db.partitions.batch]
+//! share = 8
+//! borrow = 16                  # at most 16 seats beyond its share
+//! lendable = "50%"             # of its share; the rest stays free for it
+//! max_wait = "1s"              # also: max_waiting, queue_order
 //! ```
+//!
+//! A domain's `partitions` tables replace the code's partitions whole.
+//! Partitions are kept in the order of their names.
 //!
 //! Every key is optional; an unknown key, in any table, is an error that
 //! names it by its path (`domains.payments.max_concurent`), the file, and
@@ -39,7 +56,9 @@ mod toml_file {
     use super::*;
     use crate::LimitConfig;
     use crate::registry::parse::{Field, SettingsError, SettingsErrorKind, unknown_queue_order};
+    use crate::registry::partition;
     use crate::registry::spelling::nearest;
+    use bulkhead_core::partition::{Amount, PartitionConfig};
 
     /// The file's top-level tables.
     const TABLES: [&str; 2] = ["default", "domains"];
@@ -48,12 +67,15 @@ mod toml_file {
     /// [`Field`]s.
     const LIMIT: &str = "limit";
 
+    /// The key of a `[domains.NAME]` table that holds its partitions.
+    const PARTITIONS: &str = "partitions";
+
     /// The keys of a `limit` table.
     const LIMIT_TABLE_KEYS: [&str; 5] = ["algorithm", "min", "max", "initial", "window"];
 
     const ACCEPTED: &str = "tables [default] and [domains.NAME] with keys max_concurrent, \
                             max_wait, max_wait_ms, max_waiting, max_workers, admission, \
-                            queue_order, limit";
+                            queue_order, limit, partitions (domains only)";
 
     /// The keys of a `limit` table.
     const LIMIT_KEYS: &str = "a table `limit = { algorithm = \"gradient2\", min = 4, max = 200 }` \
@@ -73,7 +95,7 @@ mod toml_file {
             let mut out = FileSettings::default();
             for (key, value) in &doc {
                 match key.as_str() {
-                    "default" => out.default = section(origin, "default", value)?,
+                    "default" => out.default = section(origin, "default", value, false)?,
                     "domains" => {
                         let toml::Value::Table(domains) = value else {
                             return Err(SettingsError::new(
@@ -86,7 +108,7 @@ mod toml_file {
                         for (name, value) in domains {
                             let table = format!("domains.{name}");
                             out.domains
-                                .insert(name.clone(), section(origin, &table, value)?);
+                                .insert(name.clone(), section(origin, &table, value, true)?);
                         }
                     }
                     _ => {
@@ -133,8 +155,14 @@ mod toml_file {
         )
     }
 
-    /// A `[default]` or `[domains.NAME]` table (`table` is its path).
-    fn section(origin: &str, table: &str, value: &toml::Value) -> Result<Overlay, SettingsError> {
+    /// A `[default]` or `[domains.NAME]` table (`table` is its path); only
+    /// a domain's (`domain`) may hold partitions.
+    fn section(
+        origin: &str,
+        table: &str,
+        value: &toml::Value,
+        domain: bool,
+    ) -> Result<Overlay, SettingsError> {
         let toml::Value::Table(section) = value else {
             return Err(SettingsError::new(
                 SettingsErrorKind::NotATable,
@@ -143,7 +171,12 @@ mod toml_file {
                 ACCEPTED,
             ));
         };
-        let keys: Vec<&str> = Field::ALL.iter().map(|f| f.key()).chain([LIMIT]).collect();
+        let keys: Vec<&str> = Field::ALL
+            .iter()
+            .map(|f| f.key())
+            .chain([LIMIT])
+            .chain(domain.then_some(PARTITIONS))
+            .collect();
         if let Some((key, value)) = section.iter().find(|(k, _)| !keys.contains(&k.as_str())) {
             return Err(unknown_key(
                 origin,
@@ -193,7 +226,78 @@ mod toml_file {
         if let Some(value) = section.get(LIMIT) {
             overlay.limit = Some(limit_table(origin, &format!("{table}.{LIMIT}"), value)?);
         }
+        if let Some(value) = section.get(PARTITIONS).filter(|_| domain) {
+            overlay.partitions = Some(partitions(origin, &format!("{table}.{PARTITIONS}"), value)?);
+        }
         Ok(overlay)
+    }
+
+    /// A domain's `partitions` tables, each checked key by key.
+    fn partitions(
+        origin: &str,
+        key: &str,
+        value: &toml::Value,
+    ) -> Result<&'static [PartitionConfig], SettingsError> {
+        const WANTED: &str = "tables [domains.NAME.partitions.PARTITION] with keys share, \
+                              lendable, borrow, priority, max_wait, max_waiting, queue_order";
+        let toml::Value::Table(table) = value else {
+            return Err(SettingsError::new(
+                SettingsErrorKind::NotATable,
+                key,
+                describe(value),
+                WANTED,
+            ));
+        };
+        let mut out = Vec::with_capacity(table.len());
+        for (name, value) in table {
+            let path = format!("{key}.{name}");
+            let toml::Value::Table(settings) = value else {
+                return Err(SettingsError::new(
+                    SettingsErrorKind::NotATable,
+                    path,
+                    describe(value),
+                    WANTED,
+                ));
+            };
+            if let Some((k, v)) = settings
+                .iter()
+                .find(|(k, _)| !partition::KEYS.contains(&k.as_str()))
+            {
+                return Err(unknown_key(
+                    origin,
+                    Some(&path),
+                    k,
+                    v,
+                    &partition::KEYS,
+                    &partition::KEYS.join(", "),
+                ));
+            }
+            if !settings.contains_key("share") {
+                return Err(SettingsError::new(
+                    SettingsErrorKind::MissingShare,
+                    format!("{path}.share"),
+                    "",
+                    "every partition sets its share: a count (`share = 24`) or a percentage \
+                     (`share = \"75%\"`)",
+                ));
+            }
+            // A placeholder share, replaced by the `share` key below.
+            let mut config = partition::named(name, Amount::Seats(0));
+            for setting in partition::KEYS {
+                let Some(value) = settings.get(setting) else {
+                    continue;
+                };
+                let full = format!("{path}.{setting}");
+                let (raw, bare_count) = match value {
+                    toml::Value::Integer(i) => (i.to_string(), true),
+                    toml::Value::String(s) => (s.clone(), false),
+                    other => (describe(other), false),
+                };
+                config = partition::set(config, setting, &full, &raw, bare_count)?;
+            }
+            out.push(config);
+        }
+        Ok(partition::intern(out))
     }
 
     /// A value as written, for messages.

@@ -15,6 +15,7 @@ mod helpers;
 pub(crate) mod limit_config;
 mod names;
 pub(crate) mod parse;
+mod partition;
 mod pool;
 mod scoped;
 mod settings;
@@ -26,6 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGua
 use std::time::{Duration, Instant};
 
 use bulkhead_core::limit::Limit;
+use bulkhead_core::partition::Partitioned;
 use bulkhead_core::{Config, Name, QueueOrder};
 
 use crate::pool::PoolConfig;
@@ -38,6 +40,7 @@ pub use env::{EnvSource, UnknownVariable};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
 pub use parse::{SettingsError, SettingsErrorKind};
+pub use partition::{DomainPartition, DomainPartitionSeat, PartitionedBulkhead};
 pub use pool::RegisteredPool;
 pub use settings::DomainConfig;
 pub use spelling::{ENV_PREFIX, MAX_NAME_LEN, env_segment};
@@ -65,6 +68,8 @@ pub enum Registered {
     Semaphore(Arc<Bulkhead>),
     /// A thread-pool compartment.
     Pool(Arc<RegisteredPool>),
+    /// A compartment whose seats are shared by partitions.
+    Partitioned(Arc<PartitionedBulkhead>),
 }
 
 impl Registered {
@@ -75,6 +80,22 @@ impl Registered {
             Registered::Pool(p) => Err(RegistryError::WrongKind {
                 name: p.name().clone(),
                 is_pool: true,
+            }),
+            Registered::Partitioned(p) => Err(RegistryError::Partitioned {
+                name: p.name_handle(),
+            }),
+        }
+    }
+
+    /// The partitioned compartment, or [`RegistryError::NotPartitioned`].
+    fn partitioned(self) -> Result<Arc<PartitionedBulkhead>, RegistryError> {
+        match self {
+            Registered::Partitioned(p) => Ok(p),
+            Registered::Semaphore(b) => Err(RegistryError::NotPartitioned {
+                name: b.name_handle(),
+            }),
+            Registered::Pool(p) => Err(RegistryError::NotPartitioned {
+                name: p.name().clone(),
             }),
         }
     }
@@ -87,6 +108,9 @@ impl Registered {
                 name: b.name_handle(),
                 is_pool: false,
             }),
+            Registered::Partitioned(p) => Err(RegistryError::Partitioned {
+                name: p.name_handle(),
+            }),
         }
     }
 
@@ -95,6 +119,9 @@ impl Registered {
         match self {
             Registered::Semaphore(b) => b.snapshot(),
             Registered::Pool(p) => p.snapshot(),
+            Registered::Partitioned(p) => {
+                Snapshot::new(p.state(), crate::snapshot::Kind::Semaphore, p.raw_lock())
+            }
         }
     }
 
@@ -107,6 +134,10 @@ impl Registered {
                 Arc::strong_count(b) == 1 && s.active == 0 && s.waiting == 0
             }
             Registered::Pool(p) => Arc::strong_count(p) == 1 && !p.is_busy(),
+            Registered::Partitioned(p) => {
+                let s = p.state();
+                Arc::strong_count(p) == 1 && s.active == 0 && s.waiting == 0
+            }
         }
     }
 }
@@ -241,6 +272,58 @@ struct Entry {
 /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
 /// ```
 ///
+/// # Partitions
+///
+/// A compartment whose settings declare partitions
+/// ([`DomainConfig::partitions`], `[domains.NAME.partitions.P]` tables in
+/// the file, or serde) is a core
+/// [`Partitioned`] compartment: its
+/// seats are shared by the partitions, each guaranteed its `share`,
+/// lending what it does not use and reclaiming it as borrowed seats come
+/// back. [`partition`](Self::partition) gives one partition's handle
+/// ([`DomainPartition`]: `try_acquire`, `acquire_blocking`,
+/// `acquire_timeout`, `execute`, with the partition's `max_wait` or else
+/// the compartment's); [`get_partitioned`](Self::get_partitioned) the
+/// compartment; [`get_or_create_partitioned`](Self::get_or_create_partitioned)
+/// creates one from code. The lookups by name alone (`get`,
+/// `try_acquire`, …) refuse it with [`RegistryError::Partitioned`].
+///
+/// The file's `partitions` tables replace the code's partitions whole;
+/// each `BULKHEAD_<NAME>_PARTITIONS_<PARTITION>_<KEY>` variable then
+/// overrides one setting of a declared partition (a variable for a
+/// partition that neither code nor the file declares is an error naming
+/// the partitions known). Amounts are a count (`24`) or a percentage with
+/// its sign (`"75%"`). A partitioned compartment has a fixed
+/// `max_concurrent` (an adaptive `limit` is refused: not supported yet),
+/// and its queue settings are the partitions' own.
+/// [`reconfigure`](Self::reconfigure) changes the limit and the
+/// partitions' settings live, never the partitions themselves. With
+/// feature `metrics`, each partition has its own series
+/// (`bulkhead_partition_*`, labelled `name` and `partition`).
+///
+/// ```
+/// use bulkhead_std::registry::{EnvSource, Registry};
+///
+/// # #[cfg(feature = "config-file")] {
+/// let registry = Registry::builder()
+///     .env(EnvSource::from_pairs([("BULKHEAD_DB_PARTITIONS_BATCH_BORROW", "0")]))
+///     .toml_str(r#"
+///         [domains.db]
+///         max_concurrent = 10
+///         [domains.db.partitions.live]
+///         share = "80%"
+///         [domains.db.partitions.batch]
+///         share = 2
+///     "#)
+///     .build()?;
+/// let batch = registry.partition("db", "batch")?;
+/// let seats = (batch.try_acquire()?, batch.try_acquire()?);
+/// assert!(batch.try_acquire().is_err()); // the environment forbids borrowing
+/// # drop(seats);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// # Per-instance compartments
 ///
 /// [`database(alias)`](Self::database) and [`cache(name)`](Self::cache) are
@@ -355,14 +438,8 @@ impl Registry {
         for (name, code) in b.builtins {
             let name = Name::from_static(name);
             let config = registry.resolve(&name, code)?;
-            let (bulkhead, controller) = semaphore(&name, &config)?;
-            let entry = registry.entry(
-                Registered::Semaphore(bulkhead),
-                controller,
-                config,
-                code,
-                true,
-            );
+            let (compartment, controller) = compartment(&name, &config)?;
+            let entry = registry.entry(compartment, controller, config, code, true);
             registry.write().insert(name, entry);
         }
         let declared: Vec<String> = registry.file.domains.keys().cloned().collect();
@@ -404,8 +481,7 @@ impl Registry {
             config = self.resolve(&name, pool_base)?;
             make_pool(&name, &config)?
         } else {
-            let (bulkhead, controller) = semaphore(&name, &config)?;
-            (Registered::Semaphore(bulkhead), controller)
+            compartment(&name, &config)?
         };
         let mut entry = self.entry(registered, controller, config, base, false);
         entry.declared = true;
@@ -423,6 +499,7 @@ impl Registry {
         }
         config.apply(&self.env.overlay(Some(name))?);
         config.limit = self.env.limit(Some(name), config.limit)?;
+        config.partitions = partition::env_overrides(&self.env, name, config.partitions)?;
         check(name, config.max_concurrent, None)?;
         check_limit(name, &config)?;
         Ok(config)
@@ -566,10 +643,94 @@ impl Registry {
         name: &str,
         config: DomainConfig,
     ) -> Result<Arc<Bulkhead>, RegistryError> {
-        self.get_or_insert(name, config, Registered::semaphore, |name, config| {
-            let (bulkhead, controller) = semaphore(name, config)?;
-            Ok((Registered::Semaphore(bulkhead), controller))
+        self.get_or_insert(name, config, Registered::semaphore, compartment)
+    }
+
+    /// The partitioned compartment `name`, created if needed from `config`
+    /// (which declares its partitions, [`DomainConfig::partitions`])
+    /// overlaid with the file's and the environment's settings, as
+    /// [`get_or_create`](Self::get_or_create) does. Take a partition's seats
+    /// with [`partition`](Self::partition).
+    ///
+    /// # Errors
+    /// As [`get_or_create`](Self::get_or_create);
+    /// [`RegistryError::NotPartitioned`] if the compartment has no
+    /// partitions; [`RegistryError::Config`] for partitions that do not fit
+    /// (shares above the limit, …); [`RegistryError::Unsupported`] for a
+    /// partitioned compartment with an adaptive `limit`, or with
+    /// compartment-wide queue settings (each partition has its own line).
+    pub fn get_or_create_partitioned(
+        &self,
+        name: &str,
+        config: DomainConfig,
+    ) -> Result<Arc<PartitionedBulkhead>, RegistryError> {
+        self.get_or_insert(name, config, Registered::partitioned, compartment)
+    }
+
+    /// The partitioned compartment registered as `name`.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], or [`RegistryError::NotPartitioned`].
+    pub fn get_partitioned(&self, name: &str) -> Result<Arc<PartitionedBulkhead>, RegistryError> {
+        self.lookup(name)?.0.partitioned()
+    }
+
+    /// The partition `partition` of the partitioned compartment `domain`:
+    /// a cheap handle that takes its seats ([`DomainPartition`]), with the
+    /// partition's `max_wait` as its budget, or else the compartment's.
+    ///
+    /// ```
+    /// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
+    /// use bulkhead_std::registry::{DomainConfig, Registry, RegistryError};
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create_partitioned("db", DomainConfig::new(4).partitions_from([
+    ///     PartitionConfig::new("live", Amount::Seats(3)),
+    ///     PartitionConfig::new("batch", Amount::Seats(1)),
+    /// ]))?;
+    /// let live = registry.partition("db", "live")?;
+    /// let _seat = live.try_acquire()?;
+    /// let err = registry.partition("db", "btch").unwrap_err();
+    /// assert!(err.to_string().contains("did you mean `batch`?"));
+    /// # Ok::<(), RegistryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], [`RegistryError::NotPartitioned`],
+    /// [`RegistryError::UnknownPartition`] (naming the partitions it has).
+    pub fn partition(
+        &self,
+        domain: &str,
+        partition: &str,
+    ) -> Result<DomainPartition, RegistryError> {
+        let (compartment, max_wait) = self.lookup_with(domain, |entry| {
+            (entry.compartment.clone(), entry.config.max_wait)
+        })?;
+        let compartment = compartment.partitioned()?;
+        let id = compartment
+            .id(partition)
+            .map_err(|e| RegistryError::UnknownPartition(Box::new(e)))?;
+        let own = compartment
+            .partition_config(id)
+            .ok()
+            .and_then(|c| c.wait_budget());
+        Ok(DomainPartition {
+            compartment,
+            id,
+            max_wait: own.unwrap_or(max_wait),
         })
+    }
+
+    /// The partitioned compartments, by name (for the metrics).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn partitioned_compartments(&self) -> Vec<Arc<PartitionedBulkhead>> {
+        self.read()
+            .values()
+            .filter_map(|e| match &e.compartment {
+                Registered::Partitioned(p) => Some(Arc::clone(p)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The shared body of `get_or_create` and `get_or_create_pool`: look
@@ -854,6 +1015,13 @@ impl Registry {
     ///   whom a full queue turns away;
     /// - a different `admission` is refused ([`RegistryError::Unsupported`]):
     ///   register a new compartment instead;
+    /// - on a partitioned compartment, `max_concurrent` and the partitions'
+    ///   settings apply at once (core's
+    ///   [`Partitioned::reconfigure`](bulkhead_core::partition::Partitioned::reconfigure)
+    ///   and `set_max_concurrent`), ordered so that the shares fit the
+    ///   limit throughout; the partitions themselves (their names and
+    ///   order) cannot change, and a plain compartment cannot become
+    ///   partitioned ([`RegistryError::Unsupported`]);
     /// - on a thread pool, a change of `max_workers` or `max_concurrent`
     ///   rebuilds its pool without losing queued work (see
     ///   [`RegisteredPool`]); `queue_order` [`Lifo`](QueueOrder::Lifo) is
@@ -891,6 +1059,15 @@ impl Registry {
                        compartment (or restart with the new settings) instead",
             });
         }
+        if !config.partitions.is_empty() && !matches!(entry.compartment, Registered::Partitioned(_))
+        {
+            return Err(RegistryError::Unsupported {
+                name,
+                what: "a live compartment cannot become partitioned; create a partitioned \
+                       compartment under another name (get_or_create_partitioned), or restart \
+                       with the partitions declared",
+            });
+        }
         let adaptive = entry.controller.is_some();
         if adaptive && config.max_concurrent != entry.config.max_concurrent {
             return Err(RegistryError::Unsupported {
@@ -913,6 +1090,9 @@ impl Registry {
                 }
                 b.set_max_waiting(config.max_waiting)?;
                 b.set_queue_order(config.queue_order);
+            }
+            Registered::Partitioned(p) => {
+                reconfigure_partitioned(&name, p, &entry.config, &config)?;
             }
             Registered::Pool(p) => {
                 check_pool_order(&name, &config)?;
@@ -1004,6 +1184,100 @@ fn semaphore(
     ))
 }
 
+/// The compartment resolved settings ask for: partitioned if they declare
+/// partitions, a semaphore otherwise.
+fn compartment(
+    name: &Name,
+    config: &DomainConfig,
+) -> Result<(Registered, Option<Arc<DomainController>>), RegistryError> {
+    if config.partitions.is_empty() {
+        let (bulkhead, controller) = semaphore(name, config)?;
+        return Ok((Registered::Semaphore(bulkhead), controller));
+    }
+    check_partitioned(name, config)?;
+    let partitioned = Partitioned::with_lock(
+        name.clone(),
+        config.max_concurrent,
+        config.partitions,
+        StdLock::new(),
+    )?;
+    Ok((Registered::Partitioned(Arc::new(partitioned)), None))
+}
+
+/// Refuses the settings a partitioned compartment cannot honour, rather
+/// than ignoring them.
+fn check_partitioned(name: &Name, config: &DomainConfig) -> Result<(), RegistryError> {
+    let what = if config.limit.is_some() {
+        "an adaptive limit is not supported yet on a partitioned compartment: its shares are \
+         set against a fixed max_concurrent; remove `limit` (code, file or \
+         BULKHEAD_<NAME>_LIMIT_* variables) or the partitions"
+    } else if config.max_waiting.is_some() || config.queue_order != QueueOrder::Fifo {
+        "each partition of a partitioned compartment has its own line: set max_waiting and \
+         queue_order on the partitions ([domains.NAME.partitions.P] or \
+         BULKHEAD_<NAME>_PARTITIONS_<P>_*), not on the compartment"
+    } else if config.admission != bulkhead_core::Admission::Fifo {
+        "a partitioned compartment serves freed seats by share and priority, so another \
+         admission cannot apply; remove `admission` from its settings"
+    } else if config.max_workers.is_some() {
+        "a thread pool cannot be partitioned; remove max_workers or the partitions"
+    } else {
+        return Ok(());
+    };
+    Err(RegistryError::Unsupported {
+        name: name.clone(),
+        what,
+    })
+}
+
+/// Applies new settings to a live partitioned compartment: the limit and
+/// the partitions' settings (the same partitions, in the same order). The
+/// two steps are ordered so that the shares fit the limit in between, and
+/// the first is undone if the second is refused.
+fn reconfigure_partitioned(
+    name: &Name,
+    compartment: &PartitionedBulkhead,
+    old: &DomainConfig,
+    new: &DomainConfig,
+) -> Result<(), RegistryError> {
+    if new.partitions.is_empty() {
+        return Err(RegistryError::Unsupported {
+            name: name.clone(),
+            what: "a partitioned compartment keeps its partitions; pass them with the new \
+                   settings (Registry::config gives the current ones), or register a new \
+                   compartment",
+        });
+    }
+    let same = new.partitions.len() == old.partitions.len()
+        && new
+            .partitions
+            .iter()
+            .zip(old.partitions)
+            .all(|(a, b)| a.name() == b.name());
+    if !same {
+        return Err(RegistryError::Unsupported {
+            name: name.clone(),
+            what: "partitions cannot be added, removed, renamed or reordered on a live \
+                   compartment (only their settings may change); register a new compartment \
+                   or restart with the new partitions",
+        });
+    }
+    check_partitioned(name, new)?;
+    if new.max_concurrent >= old.max_concurrent {
+        compartment.set_max_concurrent(new.max_concurrent)?;
+        if let Err(e) = compartment.reconfigure(new.partitions) {
+            let _ = compartment.set_max_concurrent(old.max_concurrent);
+            return Err(e.into());
+        }
+    } else {
+        compartment.reconfigure(new.partitions)?;
+        if let Err(e) = compartment.set_max_concurrent(new.max_concurrent) {
+            let _ = compartment.reconfigure(old.partitions);
+            return Err(e.into());
+        }
+    }
+    Ok(())
+}
+
 /// A thread-pool compartment from resolved settings, which must not carry
 /// an adaptive limit.
 fn make_pool(
@@ -1016,6 +1290,12 @@ fn make_pool(
             what: "an adaptive limit applies to semaphore compartments, not thread \
                    pools; remove `limit` from this compartment's settings (code, \
                    file or BULKHEAD_<NAME>_LIMIT_* variables)",
+        });
+    }
+    if !config.partitions.is_empty() {
+        return Err(RegistryError::Unsupported {
+            name: name.clone(),
+            what: "a thread pool cannot be partitioned; remove max_workers or the partitions",
         });
     }
     check_pool_order(name, config)?;

@@ -48,6 +48,11 @@ pub enum SettingsErrorKind {
     /// serde writes them), or a value of the wrong type for
     /// `queue_order`.
     UnknownQueueOrder,
+    /// A partition's amount (`share`, `lendable`, `borrow`) that is
+    /// neither a count (`24`) nor a percentage with its sign (`"75%"`).
+    BadAmount,
+    /// A partition's table without its `share`.
+    MissingShare,
 }
 
 /// A configuration value was refused. The message names the variable or
@@ -131,6 +136,8 @@ impl fmt::Display for SettingsError {
             SettingsErrorKind::MissingAlgorithm => "sets a limit bound, but no algorithm",
             SettingsErrorKind::NotATable => "is not a table",
             SettingsErrorKind::UnknownQueueOrder => "is not a known queue order",
+            SettingsErrorKind::BadAmount => "is not an amount of seats",
+            SettingsErrorKind::MissingShare => "is missing",
         };
         write!(
             f,

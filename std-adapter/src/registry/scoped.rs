@@ -130,6 +130,13 @@ impl Registry {
                        (code, file or BULKHEAD_<NAME>_LIMIT_* variables)",
             });
         }
+        if !settings.partitions.is_empty() {
+            return Err(RegistryError::Unsupported {
+                name,
+                what: "a scoped compartment cannot be partitioned; remove the partitions from \
+                       its settings (code or the file's [domains.NAME.partitions.*] tables)",
+            });
+        }
         let mut config = Config::new("", settings.max_concurrent)
             .admission(settings.admission)
             .queue_order(settings.queue_order);

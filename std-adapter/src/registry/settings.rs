@@ -1,5 +1,6 @@
 //! [`DomainConfig`]: one registered compartment's settings, built in code.
 
+use bulkhead_core::partition::PartitionConfig;
 use bulkhead_core::{Admission, MaxWait, QueueOrder};
 
 use super::limit_config::LimitConfig;
@@ -34,6 +35,10 @@ use super::parse::{Field, SettingsError, SettingsErrorKind, parse_admission, par
 ///   `max_concurrent` (clamped into the limit's bounds, unless the limit
 ///   sets `initial`) and the algorithm moves it from then on; see
 ///   [`Registry`](crate::registry::Registry#adaptive-limits).
+/// - `partitions`: the partitions that share its seats (core's
+///   [`PartitionConfig`]); empty (the default) for a plain compartment.
+///   See [`partitions`](Self::partitions) and
+///   [`Registry::partition`](crate::registry::Registry::partition).
 ///
 /// ```
 /// use bulkhead_std::{Admission, MaxWait, QueueOrder};
@@ -99,6 +104,19 @@ pub struct DomainConfig {
     /// The adaptive limit; `None` for a fixed `max_concurrent`.
     #[cfg_attr(feature = "serde", serde(default))]
     pub limit: Option<LimitConfig>,
+    /// The partitions sharing its seats; empty for a plain compartment.
+    /// A `'static` slice keeps `DomainConfig` `Copy` and `const`; lists
+    /// read from a file, the environment or serde are kept for the life of
+    /// the process, once per distinct list.
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            default,
+            skip_serializing_if = "<[PartitionConfig]>::is_empty",
+            with = "super::partition::serde_partitions"
+        )
+    )]
+    pub partitions: &'static [PartitionConfig],
 }
 
 impl DomainConfig {
@@ -113,6 +131,7 @@ impl DomainConfig {
             admission: Admission::Fifo,
             queue_order: QueueOrder::Fifo,
             limit: None,
+            partitions: &[],
         }
     }
 
@@ -189,6 +208,68 @@ impl DomainConfig {
         self
     }
 
+    /// Makes the compartment partitioned: its seats are shared by
+    /// `partitions` (core's [`PartitionConfig`]: a share, what it lends,
+    /// what it may borrow, a priority, a line of its own and a `max_wait`
+    /// that replaces the domain's for that partition). Take a partition's
+    /// seats with [`Registry::partition`](crate::registry::Registry::partition).
+    ///
+    /// A partitioned compartment has a fixed `max_concurrent` (an adaptive
+    /// `limit` is refused), and is created with
+    /// [`Registry::get_or_create_partitioned`](crate::registry::Registry::get_or_create_partitioned)
+    /// or declared by the file. The file's `[domains.NAME.partitions.*]`
+    /// tables replace these partitions whole; each
+    /// `BULKHEAD_<NAME>_PARTITIONS_<PARTITION>_<KEY>` variable then
+    /// overrides one setting of one of them.
+    ///
+    /// ```
+    /// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// // A `static` array: partitions hold names, which a `const` cannot
+    /// // borrow for `'static`.
+    /// static PARTITIONS: [PartitionConfig; 2] = [
+    ///     PartitionConfig::new("live", Amount::Percent(75)).priority(1),
+    ///     PartitionConfig::new("batch", Amount::Seats(8)).borrow(Amount::Seats(16)),
+    /// ];
+    /// const DB: DomainConfig = DomainConfig::new(32).partitions(&PARTITIONS);
+    /// let registry = Registry::local();
+    /// registry.get_or_create_partitioned("db", DB)?;
+    /// let batch = registry.partition("db", "batch")?;
+    /// let night: Vec<_> = (0..24).map(|_| batch.try_acquire().unwrap()).collect(); // 8 + 16 borrowed
+    /// assert!(batch.try_acquire().is_err());
+    /// assert_eq!(registry.partition("db", "live")?.state().lent, 16);
+    /// # drop(night);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub const fn partitions(mut self, partitions: &'static [PartitionConfig]) -> Self {
+        self.partitions = partitions;
+        self
+    }
+
+    /// As [`partitions`](Self::partitions), for partitions made at run
+    /// time (names read from elsewhere, a list built in a loop): the list
+    /// is kept for the life of the process, once per distinct list.
+    ///
+    /// ```
+    /// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
+    /// use bulkhead_std::registry::{DomainConfig, Registry};
+    ///
+    /// let tenants = ["gold", "silver"];
+    /// let config = DomainConfig::new(10).partitions_from(
+    ///     tenants.map(|t| PartitionConfig::new(t, Amount::Percent(50))),
+    /// );
+    /// let registry = Registry::local();
+    /// registry.get_or_create_partitioned("api", config)?;
+    /// assert_eq!(registry.partition("api", "silver")?.state().share, 5);
+    /// # Ok::<(), bulkhead_std::registry::RegistryError>(())
+    /// ```
+    #[must_use]
+    pub fn partitions_from(self, partitions: impl IntoIterator<Item = PartitionConfig>) -> Self {
+        self.partitions(super::partition::intern(partitions.into_iter().collect()))
+    }
+
     /// Applies the fields an overlay sets (file or environment).
     pub(crate) fn apply(&mut self, overlay: &Overlay) {
         if let Some(v) = overlay.max_concurrent {
@@ -212,6 +293,9 @@ impl DomainConfig {
         if let Some(v) = overlay.limit {
             self.limit = Some(v);
         }
+        if let Some(v) = overlay.partitions {
+            self.partitions = v;
+        }
     }
 }
 
@@ -229,6 +313,10 @@ pub(crate) struct Overlay {
     /// environment's `LIMIT_*` variables override single fields; see
     /// [`LimitConfig::from_env`]).
     pub(crate) limit: Option<LimitConfig>,
+    /// A file's `partitions` tables, which replace the code's partitions
+    /// whole (the environment's `PARTITIONS_*` variables override single
+    /// settings of the partitions declared).
+    pub(crate) partitions: Option<&'static [PartitionConfig]>,
 }
 
 // Here rather than in `parse`, so that reading a value depends on the

@@ -1,0 +1,572 @@
+//! Partitioned registry compartments: their settings as a file, the
+//! environment and serde write them, and [`DomainPartition`], the handle
+//! that takes one partition's seats.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bulkhead_core::partition::{
+    Amount, PartitionConfig, PartitionId, PartitionSeat, PartitionState, Partitioned,
+};
+use bulkhead_core::{Error, MAX_CONCURRENT_LIMIT, MaxWait};
+
+use super::env::EnvSource;
+use super::parse::{Field, SettingsError, SettingsErrorKind, parse_queue_order, whole_number};
+use super::spelling::{ENV_PREFIX, env_segment, nearest};
+use crate::StdLock;
+use crate::detect::event_loop;
+use crate::park::with_thread_waker;
+
+/// A partitioned registry compartment: core's [`Partitioned`] with the
+/// registry's lock.
+pub type PartitionedBulkhead = Partitioned<StdLock>;
+
+/// A seat of one partition of a registered compartment; it owns an `Arc`
+/// of the compartment, so it may move to another thread or task.
+pub type DomainPartitionSeat = PartitionSeat<Arc<PartitionedBulkhead>>;
+
+/// The keys of one partition's table (`[domains.NAME.partitions.P]`);
+/// upper-cased, the last words of its variables.
+pub(crate) const KEYS: [&str; 7] = [
+    "share",
+    "lendable",
+    "borrow",
+    "priority",
+    "max_wait",
+    "max_waiting",
+    "queue_order",
+];
+
+/// What an amount looks like, for messages.
+const AMOUNT: &str = "a whole number of seats (`24`) or a percentage from 0% to 100% written \
+                      with a percent sign (`\"75%\"`)";
+
+/// Keeps `partitions` for the life of the process, once per distinct list,
+/// so that a [`DomainConfig`](super::DomainConfig) built from a file, the
+/// environment or serde stays `Copy` like one built in code. The lists a
+/// process reads are few (one per partitioned compartment and
+/// configuration), so what is kept stays small.
+pub(crate) fn intern(partitions: Vec<PartitionConfig>) -> &'static [PartitionConfig] {
+    static KEPT: Mutex<Vec<&'static [PartitionConfig]>> = Mutex::new(Vec::new());
+    if partitions.is_empty() {
+        return &[];
+    }
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(same) = kept.iter().find(|k| **k == partitions.as_slice()) {
+        return same;
+    }
+    let leaked: &'static [PartitionConfig] = Vec::leak(partitions);
+    kept.push(leaked);
+    leaked
+}
+
+/// An amount as written: `24` (a count) or `"75%"` (a percentage).
+/// `bare_count` says whether digits without `%` are a count: yes for a
+/// number (a TOML integer, a variable), no for a TOML string, where
+/// `"75"` is more likely a percentage missing its sign than a count.
+pub(crate) fn parse_amount(
+    key: &str,
+    raw: &str,
+    bare_count: bool,
+) -> Result<Amount, SettingsError> {
+    let text = raw.trim();
+    if let Some(percent) = text.strip_suffix('%') {
+        let p = whole_number(key, percent, 0, u64::MAX, AMOUNT)
+            .map_err(|e| SettingsError::new(e.kind(), key, raw, AMOUNT))?;
+        return match u8::try_from(p) {
+            Ok(p) if p <= 100 => Ok(Amount::Percent(p)),
+            _ => Err(SettingsError::new(
+                SettingsErrorKind::Overflow,
+                key,
+                raw,
+                "a percentage from 0% to 100%",
+            )),
+        };
+    }
+    if !bare_count {
+        return Err(SettingsError::new(
+            SettingsErrorKind::BadAmount,
+            key,
+            raw,
+            format!("{AMOUNT}; a count is a bare number, not a string"),
+        ));
+    }
+    let max = MAX_CONCURRENT_LIMIT as u64;
+    let n = whole_number(key, text, 0, max, AMOUNT)?;
+    Ok(Amount::Seats(usize::try_from(n).unwrap_or(usize::MAX)))
+}
+
+/// `config` with its setting `setting` (one of [`KEYS`]) set from `raw`;
+/// `key` names the setting in messages.
+pub(crate) fn set(
+    config: PartitionConfig,
+    setting: &str,
+    key: &str,
+    raw: &str,
+    bare_count: bool,
+) -> Result<PartitionConfig, SettingsError> {
+    Ok(match setting {
+        "share" => {
+            let share = parse_amount(key, raw, bare_count)?;
+            PartitionConfig::named(config.name().clone(), share).copy_settings(&config)
+        }
+        "lendable" => config.lendable(parse_amount(key, raw, bare_count)?),
+        "borrow" => config.borrow(parse_amount(key, raw, bare_count)?),
+        "priority" => {
+            let p = whole_number(key, raw, 0, 255, "a whole number from 0 to 255")?;
+            config.priority(u8::try_from(p).unwrap_or(u8::MAX))
+        }
+        "max_wait" => config.max_wait(raw.parse::<MaxWait>().map_err(|_| {
+            SettingsError::new(
+                SettingsErrorKind::BadDuration,
+                key,
+                raw,
+                Field::MaxWait.expected(),
+            )
+        })?),
+        "max_waiting" => {
+            let n = Field::MaxWaiting.number(key, raw)?;
+            config.max_waiting(usize::try_from(n).unwrap_or(usize::MAX))
+        }
+        "queue_order" => config.queue_order(parse_queue_order(key, raw)?),
+        other => {
+            return Err(unknown_setting(key, other, raw));
+        }
+    })
+}
+
+/// The error for a setting of a partition that is none of [`KEYS`].
+pub(crate) fn unknown_setting(key: &str, setting: &str, raw: &str) -> SettingsError {
+    let meant = match nearest(setting, KEYS) {
+        Some(meant) => format!("; did you mean {meant}?"),
+        None => String::new(),
+    };
+    SettingsError::new(
+        SettingsErrorKind::UnknownKey,
+        key,
+        raw,
+        format!("a partition setting: {}{meant}", KEYS.join(", ")),
+    )
+}
+
+/// Copies every setting but the name and the share.
+trait CopySettings {
+    fn copy_settings(self, from: &PartitionConfig) -> Self;
+}
+
+impl CopySettings for PartitionConfig {
+    fn copy_settings(mut self, from: &PartitionConfig) -> Self {
+        if let Some(a) = from.lendable_amount() {
+            self = self.lendable(a);
+        }
+        if let Some(a) = from.borrow_amount() {
+            self = self.borrow(a);
+        }
+        if let Some(n) = from.queue_limit() {
+            self = self.max_waiting(n);
+        }
+        if let Some(w) = from.wait_budget() {
+            self = self.max_wait(w);
+        }
+        self.priority(from.priority_level())
+            .queue_order(from.order())
+    }
+}
+
+/// A partition named at run time.
+#[cfg(any(feature = "config-file", feature = "serde"))]
+pub(crate) fn named(name: &str, share: Amount) -> PartitionConfig {
+    PartitionConfig::named(bulkhead_core::Name::shared(Arc::from(name)), share)
+}
+
+/// `partitions` with the environment's `BULKHEAD_<NAME>_PARTITIONS_<P>_<KEY>`
+/// variables applied. A variable for a partition that `partitions` does
+/// not have is an error naming it, the partitions known and the one it
+/// nearly spells: a variable never declares a partition.
+pub(crate) fn env_overrides(
+    env: &EnvSource,
+    domain: &str,
+    partitions: &'static [PartitionConfig],
+) -> Result<&'static [PartitionConfig], SettingsError> {
+    let prefix = format!("{ENV_PREFIX}{}_PARTITIONS_", env_segment(domain));
+    let vars: Vec<(&str, &str)> = env.with_prefix(&prefix).collect();
+    if vars.is_empty() {
+        return Ok(partitions);
+    }
+    let mut out = partitions.to_vec();
+    let segments: Vec<String> = out.iter().map(|p| env_segment(p.name())).collect();
+    for (var, raw) in vars {
+        let rest = &var[prefix.len()..];
+        let Some((part, setting)) = KEYS.iter().find_map(|k| {
+            let upper = k.to_ascii_uppercase();
+            let part = rest.strip_suffix(upper.as_str())?.strip_suffix('_')?;
+            Some((part, *k))
+        }) else {
+            let last = rest.rsplit('_').next().unwrap_or(rest).to_ascii_lowercase();
+            return Err(unknown_setting(var, &last, raw));
+        };
+        let Some(index) = segments.iter().position(|s| s == part) else {
+            return Err(unknown_partition(
+                var, raw, domain, part, setting, &out, &segments,
+            ));
+        };
+        let config = out[index].clone();
+        out[index] = set(config, setting, var, raw, true)?;
+    }
+    Ok(intern(out))
+}
+
+/// The error for a variable that names a partition the compartment does
+/// not have.
+fn unknown_partition(
+    var: &str,
+    raw: &str,
+    domain: &str,
+    part: &str,
+    setting: &str,
+    known: &[PartitionConfig],
+    segments: &[String],
+) -> SettingsError {
+    if known.is_empty() {
+        return SettingsError::new(
+            SettingsErrorKind::UnknownKey,
+            var,
+            raw,
+            format!(
+                "a variable for a declared partition, but compartment `{domain}` has no \
+                 partitions; declare them in code (DomainConfig::partitions) or in the file \
+                 ([domains.{domain}.partitions.NAME])"
+            ),
+        );
+    }
+    let names: Vec<String> = known.iter().map(|p| format!("`{}`", p.name())).collect();
+    let meant = match nearest(part, segments.iter().map(String::as_str)) {
+        Some(segment) => format!(
+            "; did you mean {prefix}{segment}_{}?",
+            setting.to_ascii_uppercase(),
+            prefix = &var[..var.len() - part.len() - setting.len() - 1],
+        ),
+        None => String::new(),
+    };
+    SettingsError::new(
+        SettingsErrorKind::UnknownKey,
+        var,
+        raw,
+        format!(
+            "a variable for one of compartment `{domain}`'s partitions ({}); a variable never \
+             declares a partition, code or the file does{meant}",
+            names.join(", ")
+        ),
+    )
+}
+
+/// A partition of a registered compartment, looked up once by name with
+/// [`Registry::partition`](super::Registry::partition): cheap to clone,
+/// and every wait uses its budget, the partition's own `max_wait` or else
+/// the compartment's.
+///
+/// ```
+/// use bulkhead_std::MaxWait;
+/// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
+/// use bulkhead_std::registry::{DomainConfig, Registry};
+///
+/// let registry = Registry::local();
+/// registry.get_or_create_partitioned(
+///     "db",
+///     DomainConfig::new(4).max_wait(MaxWait::from_millis(5)).partitions_from([
+///         PartitionConfig::new("live", Amount::Seats(3)),
+///         PartitionConfig::new("batch", Amount::Seats(1)).borrow(Amount::Seats(0)),
+///     ]),
+/// )?;
+/// let batch = registry.partition("db", "batch")?;
+/// let seat = batch.acquire_blocking()?;
+/// assert!(batch.acquire_blocking().is_err()); // waits 5 ms: batch may not borrow
+/// assert_eq!(batch.execute(|| 6 * 7).is_err(), true);
+/// drop(seat);
+/// assert_eq!(batch.execute(|| 6 * 7)?, 42);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct DomainPartition {
+    pub(super) compartment: Arc<PartitionedBulkhead>,
+    pub(super) id: PartitionId,
+    pub(super) max_wait: MaxWait,
+}
+
+impl DomainPartition {
+    /// The compartment it is a partition of.
+    pub fn compartment(&self) -> &Arc<PartitionedBulkhead> {
+        &self.compartment
+    }
+
+    /// The partition's id in its compartment.
+    pub fn id(&self) -> PartitionId {
+        self.id
+    }
+
+    /// The wait budget of [`acquire_blocking`](Self::acquire_blocking),
+    /// [`execute`](Self::execute) and
+    /// [`acquire_timeout`](Self::acquire_timeout): the partition's
+    /// `max_wait`, or else the compartment's, when it was looked up.
+    pub fn max_wait(&self) -> MaxWait {
+        self.max_wait
+    }
+
+    /// The partition's counters (core's
+    /// [`partition_state`](Partitioned::partition_state)).
+    pub fn state(&self) -> PartitionState {
+        match self.compartment.partition_state(self.id) {
+            Ok(state) => state,
+            // The id was made by this compartment, which never loses a
+            // partition.
+            Err(e) => unreachable!("a partition id of its own compartment: {e}"),
+        }
+    }
+
+    /// A seat now, or core's [`Error`] (`PartitionFull`, `Closed`, …).
+    ///
+    /// # Errors
+    /// As [`Partitioned::try_acquire`].
+    pub fn try_acquire(&self) -> Result<DomainPartitionSeat, Error> {
+        PartitionSeat::try_acquire(Arc::clone(&self.compartment), self.id)
+    }
+
+    /// `weight` seats at once, as one seat, now or not at all.
+    ///
+    /// # Errors
+    /// As [`Partitioned::try_acquire_many`].
+    pub fn try_acquire_many(&self, weight: usize) -> Result<DomainPartitionSeat, Error> {
+        PartitionSeat::try_acquire_many(Arc::clone(&self.compartment), self.id, weight)
+    }
+
+    /// A seat within the budget ([`max_wait`](Self::max_wait)), parking the
+    /// calling thread. On a thread that drives an async runtime's event
+    /// loop it does not wait (that could block the loop that holds the
+    /// seat) and gives the immediate verdict.
+    ///
+    /// # Errors
+    /// `PartitionFull` / `QueueFull` / `Closed` as
+    /// [`try_acquire`](Self::try_acquire), `Timeout` when the budget runs
+    /// out.
+    pub fn acquire_blocking(&self) -> Result<DomainPartitionSeat, Error> {
+        self.acquire_many_blocking(1)
+    }
+
+    /// As [`acquire_blocking`](Self::acquire_blocking), for `weight` seats
+    /// at once.
+    ///
+    /// # Errors
+    /// As [`acquire_blocking`](Self::acquire_blocking), and `ZeroWeight`,
+    /// `WeightAboveLimit`.
+    pub fn acquire_many_blocking(&self, weight: usize) -> Result<DomainPartitionSeat, Error> {
+        if self.max_wait.is_fail_fast() {
+            return self.try_acquire_many(weight);
+        }
+        let mut acquire = pin!(PartitionSeat::acquire_many(
+            Arc::clone(&self.compartment),
+            self.id,
+            weight
+        ));
+        // The thread's waker is lent for the first poll: core clones it only
+        // if the caller queues.
+        let first =
+            with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
+        if let Poll::Ready(result) = first {
+            return result;
+        }
+        if event_loop().is_some() {
+            return match acquire.as_mut().abandon() {
+                Some(seat) => Ok(seat),
+                None => self.try_acquire_many(weight),
+            };
+        }
+        let budget = self.max_wait.budget();
+        let deadline = budget.and_then(|budget| Instant::now().checked_add(budget));
+        loop {
+            match deadline {
+                None => thread::park(),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return acquire.as_mut().time_out(budget.unwrap_or_default());
+                    }
+                    thread::park_timeout(deadline - now);
+                }
+            }
+            // Woken or spuriously: the poll tells which.
+            let poll =
+                with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
+            if let Poll::Ready(result) = poll {
+                return result;
+            }
+        }
+    }
+
+    /// A seat within the budget, on the timer `sleep` (any runtime's:
+    /// `tokio::time::sleep`, `async_io::Timer::after`, …).
+    ///
+    /// # Errors
+    /// As [`acquire_blocking`](Self::acquire_blocking).
+    pub async fn acquire_timeout<T: Future>(
+        &self,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<DomainPartitionSeat, Error> {
+        self.acquire_many_timeout(1, sleep).await
+    }
+
+    /// As [`acquire_timeout`](Self::acquire_timeout), for `weight` seats at
+    /// once.
+    ///
+    /// # Errors
+    /// As [`acquire_many_blocking`](Self::acquire_many_blocking).
+    pub async fn acquire_many_timeout<T: Future>(
+        &self,
+        weight: usize,
+        sleep: impl FnOnce(Duration) -> T,
+    ) -> Result<DomainPartitionSeat, Error> {
+        PartitionSeat::acquire_many_timeout(
+            Arc::clone(&self.compartment),
+            self.id,
+            weight,
+            self.max_wait,
+            sleep,
+        )
+        .await
+    }
+
+    /// Runs `work` on this thread while holding a seat, taken as
+    /// [`acquire_blocking`](Self::acquire_blocking) takes it.
+    ///
+    /// # Errors
+    /// As [`acquire_blocking`](Self::acquire_blocking); `work` has then
+    /// not run.
+    pub fn execute<T>(&self, work: impl FnOnce() -> T) -> Result<T, Error> {
+        let _seat = self.acquire_blocking()?;
+        Ok(work())
+    }
+}
+
+impl std::fmt::Debug for DomainPartition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.state();
+        f.debug_struct("DomainPartition")
+            .field("compartment", &self.compartment.name())
+            .field("partition", &state.name.as_str())
+            .field("max_wait", &self.max_wait)
+            .finish()
+    }
+}
+
+/// serde for [`DomainConfig::partitions`](super::DomainConfig::partitions):
+/// a map from partition name to its settings, as the file writes them
+/// (`{"live": {"share": "75%", "priority": 1}}`).
+#[cfg(feature = "serde")]
+pub(crate) mod serde_partitions {
+    use std::collections::BTreeMap;
+
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::*;
+
+    /// An amount as written: a count or `"N%"`.
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Written {
+        Count(i64),
+        Text(String),
+    }
+
+    impl From<Amount> for Written {
+        fn from(a: Amount) -> Self {
+            match a {
+                Amount::Seats(n) => Written::Count(i64::try_from(n).unwrap_or(i64::MAX)),
+                Amount::Percent(p) => Written::Text(format!("{p}%")),
+            }
+        }
+    }
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Settings {
+        share: Written,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lendable: Option<Written>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        borrow: Option<Written>,
+        #[serde(default)]
+        priority: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_wait: Option<MaxWait>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_waiting: Option<usize>,
+        #[serde(default)]
+        queue_order: bulkhead_core::QueueOrder,
+    }
+
+    fn amount(key: &str, w: Written) -> Result<Amount, SettingsError> {
+        match w {
+            Written::Count(n) => parse_amount(key, &n.to_string(), true),
+            Written::Text(t) => parse_amount(key, &t, false),
+        }
+    }
+
+    pub(crate) fn serialize<S: Serializer>(
+        partitions: &&'static [PartitionConfig],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        // A map, as the file writes it: names are unique, and the order
+        // (by name on the way back, as from the file) only breaks ties
+        // between equal priorities.
+        let map: BTreeMap<&str, Settings> = partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.name().as_str(),
+                    Settings {
+                        share: p.share().into(),
+                        lendable: p.lendable_amount().map(Into::into),
+                        borrow: p.borrow_amount().map(Into::into),
+                        priority: p.priority_level(),
+                        max_wait: p.wait_budget(),
+                        max_waiting: p.queue_limit(),
+                        queue_order: p.order(),
+                    },
+                )
+            })
+            .collect();
+        map.serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<&'static [PartitionConfig], D::Error> {
+        let map = BTreeMap::<String, Settings>::deserialize(deserializer)?;
+        let mut out = Vec::with_capacity(map.len());
+        for (name, s) in map {
+            let key = |k: &str| format!("partitions.{name}.{k}");
+            let share = amount(&key("share"), s.share).map_err(D::Error::custom)?;
+            let mut p = named(&name, share)
+                .priority(s.priority)
+                .queue_order(s.queue_order);
+            if let Some(w) = s.lendable {
+                p = p.lendable(amount(&key("lendable"), w).map_err(D::Error::custom)?);
+            }
+            if let Some(w) = s.borrow {
+                p = p.borrow(amount(&key("borrow"), w).map_err(D::Error::custom)?);
+            }
+            if let Some(w) = s.max_wait {
+                p = p.max_wait(w);
+            }
+            if let Some(n) = s.max_waiting {
+                p = p.max_waiting(n);
+            }
+            out.push(p);
+        }
+        Ok(intern(out))
+    }
+}
