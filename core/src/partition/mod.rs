@@ -60,6 +60,8 @@
 //! lock that works there (`CsLock`, `CriticalSectionRawMutex`).
 
 mod acquire;
+#[cfg(test)]
+mod model;
 mod seat;
 mod settings;
 mod table;
