@@ -27,6 +27,7 @@ use bulkhead_loom_tests::{
     LoomPartitioned, partitioned, queued_counting, still_waiting, woken_then_done,
 };
 use loom::sync::Arc;
+use loom::sync::atomic::Ordering::SeqCst;
 use loom::thread;
 
 type Seat = PartitionSeat<Arc<LoomPartitioned>>;
@@ -165,9 +166,11 @@ fn a_grow_racing_a_release_moves_percentage_shares_and_serves_both_lines() {
         };
         releaser.join().unwrap();
         resizer.join().unwrap();
-        assert_eq!((state(&p, live).share, state(&p, batch).share), (2, 2));
+        // The wake-ups first: any later section (even a read of the state)
+        // serves, and would hide a resize that did not.
         let ls = woken_then_done(lw, &lw_woken, "live's waiter").unwrap();
         let bs = woken_then_done(bw, &bw_woken, "batch's waiter").unwrap();
+        assert_eq!((state(&p, live).share, state(&p, batch).share), (2, 2));
         assert_eq!(p.state().active, 3);
         drop((ls, bs, b));
         assert_quiescent(&p);
@@ -204,9 +207,12 @@ fn a_shrink_racing_a_release_keeps_the_freed_seat_for_the_lender() {
         };
         releaser.join().unwrap();
         resizer.join().unwrap();
+        // Read before any section serves again: was live served already?
+        let live_served = lw_woken.0.load(SeqCst) > 0;
         still_waiting(&mut bw, &bw_woken, "batch's waiter, while live waits");
-        let live_seat = if state(&p, live).active == 2 {
+        let live_seat = if live_served {
             // Released first: live served at the old limit.
+            assert_eq!(state(&p, live).active, 2);
             woken_then_done(lw, &lw_woken, "live's waiter").unwrap()
         } else {
             // Shrunk first: the freed seat is kept for live.
