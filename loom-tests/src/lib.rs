@@ -12,6 +12,8 @@ use std::pin::{Pin, pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
+use bulkhead_core::Name;
+use bulkhead_core::partition::{PartitionConfig, Partitioned};
 use bulkhead_core::{
     Acquire, AcquireOwned, Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, Seat,
 };
@@ -327,22 +329,32 @@ impl Wake for Counting {
 /// An owned `acquire_many(weight)` polled once with a counting waker: it
 /// must queue.
 pub fn queued_many(b: &Arc<LoomBulkhead>, weight: usize) -> (OwnedWaiter, StdArc<Counting>) {
+    let state = b.state();
+    queued_counting(OwnedSeat::acquire_many(b.clone(), weight), state)
+}
+
+/// Any wait, boxed, pinned and polled once with a counting waker: it must
+/// queue (`what` is shown if it does not).
+pub fn queued_counting<F: Future>(
+    fut: F,
+    what: impl core::fmt::Debug,
+) -> (Pin<Box<F>>, StdArc<Counting>) {
     let count = StdArc::new(Counting(AtomicUsize::new(0)));
     let waker = Waker::from(count.clone());
-    let mut w = Box::pin(OwnedSeat::acquire_many(b.clone(), weight));
+    let mut w = Box::pin(fut);
     let poll = w.as_mut().poll(&mut Context::from_waker(&waker));
-    assert!(poll.is_pending(), "expected to queue: {:?}", b.state());
+    assert!(poll.is_pending(), "expected to queue: {what:?}");
     (w, count)
 }
 
 /// After the races: the waiter was woken (granted, notified or closed
 /// out), and its next poll ends its wait. Panics naming `what` otherwise:
 /// a waiter never woken while its seats are free is a lost wake-up.
-pub fn woken_then_done(
-    mut w: OwnedWaiter,
+pub fn woken_then_done<F: Future>(
+    mut w: Pin<Box<F>>,
     count: &StdArc<Counting>,
     what: &str,
-) -> Result<OwnedSeat<Arc<LoomBulkhead>>, Error> {
+) -> F::Output {
     assert!(
         count.0.load(SeqCst) > 0,
         "lost wake-up: {what} was never woken"
@@ -352,4 +364,22 @@ pub fn woken_then_done(
         Poll::Ready(result) => result,
         Poll::Pending => panic!("{what} was woken, but its wait did not end"),
     }
+}
+
+/// Polls a waiter queued by [`queued_counting`] once more and asserts that
+/// its wait goes on: it was handed no seat (`what` names it otherwise).
+pub fn still_waiting<F: Future>(w: &mut Pin<Box<F>>, count: &StdArc<Counting>, what: &str) {
+    let waker = Waker::from(count.clone());
+    let poll = w.as_mut().poll(&mut Context::from_waker(&waker));
+    assert!(poll.is_pending(), "{what}: its wait ended");
+}
+
+/// A partitioned compartment built with loom's lock.
+pub type LoomPartitioned = Partitioned<LoomLock>;
+
+/// A shared partitioned compartment of `max` seats divided into `parts`.
+pub fn partitioned(max: usize, parts: &[PartitionConfig]) -> Arc<LoomPartitioned> {
+    Arc::new(
+        Partitioned::with_lock(Name::from_static("loom"), max, parts, LoomLock::new()).unwrap(),
+    )
 }

@@ -17,6 +17,7 @@ use std::pin::{Pin, pin};
 use std::sync::Arc as StdArc;
 use std::task::{Context, Poll, Wake, Waker};
 
+use bulkhead_core::partition::{AcquirePartition, PartitionHandle, PartitionSeat};
 use bulkhead_core::{Acquire, Admission, Bulkhead, Config, Error, Seat, ShuttleLock};
 use shuttle::rand::{Rng, thread_rng};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
@@ -157,7 +158,7 @@ impl Wake for Unparker {
 /// Polls `fut` from the current thread, parking between polls, as a
 /// blocking caller does. A lost wake-up parks it forever: shuttle reports
 /// the deadlock.
-pub fn block<'a>(fut: Pin<&mut Acquire<'a, ShuttleLock>>) -> Result<Seat<'a, ShuttleLock>, Error> {
+pub fn block<F: Future>(fut: Pin<&mut F>) -> F::Output {
     let waker = Waker::from(StdArc::new(Unparker(thread::current())));
     let mut cx = Context::from_waker(&waker);
     let mut fut = fut;
@@ -169,16 +170,36 @@ pub fn block<'a>(fut: Pin<&mut Acquire<'a, ShuttleLock>>) -> Result<Seat<'a, Shu
     }
 }
 
+/// A wait that can give up when its budget runs out: a plain
+/// compartment's [`Acquire`] and a partition's `AcquirePartition`.
+pub trait TimeOut<T>: Future<Output = Result<T, Error>> {
+    /// Gives up: the seat if one was handed over meanwhile, else the
+    /// verdict that came first or `Error::Timeout`.
+    fn give_up(self: Pin<&mut Self>, budget: core::time::Duration) -> Self::Output;
+}
+
+impl<'a> TimeOut<Seat<'a, ShuttleLock>> for Acquire<'a, ShuttleLock> {
+    fn give_up(self: Pin<&mut Self>, budget: core::time::Duration) -> Self::Output {
+        self.time_out(budget)
+    }
+}
+
+impl<P: PartitionHandle> TimeOut<PartitionSeat<P>> for AcquirePartition<P> {
+    fn give_up(self: Pin<&mut Self>, budget: core::time::Duration) -> Self::Output {
+        self.time_out(budget)
+    }
+}
+
 /// Polls `fut` once; if it queued, waits at `start`, then re-polls up to
 /// `polls` more times with a no-op waker, yielding between polls (a
 /// re-poll may race a grant), and gives up by `time_out` or by dropping
 /// it. `Ok` if a seat was handed over before it gave up.
-pub fn poll_then_leave<'a>(
-    mut fut: Pin<&mut Acquire<'a, ShuttleLock>>,
+pub fn poll_then_leave<T, F: TimeOut<T>>(
+    mut fut: Pin<&mut F>,
     start: &Gate,
     polls: usize,
     time_out: bool,
-) -> Option<Result<Seat<'a, ShuttleLock>, Error>> {
+) -> Option<Result<T, Error>> {
     let mut cx = Context::from_waker(Waker::noop());
     for poll in 0..=polls {
         if let Poll::Ready(result) = fut.as_mut().poll(&mut cx) {
@@ -190,7 +211,7 @@ pub fn poll_then_leave<'a>(
         yield_times(random(3));
     }
     if time_out {
-        match fut.time_out(core::time::Duration::from_millis(1)) {
+        match fut.give_up(core::time::Duration::from_millis(1)) {
             Err(Error::Timeout { .. }) => None,
             result => Some(result),
         }

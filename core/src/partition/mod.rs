@@ -62,6 +62,8 @@
 //! works there (`CsLock`, `CriticalSectionRawMutex`).
 
 mod acquire;
+#[cfg(test)]
+mod model;
 mod seat;
 mod settings;
 mod table;
