@@ -87,8 +87,14 @@ fn of(a: Amount, whole: usize) -> usize {
 }
 
 /// (share, reserved, may_hold) per partition, or `None` for a
-/// configuration the documented checks refuse at `limit`.
-fn resolve(limit: usize, cfgs: &[PartitionConfig]) -> Option<Vec<(usize, usize, usize)>> {
+/// configuration the documented checks refuse at `limit`. `strict` (settings
+/// given, not a limit moved) also refuses a partition that could hold
+/// nothing at a limit above 0.
+fn resolve(
+    limit: usize,
+    cfgs: &[PartitionConfig],
+    strict: bool,
+) -> Option<Vec<(usize, usize, usize)>> {
     let mut percents = 0;
     for c in cfgs {
         if let (Amount::Seats(s), Some(Amount::Seats(l))) = (c.share, c.lendable)
@@ -127,6 +133,9 @@ fn resolve(limit: usize, cfgs: &[PartitionConfig]) -> Option<Vec<(usize, usize, 
         }
         let s = shares[i];
         let may_hold = (s + borrow).min(limit - others_reserved).max(s);
+        if strict && may_hold == 0 && limit > 0 {
+            return None;
+        }
         out.push((s, reserved[i], may_hold));
     }
     Some(out)
@@ -166,6 +175,9 @@ struct MPart {
 #[derive(Debug)]
 struct Model {
     limit: usize,
+    /// The limit before a pause: settings given while paused are checked
+    /// against it.
+    resumes_at: usize,
     closed: bool,
     /// Where the search for equal ranks starts.
     turn: usize,
@@ -183,7 +195,7 @@ enum Refused {
 
 impl Model {
     fn new(limit: usize, cfgs: &[PartitionConfig]) -> Option<Self> {
-        let resolved = resolve(limit, cfgs)?;
+        let resolved = resolve(limit, cfgs, true)?;
         let parts = cfgs
             .iter()
             .zip(resolved)
@@ -200,6 +212,7 @@ impl Model {
             .collect();
         Some(Self {
             limit,
+            resumes_at: limit,
             closed: false,
             turn: 0,
             parts,
@@ -231,6 +244,15 @@ impl Model {
         )
     }
 
+    /// Whether the serve, searching from `turn`, reaches `j` before `i`
+    /// among the best ranks: a higher rank, or an equal rank met first.
+    fn served_before(&self, j: usize, i: usize) -> bool {
+        let n = self.parts.len();
+        let order: Vec<usize> = (0..n).map(|k| (self.turn + k) % n).collect();
+        let pos = |x: usize| order.iter().position(|&y| y == x).unwrap();
+        self.rank(j) > self.rank(i) || (self.rank(j) == self.rank(i) && pos(j) < pos(i))
+    }
+
     fn head(&self, i: usize) -> Option<(usize, usize)> {
         let id = *self.parts[i].line.front()?;
         Some((id, self.waiters[id].weight))
@@ -255,7 +277,7 @@ impl Model {
                 && (0..self.parts.len()).any(|j| {
                     j != i
                         && self.head(j).is_some_and(|(_, h)| {
-                            self.eligible(j, h) && self.rank(j) >= self.rank(i)
+                            self.eligible(j, h) && self.served_before(j, i)
                         })
                 }));
         if blocked {
@@ -392,11 +414,14 @@ impl Model {
         let resolved = if n == 0 {
             Some(std::vec![(0, 0, 0); cfgs.len()])
         } else {
-            resolve(n, &cfgs)
+            resolve(n, &cfgs, false)
         };
         let ok = resolved.is_some();
         if let Some(r) = resolved {
             self.apply(&cfgs, r);
+            if n == 0 && self.limit > 0 {
+                self.resumes_at = self.limit;
+            }
             self.limit = n;
         }
         self.serve();
@@ -404,9 +429,14 @@ impl Model {
     }
 
     fn reconfigure(&mut self, cfgs: &[PartitionConfig]) -> bool {
-        let resolved = resolve(self.limit, cfgs);
+        let resolved = resolve(self.limit.max(self.resumes_at), cfgs, true);
         let ok = resolved.is_some();
         if let Some(r) = resolved {
+            let r = if self.limit == 0 {
+                std::vec![(0, 0, 0); cfgs.len()]
+            } else {
+                r
+            };
             self.apply(cfgs, r);
         }
         self.serve();
