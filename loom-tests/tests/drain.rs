@@ -131,6 +131,7 @@ fn bounded_a_grow_during_a_hand_off_with_notified_waiters_stays_bounded() {
 /// growing back frees a seat that the waiter is handed or notified of, a
 /// newcomer gets it only if the compartment still barges, and everything
 /// ends quiescent.
+#[test]
 fn bounded_a_take_refused_by_a_shrink_loses_no_seat_or_wake_up() {
     loom::model(|| {
         let b = bounded(2);

@@ -3,11 +3,8 @@
 //! that takes one partition's seats.
 
 use std::future::Future;
-use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bulkhead_core::partition::{
     Amount, PartitionConfig, PartitionId, PartitionSeat, PartitionState, Partitioned,
@@ -18,8 +15,7 @@ use super::env::EnvSource;
 use super::parse::{Field, SettingsError, SettingsErrorKind, parse_queue_order, whole_number};
 use super::spelling::{ENV_PREFIX, env_segment, nearest};
 use crate::StdLock;
-use crate::detect::event_loop;
-use crate::park::with_thread_waker;
+use crate::blocking::BlockingAcquirePartition;
 
 /// A partitioned registry compartment: core's [`Partitioned`] with the
 /// registry's lock.
@@ -363,47 +359,10 @@ impl DomainPartition {
     /// As [`acquire_blocking`](Self::acquire_blocking), and `ZeroWeight`,
     /// `WeightAboveLimit`.
     pub fn acquire_many_blocking(&self, weight: usize) -> Result<DomainPartitionSeat, Error> {
-        if self.max_wait.is_fail_fast() {
-            return self.try_acquire_many(weight);
-        }
-        let mut acquire = pin!(PartitionSeat::acquire_many(
-            Arc::clone(&self.compartment),
-            self.id,
-            weight
-        ));
-        // The thread's waker is lent for the first poll: core clones it only
-        // if the caller queues.
-        let first =
-            with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
-        if let Poll::Ready(result) = first {
-            return result;
-        }
-        if event_loop().is_some() {
-            return match acquire.as_mut().abandon() {
-                Some(seat) => Ok(seat),
-                None => self.try_acquire_many(weight),
-            };
-        }
-        let budget = self.max_wait.budget();
-        let deadline = budget.and_then(|budget| Instant::now().checked_add(budget));
-        loop {
-            match deadline {
-                None => thread::park(),
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return acquire.as_mut().time_out(budget.unwrap_or_default());
-                    }
-                    thread::park_timeout(deadline - now);
-                }
-            }
-            // Woken or spuriously: the poll tells which.
-            let poll =
-                with_thread_waker(|waker| acquire.as_mut().poll(&mut Context::from_waker(waker)));
-            if let Poll::Ready(result) = poll {
-                return result;
-            }
-        }
+        // The crate's one blocking wait (event-loop check, park, budget,
+        // wait histogram), as for any partitioned compartment.
+        self.compartment
+            .acquire_many_blocking_owned(self.id, weight, self.max_wait)
     }
 
     /// A seat within the budget, on the timer `sleep` (any runtime's:
