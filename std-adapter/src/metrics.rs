@@ -69,7 +69,8 @@ use std::time::Duration;
 
 use metrics::Unit;
 
-use crate::registry::{PartitionedBulkhead, Registry};
+use crate::partition::Partitioned;
+use crate::registry::Registry;
 use crate::series::{self, label_value};
 use crate::snapshot::Snapshot;
 
@@ -213,7 +214,7 @@ pub fn describe() {
 
 /// Publishes every partition's gauges and counters of one partitioned
 /// compartment.
-fn publish_partitions(compartment: &PartitionedBulkhead) {
+fn publish_partitions(compartment: &Partitioned) {
     let name = label_value(&compartment.name_handle());
     for (id, _) in compartment.partitions() {
         let Ok(s) = compartment.partition_state(id) else {

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
+use crate::partition::Partitioned;
 use bulkhead_core::limit::Limit;
-use bulkhead_core::partition::Partitioned;
 use bulkhead_core::{Config, Name, QueueOrder};
 
 use crate::pool::PoolConfig;
@@ -40,7 +40,7 @@ pub use env::{EnvSource, UnknownVariable};
 pub use error::RegistryError;
 pub use global::{global, reset_global, set_global};
 pub use parse::{SettingsError, SettingsErrorKind};
-pub use partition::{DomainPartition, DomainPartitionSeat, PartitionedBulkhead};
+pub use partition::{DomainPartition, DomainPartitionSeat};
 pub use pool::RegisteredPool;
 pub use settings::DomainConfig;
 pub use spelling::{ENV_PREFIX, MAX_NAME_LEN, env_segment};
@@ -69,7 +69,7 @@ pub enum Registered {
     /// A thread-pool compartment.
     Pool(Arc<RegisteredPool>),
     /// A compartment whose seats are shared by partitions.
-    Partitioned(Arc<PartitionedBulkhead>),
+    Partitioned(Arc<Partitioned>),
 }
 
 impl Registered {
@@ -88,7 +88,7 @@ impl Registered {
     }
 
     /// The partitioned compartment, or [`RegistryError::NotPartitioned`].
-    fn partitioned(self) -> Result<Arc<PartitionedBulkhead>, RegistryError> {
+    fn partitioned(self) -> Result<Arc<Partitioned>, RegistryError> {
         match self {
             Registered::Partitioned(p) => Ok(p),
             Registered::Semaphore(b) => Err(RegistryError::NotPartitioned {
@@ -663,7 +663,7 @@ impl Registry {
         &self,
         name: &str,
         config: DomainConfig,
-    ) -> Result<Arc<PartitionedBulkhead>, RegistryError> {
+    ) -> Result<Arc<Partitioned>, RegistryError> {
         self.get_or_insert(name, config, Registered::partitioned, compartment)
     }
 
@@ -671,7 +671,7 @@ impl Registry {
     ///
     /// # Errors
     /// [`RegistryError::NotFound`], or [`RegistryError::NotPartitioned`].
-    pub fn get_partitioned(&self, name: &str) -> Result<Arc<PartitionedBulkhead>, RegistryError> {
+    pub fn get_partitioned(&self, name: &str) -> Result<Arc<Partitioned>, RegistryError> {
         self.lookup(name)?.0.partitioned()
     }
 
@@ -723,7 +723,7 @@ impl Registry {
 
     /// The partitioned compartments, by name (for the metrics).
     #[cfg(feature = "metrics")]
-    pub(crate) fn partitioned_compartments(&self) -> Vec<Arc<PartitionedBulkhead>> {
+    pub(crate) fn partitioned_compartments(&self) -> Vec<Arc<Partitioned>> {
         self.read()
             .values()
             .filter_map(|e| match &e.compartment {
@@ -1235,7 +1235,7 @@ fn check_partitioned(name: &Name, config: &DomainConfig) -> Result<(), RegistryE
 /// the first is undone if the second is refused.
 fn reconfigure_partitioned(
     name: &Name,
-    compartment: &PartitionedBulkhead,
+    compartment: &Partitioned,
     old: &DomainConfig,
     new: &DomainConfig,
 ) -> Result<(), RegistryError> {

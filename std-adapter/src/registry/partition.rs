@@ -7,23 +7,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bulkhead_core::partition::{
-    Amount, PartitionConfig, PartitionId, PartitionSeat, PartitionState, Partitioned,
+    Amount, PartitionConfig, PartitionId, PartitionSeat, PartitionState,
 };
 use bulkhead_core::{Error, MAX_CONCURRENT_LIMIT, MaxWait};
 
 use super::env::EnvSource;
 use super::parse::{Field, SettingsError, SettingsErrorKind, parse_queue_order, whole_number};
 use super::spelling::{ENV_PREFIX, env_segment, nearest};
-use crate::StdLock;
 use crate::blocking::BlockingAcquirePartition;
-
-/// A partitioned registry compartment: core's [`Partitioned`] with the
-/// registry's lock.
-pub type PartitionedBulkhead = Partitioned<StdLock>;
+use crate::partition::Partitioned;
 
 /// A seat of one partition of a registered compartment; it owns an `Arc`
 /// of the compartment, so it may move to another thread or task.
-pub type DomainPartitionSeat = PartitionSeat<Arc<PartitionedBulkhead>>;
+pub type DomainPartitionSeat = PartitionSeat<Arc<Partitioned>>;
 
 /// The keys of one partition's table (`[domains.NAME.partitions.P]`);
 /// upper-cased, the last words of its variables.
@@ -288,14 +284,14 @@ fn unknown_partition(
 /// ```
 #[derive(Clone)]
 pub struct DomainPartition {
-    pub(super) compartment: Arc<PartitionedBulkhead>,
+    pub(super) compartment: Arc<Partitioned>,
     pub(super) id: PartitionId,
     pub(super) max_wait: MaxWait,
 }
 
 impl DomainPartition {
     /// The compartment it is a partition of.
-    pub fn compartment(&self) -> &Arc<PartitionedBulkhead> {
+    pub fn compartment(&self) -> &Arc<Partitioned> {
         &self.compartment
     }
 
