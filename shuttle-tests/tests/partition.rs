@@ -18,20 +18,19 @@
 //! every partition's counts are back to zero and exactly the limit's seats
 //! can be taken again.
 //!
-//! Not checked: the reclaim bound of `core/src/partition/table.rs` (once a
-//! waiter below its share is the best-ranked eligible one, no partition at
-//! or above its share takes a seat before it). It is a statement about the
-//! table at each decision; from outside, every partition's state is read
-//! in a section of its own and a seat's admission is seen only after its
-//! section, so a test cannot tell which waiters were ahead when a seat was
-//! taken. Checking it needs a hook in core that runs under the lock after
-//! each decision (see the reference model in `core/src/partition/model.rs`,
-//! which checks every decision against the rules).
+//! And at every decision that hands out seats, from core's view of the
+//! table at that moment (`Partitioned::observe_decisions`, shuttle builds
+//! only), the rule behind the reclaim bound of
+//! `core/src/partition/table.rs`: a partition takes seats beyond its share
+//! only if no other partition's eligible waiter ranks above it (below its
+//! share before at or above it, then by priority). So once a waiter below
+//! its share is the best-ranked eligible one, no partition at or above its
+//! share takes a seat beyond its share until that waiter is served.
 #![cfg(bulkhead_shuttle)]
 
 use std::pin::pin;
 
-use bulkhead_core::partition::{Amount, PartitionConfig, PartitionSeat, Partitioned};
+use bulkhead_core::partition::{Amount, PartitionConfig, PartitionSeat, Partitioned, SectionView};
 use bulkhead_core::{Error, Name, ShuttleLock};
 use bulkhead_shuttle_tests::{Gate, Tracker, check, poll_then_leave, random, yield_times};
 use shuttle::sync::Arc;
@@ -39,6 +38,27 @@ use shuttle::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use shuttle::thread;
 
 type ShuttlePartitioned = Partitioned<ShuttleLock>;
+
+/// The reclaim bound, checked at every decision that hands out seats (see
+/// the module's documentation): partition `i` takes `w` seats beyond its
+/// share only if no other partition's eligible head ranks above it, and a
+/// partition below its share with a waiting, eligible head always ranks
+/// above one at or above its share.
+fn reclaim_bound(views: &[SectionView], i: usize, w: usize) {
+    let v = &views[i];
+    if v.active + w <= v.share {
+        return; // the guaranteed lane: within its own share
+    }
+    let eligible = |v: &SectionView| v.head.is_some_and(|h| v.active + h <= v.may_hold);
+    let rank = |v: &SectionView| (v.active < v.share, v.priority);
+    for (j, other) in views.iter().enumerate() {
+        assert!(
+            j == i || !eligible(other) || rank(other) <= rank(v),
+            "partition {i} took {w} seats beyond its share while partition {j}'s eligible \
+             waiter ranked above it: {views:?}"
+        );
+    }
+}
 
 /// `batch` may hold its share plus this many seats.
 const BATCH_BORROW: usize = 4;
@@ -108,6 +128,7 @@ fn partitioned_workload() {
         )
         .unwrap(),
     );
+    p.observe_decisions(reclaim_bound);
     let ids: Vec<_> = p.partitions().map(|(id, _)| id).collect();
     let tracker = Tracker::new(4);
     // Seats held by batch, counted outside the compartment.

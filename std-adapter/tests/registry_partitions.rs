@@ -133,12 +133,12 @@ fn environment_overrides_one_setting_of_a_declared_partition() {
     assert_eq!(live.state().share, 20);
     assert_eq!(batch.state().share, 8); // 25% of 32
     assert_eq!(batch.state().may_hold, 8); // no borrowing
-    assert_eq!(live.max_wait(), MaxWait::from_millis(30)); // its own
-    assert_eq!(batch.max_wait(), MaxWait::from_millis(5)); // the domain's
+    assert_eq!(live.wait_budget(), MaxWait::from_millis(30)); // its own
+    assert_eq!(batch.wait_budget(), MaxWait::from_millis(5)); // the domain's
     // The priority set in code survives the share's override.
     let config = registry.config("db").unwrap();
-    assert_eq!(config.partitions[0].priority_level(), 1);
-    assert_eq!(config.partitions[0].share(), Amount::Seats(20));
+    assert_eq!(config.partitions[0].priority, 1);
+    assert_eq!(config.partitions[0].share, Amount::Seats(20));
 }
 
 #[test]
@@ -433,8 +433,8 @@ mod file {
         assert_eq!((live.state().share, live.state().reserved), (24, 0));
         assert_eq!((batch.state().share, batch.state().reserved), (8, 4));
         assert_eq!(batch.state().may_hold, 24);
-        assert_eq!(live.max_wait(), MaxWait::from_millis(5_000));
-        assert_eq!(batch.max_wait(), MaxWait::from_millis(1_000));
+        assert_eq!(live.wait_budget(), MaxWait::from_millis(5_000));
+        assert_eq!(batch.wait_budget(), MaxWait::from_millis(1_000));
         assert_eq!(
             registry.config("db").unwrap().max_wait,
             MaxWait::from_millis(20)
@@ -443,10 +443,10 @@ mod file {
         let b = config
             .partitions
             .iter()
-            .find(|p| p.name() == "batch")
+            .find(|p| p.name == "batch")
             .unwrap();
         assert_eq!(
-            (b.queue_limit(), b.order()),
+            (b.max_waiting, b.queue_order),
             (Some(4), bulkhead_std::QueueOrder::Lifo)
         );
         borrow_then_reclaim(&registry, &live, &batch);
@@ -480,15 +480,11 @@ mod file {
             .unwrap();
         registry.get_or_create_partitioned("db", DB).unwrap();
         let config = registry.config("db").unwrap();
-        let names: Vec<&str> = config
-            .partitions
-            .iter()
-            .map(|p| p.name().as_str())
-            .collect();
+        let names: Vec<&str> = config.partitions.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["batch", "live"]); // the file's, by name
         let batch = &config.partitions[0];
-        assert_eq!(batch.priority_level(), 3); // the environment's
-        assert_eq!(batch.lendable_amount(), Some(Amount::Percent(50))); // the file's
+        assert_eq!(batch.priority, 3); // the environment's
+        assert_eq!(batch.lendable, Some(Amount::Percent(50))); // the file's
     }
 
     #[test]
@@ -561,7 +557,7 @@ fn serde_round_trips_partitions_as_the_file_writes_them() {
     );
     let back: DomainConfig = serde_json::from_str(&json).unwrap();
     // By name on the way back: batch, then live.
-    let names: Vec<&str> = back.partitions.iter().map(|p| p.name().as_str()).collect();
+    let names: Vec<&str> = back.partitions.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["batch", "live"]);
     assert_eq!(back.partitions[1], DB.partitions[0]);
     assert_eq!(back.partitions[0], DB.partitions[1]);
@@ -570,7 +566,7 @@ fn serde_round_trips_partitions_as_the_file_writes_them() {
     let config: DomainConfig = serde_json::from_str(text).unwrap();
     let a = &config.partitions[0];
     assert_eq!(
-        (a.share(), a.lendable_amount(), a.wait_budget()),
+        (a.share, a.lendable, a.max_wait),
         (
             Amount::Percent(50),
             Some(Amount::Percent(10)),

@@ -81,6 +81,8 @@ use heapless::Vec;
 pub use acquire::{AcquirePartition, AcquirePartitionTimeout};
 pub use seat::{PartitionHandle, PartitionSeat};
 pub use settings::{Amount, MAX_PARTITIONS, PartitionConfig};
+#[cfg(bulkhead_shuttle)]
+pub use table::SectionView;
 
 use self::settings::{Resolved, resolve};
 use self::table::{Part, Table, Wakers};
@@ -570,7 +572,8 @@ impl<L: RawLock> Partitioned<L> {
             // While paused (a limit of 0) the settings are checked against
             // the limit the compartment had, and resolve to 0 until it
             // resumes.
-            let resolved = resolve_all(&self.name, t.limit.max(t.resumes_at), &refs, true)?;
+            let at = if t.limit == 0 { t.resumes_at } else { t.limit };
+            let resolved = resolve_all(&self.name, at, &refs, true)?;
             let resolved = if t.limit == 0 {
                 [Resolved::default(); MAX_PARTITIONS]
             } else {
@@ -768,6 +771,20 @@ impl<L: RawLock> crate::limit::Resize for Partitioned<L> {
 
     fn try_set_max_concurrent(&self, max_concurrent: usize) -> Result<Option<usize>, ConfigError> {
         Partitioned::try_set_max_concurrent(self, max_concurrent)
+    }
+}
+
+/// Shuttle builds only: observing every decision.
+#[cfg(bulkhead_shuttle)]
+impl<L: RawLock> Partitioned<L> {
+    /// Calls `observer(views, i, w)` whenever partition `i` is handed `w`
+    /// seats (a newcomer admitted or a waiter served), under the lock and
+    /// before the seats are counted, with every partition's
+    /// [`SectionView`] in declaration order: a randomized test can check
+    /// each decision against the rules. `observer` must not touch the
+    /// compartment (it runs under its lock).
+    pub fn observe_decisions(&self, observer: fn(&[SectionView], usize, usize)) {
+        self.section(|t, _| t.observer = Some(observer));
     }
 }
 

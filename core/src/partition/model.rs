@@ -429,7 +429,12 @@ impl Model {
     }
 
     fn reconfigure(&mut self, cfgs: &[PartitionConfig]) -> bool {
-        let resolved = resolve(self.limit.max(self.resumes_at), cfgs, true);
+        let at = if self.limit == 0 {
+            self.resumes_at
+        } else {
+            self.limit
+        };
+        let resolved = resolve(at, cfgs, true);
         let ok = resolved.is_some();
         if let Some(r) = resolved {
             let r = if self.limit == 0 {

@@ -69,14 +69,28 @@ impl Amount {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionConfig {
-    pub(crate) name: Name,
-    pub(crate) share: Amount,
-    pub(crate) lendable: Option<Amount>,
-    pub(crate) borrow: Option<Amount>,
-    pub(crate) priority: u8,
-    pub(crate) max_waiting: Option<usize>,
-    pub(crate) queue_order: QueueOrder,
-    pub(crate) max_wait: Option<MaxWait>,
+    /// The partition's name, unique in its compartment, at most
+    /// [`MAX_NAME_LEN`](crate::MAX_NAME_LEN) bytes.
+    pub name: Name,
+    /// Its guaranteed share: a count of seats, or a percentage of the
+    /// compartment's limit.
+    pub share: Amount,
+    /// How much of its idle share others may use (a count, or a percentage
+    /// of the share); `None` for all of it. The rest is reserved.
+    pub lendable: Option<Amount>,
+    /// How many seats it may hold beyond its share (a count, or a
+    /// percentage of the limit); `None` for no limit but the compartment's.
+    pub borrow: Option<Amount>,
+    /// Its priority: higher is served first among partitions equally far
+    /// below (or above) their shares.
+    pub priority: u8,
+    /// The most callers that may wait in its line; `None` for no limit.
+    pub max_waiting: Option<usize>,
+    /// The order of its line.
+    pub queue_order: QueueOrder,
+    /// A wait budget of its own, for adapters that take the budget from
+    /// the settings; `None` to use theirs.
+    pub max_wait: Option<MaxWait>,
 }
 
 impl PartitionConfig {
@@ -101,6 +115,12 @@ impl PartitionConfig {
             queue_order: QueueOrder::Fifo,
             max_wait: None,
         }
+    }
+
+    /// Replaces its guaranteed share.
+    pub const fn share(mut self, share: Amount) -> Self {
+        self.share = share;
+        self
     }
 
     /// How much of its share others may use while it is idle: a count of
@@ -148,46 +168,6 @@ impl PartitionConfig {
     pub const fn max_wait(mut self, max_wait: MaxWait) -> Self {
         self.max_wait = Some(max_wait);
         self
-    }
-
-    /// The partition's name.
-    pub fn name(&self) -> &Name {
-        &self.name
-    }
-
-    /// The guaranteed share, as given.
-    pub const fn share(&self) -> Amount {
-        self.share
-    }
-
-    /// The lendable part of the share, as given (`None`: all of it).
-    pub const fn lendable_amount(&self) -> Option<Amount> {
-        self.lendable
-    }
-
-    /// The borrowing limit, as given (`None`: the compartment's limit).
-    pub const fn borrow_amount(&self) -> Option<Amount> {
-        self.borrow
-    }
-
-    /// The priority.
-    pub const fn priority_level(&self) -> u8 {
-        self.priority
-    }
-
-    /// The queue limit (`None`: none).
-    pub const fn queue_limit(&self) -> Option<usize> {
-        self.max_waiting
-    }
-
-    /// The order of the line.
-    pub const fn order(&self) -> QueueOrder {
-        self.queue_order
-    }
-
-    /// The wait budget of its own, if any.
-    pub const fn wait_budget(&self) -> Option<MaxWait> {
-        self.max_wait
     }
 }
 

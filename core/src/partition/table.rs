@@ -115,6 +115,33 @@ pub(crate) struct Table {
     pub(crate) resumes_at: usize,
     /// Where the search for equal ranks starts (rule 3).
     turn: usize,
+    /// Shuttle builds only: called at every decision to hand out seats.
+    #[cfg(bulkhead_shuttle)]
+    pub(crate) observer: Option<fn(&[SectionView], usize, usize)>,
+}
+
+/// Shuttle builds only: one partition as it stands when seats are handed
+/// out, for the randomized tests that check the reclaim bound at every
+/// decision ([`Partitioned::observe_decisions`](super::Partitioned::observe_decisions)).
+#[cfg(bulkhead_shuttle)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionView {
+    /// The limit.
+    pub limit: usize,
+    /// The partition's share, reserve and what it may hold.
+    pub share: usize,
+    /// The part of the share never lent.
+    pub reserved: usize,
+    /// The most it may hold.
+    pub may_hold: usize,
+    /// Its priority.
+    pub priority: u8,
+    /// Seats it holds.
+    pub active: usize,
+    /// Callers in its line.
+    pub waiting: usize,
+    /// The weight its line's head asks for.
+    pub head: Option<usize>,
 }
 
 // SAFETY: the lists' raw pointers are only touched under the compartment's
@@ -131,6 +158,8 @@ impl Table {
             waiters: 0,
             resumes_at: limit,
             turn: 0,
+            #[cfg(bulkhead_shuttle)]
+            observer: None,
         }
     }
 
@@ -232,6 +261,8 @@ impl Table {
 
     /// Counts `w` seats taken by partition `i`.
     fn take(&mut self, i: usize, w: usize) {
+        #[cfg(bulkhead_shuttle)]
+        self.observe(i, w);
         self.parts[i].active += w;
         self.active += w;
     }
@@ -408,6 +439,31 @@ impl Table {
             }
         }
         push(wake, waker);
+    }
+
+    /// Shuttle builds only: hands every partition's view, as it stands
+    /// before partition `i` takes `w` seats, to the observer, if one is set.
+    #[cfg(bulkhead_shuttle)]
+    fn observe(&mut self, i: usize, w: usize) {
+        let Some(observer) = self.observer else {
+            return;
+        };
+        let mut views: Vec<SectionView, MAX_PARTITIONS> = Vec::new();
+        for i in 0..self.parts.len() {
+            let head = self.head(i).map(|(_, w)| w);
+            let p = &self.parts[i];
+            let _ = views.push(SectionView {
+                limit: self.limit,
+                share: p.resolved.share,
+                reserved: p.resolved.reserved,
+                may_hold: p.resolved.may_hold,
+                priority: p.config.priority,
+                active: p.active,
+                waiting: p.waiting,
+                head,
+            });
+        }
+        observer(&views, i, w);
     }
 
     /// Seats partition `i` lends to others now: of the seats borrowed

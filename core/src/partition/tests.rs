@@ -668,3 +668,41 @@ fn a_panicking_admission_hook_gives_the_seat_back() {
     let seat = db.try_acquire(live).unwrap();
     drop(seat);
 }
+
+#[test]
+fn settings_given_after_a_pause_are_checked_against_the_limit_now() {
+    let db = two(Amount::Seats(5), Amount::Seats(5), 10);
+    db.set_max_concurrent(40).unwrap();
+    db.set_max_concurrent(0).unwrap();
+    db.set_max_concurrent(10).unwrap();
+    let e = db
+        .reconfigure(&[
+            PartitionConfig::new("live", Amount::Seats(20)),
+            PartitionConfig::new("batch", Amount::Seats(20)),
+        ])
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::SharesExceedLimit {
+                max_concurrent: 10,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // While paused, settings are checked against the limit before the pause.
+    db.set_max_concurrent(0).unwrap();
+    db.reconfigure(&[
+        PartitionConfig::new("live", Amount::Seats(5)).priority(3),
+        PartitionConfig::new("batch", Amount::Seats(5)),
+    ])
+    .unwrap();
+    assert!(
+        db.reconfigure(&[
+            PartitionConfig::new("live", Amount::Seats(6)),
+            PartitionConfig::new("batch", Amount::Seats(5)),
+        ])
+        .is_err()
+    );
+}

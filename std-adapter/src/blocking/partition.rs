@@ -32,7 +32,7 @@ pub trait BlockingAcquirePartition<L: RawLock> {
     /// over as the budget runs out is kept. The partition's own
     /// [`PartitionConfig::max_wait`](bulkhead_core::partition::PartitionConfig::max_wait)
     /// is not read: pass it here if it should apply
-    /// (`db.partition_config(id)?.wait_budget()`).
+    /// (`db.partition_config(id)?.max_wait`).
     ///
     /// # Never blocks an event loop
     ///

@@ -713,7 +713,7 @@ impl Registry {
         let own = compartment
             .partition_config(id)
             .ok()
-            .and_then(|c| c.wait_budget());
+            .and_then(|c| c.max_wait);
         Ok(DomainPartition {
             compartment,
             id,
@@ -1252,7 +1252,7 @@ fn reconfigure_partitioned(
             .partitions
             .iter()
             .zip(old.partitions)
-            .all(|(a, b)| a.name() == b.name());
+            .all(|(a, b)| a.name == b.name);
     if !same {
         return Err(RegistryError::Unsupported {
             name: name.clone(),

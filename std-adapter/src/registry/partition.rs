@@ -102,10 +102,7 @@ pub(crate) fn set(
     bare_count: bool,
 ) -> Result<PartitionConfig, SettingsError> {
     Ok(match setting {
-        "share" => {
-            let share = parse_amount(key, raw, bare_count)?;
-            PartitionConfig::named(config.name().clone(), share).copy_settings(&config)
-        }
+        "share" => config.share(parse_amount(key, raw, bare_count)?),
         "lendable" => config.lendable(parse_amount(key, raw, bare_count)?),
         "borrow" => config.borrow(parse_amount(key, raw, bare_count)?),
         "priority" => {
@@ -145,30 +142,6 @@ pub(crate) fn unknown_setting(key: &str, setting: &str, raw: &str) -> SettingsEr
     )
 }
 
-/// Copies every setting but the name and the share.
-trait CopySettings {
-    fn copy_settings(self, from: &PartitionConfig) -> Self;
-}
-
-impl CopySettings for PartitionConfig {
-    fn copy_settings(mut self, from: &PartitionConfig) -> Self {
-        if let Some(a) = from.lendable_amount() {
-            self = self.lendable(a);
-        }
-        if let Some(a) = from.borrow_amount() {
-            self = self.borrow(a);
-        }
-        if let Some(n) = from.queue_limit() {
-            self = self.max_waiting(n);
-        }
-        if let Some(w) = from.wait_budget() {
-            self = self.max_wait(w);
-        }
-        self.priority(from.priority_level())
-            .queue_order(from.order())
-    }
-}
-
 /// A partition named at run time.
 #[cfg(any(feature = "config-file", feature = "serde"))]
 pub(crate) fn named(name: &str, share: Amount) -> PartitionConfig {
@@ -190,7 +163,7 @@ pub(crate) fn env_overrides(
         return Ok(partitions);
     }
     let mut out = partitions.to_vec();
-    let segments: Vec<String> = out.iter().map(|p| env_segment(p.name())).collect();
+    let segments: Vec<String> = out.iter().map(|p| env_segment(&p.name)).collect();
     for (var, raw) in vars {
         let rest = &var[prefix.len()..];
         let Some((part, setting)) = KEYS.iter().find_map(|k| {
@@ -235,7 +208,7 @@ fn unknown_partition(
             ),
         );
     }
-    let names: Vec<String> = known.iter().map(|p| format!("`{}`", p.name())).collect();
+    let names: Vec<String> = known.iter().map(|p| format!("`{}`", p.name)).collect();
     let meant = match nearest(part, segments.iter().map(String::as_str)) {
         Some(segment) => format!(
             "; did you mean {prefix}{segment}_{}?",
@@ -304,7 +277,7 @@ impl DomainPartition {
     /// [`execute`](Self::execute) and
     /// [`acquire_timeout`](Self::acquire_timeout): the partition's
     /// `max_wait`, or else the compartment's, when it was looked up.
-    pub fn max_wait(&self) -> MaxWait {
+    pub fn wait_budget(&self) -> MaxWait {
         self.max_wait
     }
 
@@ -335,7 +308,7 @@ impl DomainPartition {
         PartitionSeat::try_acquire_many(Arc::clone(&self.compartment), self.id, weight)
     }
 
-    /// A seat within the budget ([`max_wait`](Self::max_wait)), parking the
+    /// A seat within the budget ([`wait_budget`](Self::wait_budget)), parking the
     /// calling thread. On a thread that drives an async runtime's event
     /// loop it does not wait (that could block the loop that holds the
     /// seat) and gives the immediate verdict.
@@ -411,7 +384,7 @@ impl std::fmt::Debug for DomainPartition {
         f.debug_struct("DomainPartition")
             .field("compartment", &self.compartment.name())
             .field("partition", &state.name.as_str())
-            .field("max_wait", &self.max_wait)
+            .field("wait_budget", &self.max_wait)
             .finish()
     }
 }
@@ -481,15 +454,15 @@ pub(crate) mod serde_partitions {
             .iter()
             .map(|p| {
                 (
-                    p.name().as_str(),
+                    p.name.as_str(),
                     Settings {
-                        share: p.share().into(),
-                        lendable: p.lendable_amount().map(Into::into),
-                        borrow: p.borrow_amount().map(Into::into),
-                        priority: p.priority_level(),
-                        max_wait: p.wait_budget(),
-                        max_waiting: p.queue_limit(),
-                        queue_order: p.order(),
+                        share: p.share.into(),
+                        lendable: p.lendable.map(Into::into),
+                        borrow: p.borrow.map(Into::into),
+                        priority: p.priority,
+                        max_wait: p.max_wait,
+                        max_waiting: p.max_waiting,
+                        queue_order: p.queue_order,
                     },
                 )
             })

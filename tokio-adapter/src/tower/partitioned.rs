@@ -121,7 +121,7 @@ impl<C, L: RawLock + 'static> PartitionedLayer<C, L> {
             let budget = compartment
                 .partition_config(id)
                 .ok()
-                .and_then(|c| c.wait_budget());
+                .and_then(|c| c.max_wait);
             if let (Some(slot), Some(budget)) = (budgets.get_mut(id.index()), budget) {
                 *slot = budget;
             }
