@@ -306,6 +306,11 @@ impl Model {
                     QueueOrder::Fifo
                 };
                 self.lifo = order == QueueOrder::Lifo;
+                // The change is a lock section of its own, and every
+                // section ends with a drain (rule 6): a barging waiter left
+                // asleep by an earlier drain's bounded look-behind is woken
+                // here.
+                self.drain();
                 Outcome::Reordered(old)
             }
             Op::Starts(n) => Outcome::Burst((0..n).map(|_| self.apply(Op::Start)).collect()),
@@ -1222,6 +1227,67 @@ const EVENTS: &[&str] = &[
 fn named_scenarios() {
     use Op::*;
     let cases: &[(Admission, usize, Option<usize>, &[Op])] = &[
+        // Barging: a light waiter behind a heavy one, beyond a drain's
+        // bounded look-behind, is left asleep by a release; the next lock
+        // section (here a change of the queue order) drains and wakes it,
+        // in the model as in the code.
+        (
+            Admission::Barging,
+            4,
+            None,
+            &[
+                TryAcquire,
+                Starts(7),
+                Cancel(0),
+                Cancel(0),
+                Starts(7),
+                SetMax(1),
+                Start,
+                Start,
+                Cancel(0),
+                Cancel(0),
+                Start,
+                Start,
+                Cancel(0),
+                Cancel(0),
+                Cancel(0),
+                Release(0),
+                Start,
+                Starts(6),
+                Start,
+                Start,
+                SetMax(6),
+                Poll(0),
+                Cancel(0),
+                Release(0),
+                Release(0),
+                TryAcquire,
+                Split(0),
+                Cancel(0),
+                TryAcquire,
+                Poll(0),
+                Poll(0),
+                SetQueueOrder(QueueOrder::Fifo),
+                StartMany(3),
+                Cancel(0),
+                TryAcquire,
+                Cancel(36828),
+                Cancel(33),
+                Release(0),
+                TryAcquire,
+                Poll(0),
+                Split(0),
+                Split(0),
+                Start,
+                Start,
+                SetMax(6),
+                Release(0),
+                TryAcquire,
+                Cancel(181),
+                SetMax(16),
+                SetQueueOrder(QueueOrder::Fifo),
+            ],
+        ),
         // FIFO: a granted, unpolled waiter's seat passes on when dropped.
         (
             Admission::Fifo,
