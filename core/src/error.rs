@@ -180,8 +180,8 @@ impl fmt::Display for Error {
             Error::Timeout { name, budget } => write!(
                 f,
                 "bulkhead `{name}`: no seat became free within the wait budget of {budget:?}; \
-                 the dependency is saturated, so shed load, raise max_concurrent, \
-                 or lengthen the budget"
+                 the dependency is saturated, so shed load, raise max_concurrent (for a \
+                 partition, its share or borrowing limit), or lengthen the budget"
             ),
             Error::Closed { name } => write!(
                 f,
@@ -207,9 +207,10 @@ impl fmt::Display for Error {
                 max_concurrent,
             } => write!(
                 f,
-                "bulkhead `{name}` has {max_concurrent} seats, fewer than the {weight} asked for \
-                 at once, so the caller can never be admitted; ask for at most {max_concurrent} \
-                 seats, or raise max_concurrent"
+                "bulkhead `{name}` can hold at most {max_concurrent} seats, fewer than the \
+                 {weight} asked for at once, so the caller can never be admitted; ask for at \
+                 most {max_concurrent} seats, or raise max_concurrent (for a partition, its \
+                 share or borrowing limit)"
             ),
             Error::ZeroWeight { name } => write!(
                 f,
@@ -219,16 +220,52 @@ impl fmt::Display for Error {
             Error::PartitionFull {
                 name,
                 partition,
+                may_hold: 0,
+                ..
+            } => write!(
+                f,
+                "partition `{partition}` of bulkhead `{name}` may hold no seat now (the \
+                 compartment is paused, or its limit leaves this partition nothing); retry \
+                 later, or raise max_concurrent"
+            ),
+            Error::PartitionFull {
+                name,
+                partition,
+                active,
+                share,
+                ..
+            } if active < share => write!(
+                f,
+                "partition `{partition}` of bulkhead `{name}` holds {active} of its share of \
+                 {share} seats, and the rest are lent to other partitions (they come back as \
+                 those calls end, before any borrower gets a seat) or kept for a waiter of \
+                 this partition; give callers a wait budget, or reserve part of the share \
+                 (lendable) so that it is never lent"
+            ),
+            Error::PartitionFull {
+                name,
+                partition,
                 active,
                 share,
                 may_hold,
+            } if active < may_hold => write!(
+                f,
+                "partition `{partition}` of bulkhead `{name}` holds {active} seats, beyond its \
+                 share of {share}, and no idle seat is free for it to borrow now (or the free \
+                 ones are kept for a waiter that ranks higher); retry later, give callers a \
+                 wait budget, or raise its share"
+            ),
+            Error::PartitionFull {
+                name,
+                partition,
+                active,
+                may_hold,
+                ..
             } => write!(
                 f,
-                "partition `{partition}` of bulkhead `{name}` has no seat for this caller: it \
-                 holds {active} seats (share {share}, may hold {may_hold}), and either it cannot \
-                 borrow more now or the free seats are kept for a waiter that ranks higher; \
-                 retry later, give callers a wait budget, or raise the partition's share or \
-                 borrowing limit"
+                "partition `{partition}` of bulkhead `{name}` holds {active} seats, all it may \
+                 hold ({may_hold}: its share and borrowing limit); retry later, give callers a \
+                 wait budget, or raise its share or borrowing limit"
             ),
             Error::ForeignPartition { name } => write!(
                 f,

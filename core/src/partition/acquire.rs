@@ -160,7 +160,7 @@ impl<P: PartitionHandle> AcquirePartition<P> {
                 Err(this.verdict_error(status))
             }
             _ => Err(Error::Timeout {
-                name: this.target().name_handle(),
+                name: this.target().error_name(this.index),
                 budget,
             }),
         }
@@ -209,7 +209,7 @@ impl<P: PartitionHandle> AcquirePartition<P> {
         let t = self.target();
         match status {
             Status::Dropped => Error::QueueFull {
-                name: t.name_handle(),
+                name: t.error_name(self.index),
                 max_waiting: t
                     .partition_config(self.id)
                     .ok()
@@ -219,7 +219,7 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             Status::Oversized => {
                 let may_hold = t.partition_state(self.id).map_or(0, |s| s.may_hold);
                 Error::WeightAboveLimit {
-                    name: t.name_handle(),
+                    name: t.error_name(self.index),
                     weight: self.weight,
                     max_concurrent: may_hold,
                 }
@@ -267,7 +267,7 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             Err(e) => return self.finish(Err(e)),
         };
         self.index = i;
-        if let Err(e) = check_weight(p, self.weight) {
+        if let Err(e) = check_weight(p, i, self.weight) {
             return self.finish(Err(e));
         }
         let weight = self.weight;
@@ -328,7 +328,7 @@ impl<P: PartitionHandle> AcquirePartition<P> {
             Ok(Joined::QueueFull) => {
                 p.raw_lock().record_rejection();
                 let e = Error::QueueFull {
-                    name: p.name_handle(),
+                    name: p.error_name(i),
                     max_waiting: p
                         .partition_config(self.id)
                         .ok()

@@ -553,17 +553,7 @@ impl<L: RawLock> Partitioned<L> {
     /// [`ConfigError::PartitionsChanged`] if the names or their order
     /// differ; otherwise as [`new`](Self::new). Nothing changes then.
     pub fn reconfigure(&self, partitions: &[PartitionConfig]) -> Result<(), ConfigError> {
-        check_names(&self.name, partitions)?;
-        if partitions.len() != self.names.len()
-            || partitions
-                .iter()
-                .zip(&self.names)
-                .any(|(p, n)| p.name != *n)
-        {
-            return Err(ConfigError::PartitionsChanged {
-                name: self.name.clone(),
-            });
-        }
+        self.check_same_partitions(partitions)?;
         // The replaced settings hold names, whose drop may free memory:
         // dropped after unlocking.
         let mut replaced: Vec<PartitionConfig, MAX_PARTITIONS> = Vec::new();
@@ -585,6 +575,61 @@ impl<L: RawLock> Partitioned<L> {
                 p.resolved = r;
             }
             Ok(())
+        });
+        drop(replaced);
+        result
+    }
+
+    /// Moves the limit and replaces the partitions' settings together, in
+    /// one step: the settings are checked against the new limit (against
+    /// the limit before a pause while paused), so no pair of a limit and
+    /// settings that a new compartment would refuse is ever in force, not
+    /// even between two calls. Returns the old limit.
+    ///
+    /// ```
+    /// use bulkhead_core::CsLock;
+    /// use bulkhead_core::partition::{Amount, PartitionConfig, Partitioned};
+    ///
+    /// let db: Partitioned<CsLock> = Partitioned::new("db", 8, &[
+    ///     PartitionConfig::new("live", Amount::Seats(6)),
+    ///     PartitionConfig::new("batch", Amount::Seats(2)),
+    /// ])?;
+    /// // Shrink to 4 seats with shares that fit it; neither step alone would.
+    /// db.reconfigure_with_limit(4, &[
+    ///     PartitionConfig::new("live", Amount::Seats(3)),
+    ///     PartitionConfig::new("batch", Amount::Seats(1)),
+    /// ])?;
+    /// assert_eq!(db.state().max_concurrent, 4);
+    /// # Ok::<(), bulkhead_core::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`reconfigure`](Self::reconfigure) and
+    /// [`set_max_concurrent`](Self::set_max_concurrent); nothing changes
+    /// then.
+    pub fn reconfigure_with_limit(
+        &self,
+        max_concurrent: usize,
+        partitions: &[PartitionConfig],
+    ) -> Result<usize, ConfigError> {
+        check_limit(&self.name, max_concurrent)?;
+        self.check_same_partitions(partitions)?;
+        // The replaced settings hold names, whose drop may free memory:
+        // dropped after unlocking.
+        let mut replaced: Vec<PartitionConfig, MAX_PARTITIONS> = Vec::new();
+        let result = self.section(|t, _| {
+            let refs: Vec<&PartitionConfig, MAX_PARTITIONS> = partitions.iter().collect();
+            let at = match (max_concurrent, t.limit) {
+                (0, 0) => t.resumes_at,
+                (0, now) => now,
+                (new, _) => new,
+            };
+            // Checked strictly first, so that nothing changes on an error.
+            resolve_all(&self.name, at, &refs, true)?;
+            for (p, new) in t.parts.iter_mut().zip(partitions) {
+                let _ = replaced.push(core::mem::replace(&mut p.config, new.clone()));
+            }
+            self.resize(t, max_concurrent)
         });
         drop(replaced);
         result
@@ -738,6 +783,43 @@ impl<L: RawLock> Partitioned<L> {
         };
         self.finish(&mut owed);
         r
+    }
+
+    /// Checks that `partitions` are this compartment's, by name and in
+    /// order.
+    fn check_same_partitions(&self, partitions: &[PartitionConfig]) -> Result<(), ConfigError> {
+        check_names(&self.name, partitions)?;
+        if partitions.len() != self.names.len()
+            || partitions
+                .iter()
+                .zip(&self.names)
+                .any(|(p, n)| p.name != *n)
+        {
+            return Err(ConfigError::PartitionsChanged {
+                name: self.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The name an error about partition `i` carries: `compartment/partition`
+    /// with the `alloc` feature (a name made at run time), the compartment's
+    /// alone without it.
+    pub(crate) fn error_name(&self, i: usize) -> Name {
+        #[cfg(feature = "alloc")]
+        {
+            let mut name =
+                alloc::string::String::with_capacity(self.name.len() + 1 + self.names[i].len());
+            name.push_str(&self.name);
+            name.push('/');
+            name.push_str(&self.names[i]);
+            Name::shared(alloc::sync::Arc::from(name))
+        }
+        #[cfg(not(feature = "alloc"))]
+        {
+            let _ = i;
+            self.name.clone()
+        }
     }
 
     /// The most seats partition `i` may hold now, for error messages.

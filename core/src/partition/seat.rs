@@ -170,10 +170,14 @@ impl<P: PartitionHandle> fmt::Debug for PartitionSeat<P> {
 
 /// Checks a weight asked for: 0 is refused uncounted, one above what any
 /// compartment counts is refused and counted (in `take_now`).
-pub(crate) fn check_weight<L: RawLock>(p: &Partitioned<L>, weight: usize) -> Result<(), Error> {
+pub(crate) fn check_weight<L: RawLock>(
+    p: &Partitioned<L>,
+    i: usize,
+    weight: usize,
+) -> Result<(), Error> {
     if weight == 0 {
         return Err(Error::ZeroWeight {
-            name: p.name_handle(),
+            name: p.error_name(i),
         });
     }
     Ok(())
@@ -190,7 +194,7 @@ pub(crate) fn take_now<P: PartitionHandle>(
 ) -> Result<PartitionSeat<P>, Error> {
     let p = handle.partitioned();
     let i = p.index(id)?;
-    check_weight(p, weight)?;
+    check_weight(p, i, weight)?;
     let mut owed = Owed::new();
     let result = p.section_then(&mut owed, |t, _| {
         let refusal = if weight > MAX_CONCURRENT_LIMIT {
@@ -253,7 +257,7 @@ impl<L: RawLock> Partitioned<L> {
         weight: usize,
     ) -> Error {
         Error::WeightAboveLimit {
-            name: self.name_handle(),
+            name: self.error_name(i),
             weight,
             max_concurrent: t.parts[i].resolved.may_hold,
         }

@@ -706,3 +706,72 @@ fn settings_given_after_a_pause_are_checked_against_the_limit_now() {
         .is_err()
     );
 }
+
+#[test]
+fn partition_full_says_why() {
+    let db = db();
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let b: Vec<_> = (0..24).map(|_| db.try_acquire(batch).unwrap()).collect();
+    let l: Vec<_> = (0..8).map(|_| db.try_acquire(live).unwrap()).collect();
+    let lent = db.try_acquire(live).unwrap_err().to_string();
+    assert!(
+        lent.contains("holds 8 of its share of 24") && lent.contains("lent"),
+        "{lent}"
+    );
+    let all = db.try_acquire(batch).unwrap_err().to_string();
+    assert!(all.contains("all it may hold (24"), "{all}");
+    drop(l);
+    let idle = db.try_acquire_many(batch, 1).unwrap_err().to_string();
+    assert!(idle.contains("all it may hold"), "{idle}");
+    drop(b);
+    db.set_max_concurrent(0).unwrap();
+    let paused = db.try_acquire(live).unwrap_err().to_string();
+    assert!(paused.contains("paused"), "{paused}");
+}
+
+#[cfg(feature = "alloc")]
+#[test]
+fn a_partitions_errors_name_it() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let live = db.id("live").unwrap();
+    let e = db.try_acquire_many(live, 3).unwrap_err();
+    assert_eq!(e.name(), "db/live");
+    assert!(
+        e.to_string().contains("`db/live` can hold at most 2 seats"),
+        "{e}"
+    );
+    let _held = [db.try_acquire(live).unwrap(), db.try_acquire(live).unwrap()];
+    let (_, w) = counting();
+    let mut f = pin!(db.acquire(live));
+    assert!(poll(f.as_mut(), &w).is_pending());
+    let e = f
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(1))
+        .unwrap_err();
+    assert_eq!(e.name(), "db/live");
+}
+
+#[test]
+fn reconfiguring_with_a_limit_checks_the_settings_at_that_limit() {
+    let db = two(Amount::Percent(90), Amount::Percent(10), 20);
+    let cfgs = [
+        PartitionConfig::new("live", Amount::Percent(90)),
+        PartitionConfig::new("batch", Amount::Percent(10)).borrow(Amount::Seats(0)),
+    ];
+    // At 5 seats batch's 10 % is 0 and it may not borrow: refused, as a
+    // new compartment would be, and nothing changes.
+    let e = db.reconfigure_with_limit(5, &cfgs).unwrap_err();
+    assert!(matches!(e, ConfigError::EmptyPartition { .. }), "{e}");
+    assert_eq!(db.state().max_concurrent, 20);
+    assert_eq!(
+        db.partition_config(db.id("batch").unwrap()).unwrap().borrow,
+        None
+    );
+    assert_eq!(db.reconfigure_with_limit(10, &cfgs).unwrap(), 20);
+    assert_eq!(
+        db.partition_state(db.id("batch").unwrap())
+            .unwrap()
+            .may_hold,
+        1
+    );
+}

@@ -1262,19 +1262,9 @@ fn reconfigure_partitioned(
         });
     }
     check_partitioned(name, new)?;
-    if new.max_concurrent >= old.max_concurrent {
-        compartment.set_max_concurrent(new.max_concurrent)?;
-        if let Err(e) = compartment.reconfigure(new.partitions) {
-            let _ = compartment.set_max_concurrent(old.max_concurrent);
-            return Err(e.into());
-        }
-    } else {
-        compartment.reconfigure(new.partitions)?;
-        if let Err(e) = compartment.set_max_concurrent(new.max_concurrent) {
-            let _ = compartment.reconfigure(old.partitions);
-            return Err(e.into());
-        }
-    }
+    // One step: the settings are checked against the new limit, and
+    // nothing changes on an error.
+    compartment.reconfigure_with_limit(new.max_concurrent, new.partitions)?;
     Ok(())
 }
 
