@@ -7,6 +7,8 @@ use core::ops::Deref;
 use super::table::Refusal;
 use super::{AcquirePartition, AcquirePartitionTimeout, Owed, PartitionId, Partitioned};
 use crate::error::Error;
+#[cfg(feature = "weights")]
+use crate::error::{MergeError, SplitError};
 use crate::lock::RawLock;
 use crate::max_wait::MaxWait;
 use crate::word::MAX_CONCURRENT_LIMIT;
@@ -143,6 +145,72 @@ impl<P: PartitionHandle> PartitionSeat<P> {
     /// The handle the seat keeps.
     pub fn handle(&self) -> &P {
         &self.handle
+    }
+
+    /// Splits `weight` seats off this one into a new seat of the same
+    /// partition (with a clone of the handle); this seat keeps the rest.
+    /// Nothing is given back or taken: the counts are unchanged.
+    ///
+    /// ```
+    /// use bulkhead_core::CsLock;
+    /// use bulkhead_core::partition::{Amount, PartitionConfig, Partitioned};
+    ///
+    /// let db: Partitioned<CsLock> =
+    ///     Partitioned::new("db", 4, &[PartitionConfig::new("etl", Amount::Seats(4))])?;
+    /// let mut import = db.try_acquire_many(db.id("etl")?, 3)?;
+    /// let done_early = import.split(1)?;
+    /// drop(done_early); // one seat back, two still held
+    /// assert_eq!((import.weight(), db.state().active), (2, 2));
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SplitError`] unless `1 <= weight < self.weight()`; this seat is
+    /// then unchanged.
+    #[cfg(feature = "weights")]
+    pub fn split(&mut self, weight: usize) -> Result<Self, SplitError>
+    where
+        P: Clone,
+    {
+        if weight == 0 || weight >= self.weight {
+            return Err(SplitError {
+                held: self.weight,
+                requested: weight,
+            });
+        }
+        self.weight -= weight;
+        // Not `new`: no admission happened, so the hook does not run.
+        Ok(Self {
+            handle: self.handle.clone(),
+            id: self.id,
+            weight,
+        })
+    }
+
+    /// Merges `other`, a seat of the same partition of the same
+    /// compartment, into this one; nothing is given back or taken.
+    ///
+    /// # Errors
+    /// [`MergeError`], carrying `other` still held, if it is a seat of
+    /// another compartment or another partition.
+    #[cfg(feature = "weights")]
+    pub fn merge(&mut self, other: Self) -> Result<(), MergeError<Self>> {
+        let (a, b) = (self.handle.partitioned(), other.handle.partitioned());
+        if !core::ptr::eq(a, b) || self.id != other.id {
+            let name = |p: &Partitioned<P::Lock>, id: PartitionId| match p.index(id) {
+                Ok(i) => p.error_name(i),
+                Err(_) => p.name_handle(),
+            };
+            let (into, from) = (name(a, self.id), name(b, other.id));
+            return Err(MergeError::new(into, from, other));
+        }
+        self.weight += other.weight;
+        // Its seats are this seat's now: it must not give them back.
+        let other = core::mem::ManuallyDrop::new(other);
+        // SAFETY: `other` is never used again and its drop is skipped; the
+        // handle is read out once, to be dropped as an owned value.
+        drop(unsafe { core::ptr::read(&other.handle) });
+        Ok(())
     }
 }
 

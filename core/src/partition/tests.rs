@@ -775,3 +775,26 @@ fn reconfiguring_with_a_limit_checks_the_settings_at_that_limit() {
         1
     );
 }
+
+#[test]
+fn seats_split_and_merge_within_one_partition() {
+    let db = Arc::new(db());
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let mut s = PartitionSeat::try_acquire_many(Arc::clone(&db), batch, 3).unwrap();
+    assert!(s.split(3).is_err() && s.split(0).is_err());
+    let part = s.split(1).unwrap();
+    assert_eq!((s.weight(), part.weight(), db.state().active), (2, 1, 3));
+    s.merge(part).unwrap();
+    assert_eq!(s.weight(), 3);
+    let other = PartitionSeat::try_acquire(Arc::clone(&db), live).unwrap();
+    let e = s.merge(other).unwrap_err();
+    assert_eq!(e.into_inner().partition(), live);
+    assert_eq!(
+        db.partition_state(live).unwrap().active,
+        0,
+        "given back when dropped"
+    );
+    drop(s);
+    assert_eq!(db.state().active, 0);
+    assert_eq!(Arc::strong_count(&db), 1, "no handle leaked by a merge");
+}
