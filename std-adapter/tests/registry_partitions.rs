@@ -484,8 +484,8 @@ mod file {
         registry.get_or_create_partitioned("db", DB).unwrap();
         let config = registry.config("db").unwrap();
         let names: Vec<&str> = config.partitions.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["batch", "live"]); // the file's, by name
-        let batch = &config.partitions[0];
+        assert_eq!(names, ["live", "batch"]); // the file's, in its order
+        let batch = &config.partitions[1];
         assert_eq!(batch.priority, 3); // the environment's
         assert_eq!(batch.lendable, Some(Amount::Percent(50))); // the file's
     }

@@ -199,7 +199,7 @@ pub(crate) fn env_overrides(
         let config = out[index].clone();
         out[index] = set(config, setting, var, raw, true)?;
         if setting == "share" && matches!(out[index].share, Amount::Seats(1..=100)) {
-            bare_shares.push((var, raw));
+            bare_shares.push((var, raw, index));
         }
     }
     if let Some(hint) = bare_share_hint(domain, max_concurrent, &out, &bare_shares) {
@@ -246,24 +246,35 @@ fn lower_case(var: &str, raw: &str, upper: &str) -> SettingsError {
 /// When the shares do not fit the limit and a share was given as a bare
 /// number (`BULKHEAD_DB_PARTITIONS_LIVE_SHARE=75`), which reads as seats:
 /// an error on that variable saying so, with the percentage spelled as
-/// it is written (`75%`). The fit is core's own check, so the two never
-/// disagree.
+/// it is written (`75%`). Only when the number alone is above the limit
+/// (as seats it could never fit) and, read as a percentage, the shares
+/// fit: then a percentage was surely meant. The fit is core's own check,
+/// so the two never disagree.
 fn bare_share_hint(
     domain: &str,
     max_concurrent: usize,
     partitions: &[PartitionConfig],
-    bare_shares: &[(&str, &str)],
+    bare_shares: &[(&str, &str, usize)],
 ) -> Option<SettingsError> {
-    let &(var, raw) = bare_shares.first()?;
-    let check = Partitioned::with_lock(
-        bulkhead_core::Name::shared(Arc::from(domain)),
-        max_concurrent,
-        partitions,
-        crate::StdLock::new(),
-    );
-    let Err(error @ bulkhead_core::ConfigError::SharesExceedLimit { .. }) = check else {
+    let fits = |partitions: &[PartitionConfig]| {
+        Partitioned::with_lock(
+            bulkhead_core::Name::shared(Arc::from(domain)),
+            max_concurrent,
+            partitions,
+            crate::StdLock::new(),
+        )
+    };
+    let Err(error @ bulkhead_core::ConfigError::SharesExceedLimit { .. }) = fits(partitions) else {
         return None;
     };
+    let &(var, raw, _) = bare_shares.iter().find(|&&(_, _, index)| {
+        let Amount::Seats(n) = partitions[index].share else {
+            return false;
+        };
+        let mut as_percent = partitions.to_vec();
+        as_percent[index].share = Amount::Percent(u8::try_from(n).unwrap_or(u8::MAX));
+        n > max_concurrent && fits(&as_percent).is_ok()
+    })?;
     let percent = raw.trim();
     Some(SettingsError::new(
         SettingsErrorKind::Overflow,
