@@ -315,15 +315,13 @@ impl RegistryExt for Registry {
         self.run_timeout_weighted(name, weight, work, tokio::time::sleep)
     }
 
-    fn acquire_partition_within<'a>(
+    async fn acquire_partition_within<'a>(
         &'a self,
         domain: &'a str,
         partition: &'a str,
-    ) -> impl Future<Output = Result<DomainPartitionSeat, RegistryError>> + Send + 'a {
-        async move {
-            let handle = self.partition(domain, partition)?;
-            Ok(crate::DomainPartitionExt::acquire_within(&handle).await?)
-        }
+    ) -> Result<DomainPartitionSeat, RegistryError> {
+        let handle = self.partition(domain, partition)?;
+        Ok(crate::DomainPartitionExt::acquire_within(&handle).await?)
     }
 
     fn shutdown_within(

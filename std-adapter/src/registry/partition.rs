@@ -35,6 +35,7 @@ pub(crate) const KEYS: [&str; 7] = [
 ];
 
 /// The settings of [`KEYS`] that are amounts.
+#[cfg(feature = "config-file")]
 pub(crate) const AMOUNT_KEYS: [&str; 3] = ["share", "lendable", "borrow"];
 
 /// What an amount looks like, for messages.
@@ -43,6 +44,7 @@ const AMOUNT: &str = "a whole number of seats (`24`) or a percentage from 0% to 
 
 /// What an amount looks like in the file, for a value of another type
 /// (`share = 8.5`).
+#[cfg(feature = "config-file")]
 pub(crate) const FILE_AMOUNT: &str = "a whole number of seats (`share = 8`, never a fraction) or \
                                       a percentage from 0% to 100% written as a string \
                                       (`share = \"75%\"`)";
