@@ -298,7 +298,10 @@ fn live_reconfigure_changes_settings_but_never_the_partitions() {
     ];
     const RENAMED: DomainConfig = DomainConfig::new(32).partitions(&RENAMED_PARTS);
     let err = registry.reconfigure("db", RENAMED).unwrap_err();
-    assert!(matches!(err, RegistryError::Unsupported { .. }), "{err}");
+    assert!(
+        matches!(err, RegistryError::PartitionsChanged { .. }),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("cannot be added, removed"),
         "{err}"
@@ -481,8 +484,8 @@ mod file {
         registry.get_or_create_partitioned("db", DB).unwrap();
         let config = registry.config("db").unwrap();
         let names: Vec<&str> = config.partitions.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["batch", "live"]); // the file's, by name
-        let batch = &config.partitions[0];
+        assert_eq!(names, ["live", "batch"]); // the file's, in its order
+        let batch = &config.partitions[1];
         assert_eq!(batch.priority, 3); // the environment's
         assert_eq!(batch.lendable, Some(Amount::Percent(50))); // the file's
     }
@@ -552,15 +555,15 @@ mod file {
 fn serde_round_trips_partitions_as_the_file_writes_them() {
     let json = serde_json::to_string(&DB).unwrap();
     assert!(
-        json.contains(r#""partitions":{"batch":{"share":8,"borrow":16"#),
+        json.contains(r#""partitions":{"live":{"share":24,"priority":1"#),
         "{json}"
     );
+    assert!(json.contains(r#""batch":{"share":8,"borrow":16"#), "{json}");
     let back: DomainConfig = serde_json::from_str(&json).unwrap();
-    // By name on the way back: batch, then live.
+    // In the order written, both ways: live, then batch.
     let names: Vec<&str> = back.partitions.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["batch", "live"]);
-    assert_eq!(back.partitions[1], DB.partitions[0]);
-    assert_eq!(back.partitions[0], DB.partitions[1]);
+    assert_eq!(names, ["live", "batch"]);
+    assert_eq!(back, DB);
 
     let text = r#"{"max_concurrent": 10, "partitions": {"a": {"share": "50%", "lendable": "10%", "max_wait": "5ms"}}}"#;
     let config: DomainConfig = serde_json::from_str(text).unwrap();

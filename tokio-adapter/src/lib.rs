@@ -3,7 +3,7 @@
 
 mod adaptive;
 mod clock;
-mod partition;
+pub mod partition;
 pub mod registry;
 pub mod scoped;
 #[cfg(feature = "tower")]
@@ -58,7 +58,7 @@ pub use bulkhead_std::{
     BuildError, PoolConfig, PoolError, Shutdown, TaskHandle, ThreadPoolBulkhead,
 };
 pub use clock::TokioClock;
-pub use partition::{AcquirePartitionWithin, TokioAcquirePartition};
+pub use partition::{AcquirePartitionWithin, DomainPartitionExt, TokioAcquirePartition};
 pub use registry::RegistryExt;
 pub use scoped::{ScopedExt, spawn_in_scope};
 #[cfg(feature = "tower")]
@@ -78,7 +78,8 @@ pub use wait::{AcquireWithin, AcquireWithinOwned, TokioAcquire};
 /// unambiguous; importing `bulkhead_std::prelude::*` as well is harmless.
 pub mod prelude {
     pub use crate::{
-        RegistryExt, ScopedExt, TokioAcquire, TokioAcquireAdaptive, TokioAcquirePartition,
+        DomainPartitionExt, RegistryExt, ScopedExt, TokioAcquire, TokioAcquireAdaptive,
+        TokioAcquirePartition,
     };
     pub use bulkhead_std::prelude::*;
 }

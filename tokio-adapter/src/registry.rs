@@ -185,6 +185,49 @@ pub trait RegistryExt: sealed::Sealed {
         F: Future + Send + 'a,
         F::Output: Classify;
 
+    /// Takes a seat of partition `partition` of the partitioned
+    /// compartment `domain`, waiting at most the partition's budget on
+    /// tokio's clock (its `max_wait`, or else the compartment's): a
+    /// lookup with [`Registry::partition`], then
+    /// [`DomainPartitionExt::acquire_within`](crate::DomainPartitionExt::acquire_within).
+    /// To take many seats of one partition, look it up once and keep the
+    /// [`DomainPartition`].
+    ///
+    /// # Cancel safety
+    /// As [`acquire_within`](Self::acquire_within).
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], [`RegistryError::NotPartitioned`],
+    /// [`RegistryError::UnknownPartition`] (naming the partitions there
+    /// are), or [`RegistryError::Rejected`] with `PartitionFull`,
+    /// `Timeout`, `QueueFull` or `Closed`.
+    ///
+    /// ```
+    /// use bulkhead_tokio::MaxWait;
+    /// use bulkhead_tokio::partition::{Amount, PartitionConfig};
+    /// use bulkhead_tokio::registry::{DomainConfig, Registry};
+    /// use bulkhead_tokio::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let registry = Registry::local();
+    /// registry.get_or_create_partitioned("db", DomainConfig::new(4).partitions_from([
+    ///     PartitionConfig::new("live", Amount::Seats(3)).max_wait(MaxWait::from_millis(50)),
+    ///     PartitionConfig::new("batch", Amount::Seats(1)),
+    /// ]))?;
+    /// let seat = registry.acquire_partition_within("db", "live").await?;
+    /// assert_eq!(seat.weight(), 1);
+    /// let err = registry.acquire_partition_within("db", "lvie").await.unwrap_err();
+    /// assert!(err.to_string().contains("did you mean `live`?"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn acquire_partition_within<'a>(
+        &'a self,
+        domain: &'a str,
+        partition: &'a str,
+    ) -> impl Future<Output = Result<DomainPartitionSeat, RegistryError>> + Send + 'a;
+
     /// Shuts the registry's compartments down from a tokio task, as
     /// [`Registry::shutdown_timeout`] with `tokio::time::sleep`: every
     /// compartment stops admitting at once, then the scoped compartments
@@ -270,6 +313,15 @@ impl RegistryExt for Registry {
         F::Output: Classify,
     {
         self.run_timeout_weighted(name, weight, work, tokio::time::sleep)
+    }
+
+    async fn acquire_partition_within<'a>(
+        &'a self,
+        domain: &'a str,
+        partition: &'a str,
+    ) -> Result<DomainPartitionSeat, RegistryError> {
+        let handle = self.partition(domain, partition)?;
+        Ok(crate::DomainPartitionExt::acquire_within(&handle).await?)
     }
 
     fn shutdown_within(

@@ -147,6 +147,33 @@ pub enum RegistryError {
     /// partition the compartment does not have (boxed: core's error holds
     /// the partitions' names inline).
     UnknownPartition(Box<UnknownPartition>),
+    /// [`Registry::reconfigure`](super::Registry::reconfigure) of a
+    /// partitioned compartment named other partitions, or the same ones
+    /// in another order: a live compartment keeps its partitions, in the
+    /// order they were declared.
+    PartitionsChanged {
+        /// The compartment.
+        name: Name,
+        /// Its partitions, in their order: what the new settings must
+        /// name.
+        expected: Vec<String>,
+        /// The partitions the new settings named, in their order.
+        given: Vec<String>,
+    },
+    /// Two partitions of one compartment whose names give the same
+    /// environment variables (`live-x` and `live_x` are both
+    /// `BULKHEAD_<NAME>_PARTITIONS_LIVE_X_*`), refused when the compartment
+    /// is built: a variable must say which partition it sets.
+    PartitionVariablesClash {
+        /// The compartment.
+        name: Name,
+        /// The first partition, in declaration order.
+        first: String,
+        /// The second.
+        second: String,
+        /// The variable segment both names give (`LIVE_X`).
+        segment: String,
+    },
 }
 
 impl RegistryError {
@@ -246,12 +273,49 @@ impl fmt::Display for RegistryError {
                     None => Ok(()),
                 }
             }
+            RegistryError::PartitionsChanged {
+                name,
+                expected,
+                given,
+            } => write!(
+                f,
+                "bulkhead `{name}`: partitions cannot be added, removed, renamed or reordered on \
+                 a live compartment (only their settings may change); expected the partitions \
+                 {}, in that order, but the new settings name {}; list them in that order, or \
+                 register a new compartment (or restart) to change them",
+                quoted(expected),
+                quoted(given),
+            ),
+            RegistryError::PartitionVariablesClash {
+                name,
+                first,
+                second,
+                segment,
+            } => write!(
+                f,
+                "bulkhead `{name}`: partitions `{first}` and `{second}` would share the \
+                 environment variables {ENV_PREFIX}{}_PARTITIONS_{segment}_* (a name's letters \
+                 are upper-cased and every other character becomes `_`); rename one of them",
+                env_segment(name),
+            ),
             // The reason and its advice are the source's message.
             RegistryError::Rejected(e) => {
                 write!(f, "no seat in registry compartment `{}`", e.name())
             }
         }
     }
+}
+
+/// Names as a list for a message: `` `live`, `batch` ``, or `none`.
+fn quoted(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Each variant either shows an inner error in its message or returns it

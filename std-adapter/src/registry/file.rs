@@ -33,7 +33,10 @@
 //! ```
 //!
 //! A domain's `partitions` tables replace the code's partitions whole.
-//! Partitions are kept in the order of their names.
+//! Partitions are kept in the order the file declares them, the order a
+//! live reconfiguration must keep (it breaks ties between equal
+//! priorities). An empty `partitions` table is an error: it would
+//! otherwise make the compartment a plain one without a word.
 //!
 //! Every key is optional; an unknown key, in any table, is an error that
 //! names it by its path (`domains.payments.max_concurent`), the file, and
@@ -248,6 +251,19 @@ mod toml_file {
                 WANTED,
             ));
         };
+        if table.is_empty() {
+            return Err(SettingsError::new(
+                SettingsErrorKind::NotATable,
+                key,
+                "{}",
+                format!(
+                    "{WANTED}: at least one partition; remove the empty table for a \
+                     compartment without partitions"
+                ),
+            ));
+        }
+        // The table keeps the file's order (the `toml` crate's
+        // `preserve_order`), so the partitions keep it too.
         let mut out = Vec::with_capacity(table.len());
         for (name, value) in table {
             let path = format!("{key}.{name}");
@@ -277,7 +293,7 @@ mod toml_file {
                     SettingsErrorKind::MissingShare,
                     format!("{path}.share"),
                     "",
-                    "every partition sets its share: a count (`share = 24`) or a percentage \
+                    "a share for every partition: a count (`share = 24`) or a percentage \
                      (`share = \"75%\"`)",
                 ));
             }
@@ -291,6 +307,17 @@ mod toml_file {
                 let (raw, bare_count) = match value {
                     toml::Value::Integer(i) => (i.to_string(), true),
                     toml::Value::String(s) => (s.clone(), false),
+                    // An amount is never a fraction, a flag or a table:
+                    // say what it is written as, rather than the string
+                    // hint below, which is for `"24"`.
+                    other if partition::AMOUNT_KEYS.contains(&setting) => {
+                        return Err(SettingsError::new(
+                            SettingsErrorKind::BadAmount,
+                            full,
+                            describe(other),
+                            partition::FILE_AMOUNT,
+                        ));
+                    }
                     other => (describe(other), false),
                 };
                 config = partition::set(config, setting, &full, &raw, bare_count)?;

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::partition::Partitioned;
 use bulkhead_core::limit::Limit;
+use bulkhead_core::partition::PartitionConfig;
 use bulkhead_core::{Config, Name, QueueOrder};
 
 use crate::pool::PoolConfig;
@@ -144,6 +145,9 @@ impl Registered {
 
 struct Entry {
     compartment: Registered,
+    /// A partitioned compartment's wait budgets, shared with its
+    /// `DomainPartition`s and rewritten by `reconfigure`.
+    budgets: Option<Arc<partition::Budgets>>,
     /// The adaptive limit of a semaphore compartment with a `limit`.
     controller: Option<Arc<DomainController>>,
     config: DomainConfig,
@@ -499,7 +503,8 @@ impl Registry {
         }
         config.apply(&self.env.overlay(Some(name))?);
         config.limit = self.env.limit(Some(name), config.limit)?;
-        config.partitions = partition::env_overrides(&self.env, name, config.partitions)?;
+        config.partitions =
+            partition::env_overrides(&self.env, name, config.max_concurrent, config.partitions)?;
         check(name, config.max_concurrent, None)?;
         check_limit(name, &config)?;
         Ok(config)
@@ -513,7 +518,10 @@ impl Registry {
         code: DomainConfig,
         builtin: bool,
     ) -> Entry {
+        let budgets = matches!(compartment, Registered::Partitioned(_))
+            .then(|| Arc::new(partition::Budgets::new(config.max_wait, config.partitions)));
         Entry {
+            budgets,
             compartment,
             controller,
             config,
@@ -678,6 +686,8 @@ impl Registry {
     /// The partition `partition` of the partitioned compartment `domain`:
     /// a cheap handle that takes its seats ([`DomainPartition`]), with the
     /// partition's `max_wait` as its budget, or else the compartment's.
+    /// The handle may be kept: it reads the budget at each wait, so a live
+    /// [`reconfigure`](Self::reconfigure) of either `max_wait` reaches it.
     ///
     /// ```
     /// use bulkhead_std::bulkhead_core::partition::{Amount, PartitionConfig};
@@ -703,21 +713,24 @@ impl Registry {
         domain: &str,
         partition: &str,
     ) -> Result<DomainPartition, RegistryError> {
-        let (compartment, max_wait) = self.lookup_with(domain, |entry| {
-            (entry.compartment.clone(), entry.config.max_wait)
+        let (compartment, budgets) = self.lookup_with(domain, |entry| {
+            (entry.compartment.clone(), entry.budgets.clone())
         })?;
         let compartment = compartment.partitioned()?;
         let id = compartment
             .id(partition)
             .map_err(|e| RegistryError::UnknownPartition(Box::new(e)))?;
-        let own = compartment
-            .partition_config(id)
-            .ok()
-            .and_then(|c| c.max_wait);
+        // Every partitioned entry has its budgets.
+        let budgets = budgets.unwrap_or_else(|| {
+            Arc::new(partition::Budgets::new(
+                bulkhead_core::MaxWait::FailFast,
+                &[],
+            ))
+        });
         Ok(DomainPartition {
             compartment,
             id,
-            max_wait: own.unwrap_or(max_wait),
+            budgets,
         })
     }
 
@@ -1105,6 +1118,9 @@ impl Registry {
             }
         }
         if let Some(entry) = map.get_mut(&name) {
+            if let Some(budgets) = &entry.budgets {
+                budgets.set(config.max_wait, config.partitions);
+            }
             entry.config = config;
         }
         Ok(())
@@ -1195,6 +1211,7 @@ fn compartment(
         return Ok((Registered::Semaphore(bulkhead), controller));
     }
     check_partitioned(name, config)?;
+    check_variable_segments(name, config.partitions)?;
     let partitioned = Partitioned::with_lock(
         name.clone(),
         config.max_concurrent,
@@ -1229,6 +1246,30 @@ fn check_partitioned(name: &Name, config: &DomainConfig) -> Result<(), RegistryE
     })
 }
 
+/// Refuses two partitions whose names give the same variable segment
+/// (`live-x` and `live_x`): a `BULKHEAD_<NAME>_PARTITIONS_LIVE_X_*`
+/// variable could not say which it sets.
+fn check_variable_segments(
+    name: &Name,
+    partitions: &[PartitionConfig],
+) -> Result<(), RegistryError> {
+    let segments: Vec<String> = partitions.iter().map(|p| env_segment(&p.name)).collect();
+    for (i, segment) in segments.iter().enumerate() {
+        if let Some(j) = segments[..i].iter().position(|s| s == segment) {
+            // Equal names are core's DuplicatePartition, said in its words.
+            if partitions[i].name != partitions[j].name {
+                return Err(RegistryError::PartitionVariablesClash {
+                    name: name.clone(),
+                    first: partitions[j].name.as_str().to_owned(),
+                    second: partitions[i].name.as_str().to_owned(),
+                    segment: segment.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Applies new settings to a live partitioned compartment: the limit and
 /// the partitions' settings (the same partitions, in the same order). The
 /// two steps are ordered so that the shares fit the limit in between, and
@@ -1247,6 +1288,12 @@ fn reconfigure_partitioned(
                    compartment",
         });
     }
+    let names = |partitions: &[PartitionConfig]| -> Vec<String> {
+        partitions
+            .iter()
+            .map(|p| p.name.as_str().to_owned())
+            .collect()
+    };
     let same = new.partitions.len() == old.partitions.len()
         && new
             .partitions
@@ -1254,11 +1301,10 @@ fn reconfigure_partitioned(
             .zip(old.partitions)
             .all(|(a, b)| a.name == b.name);
     if !same {
-        return Err(RegistryError::Unsupported {
+        return Err(RegistryError::PartitionsChanged {
             name: name.clone(),
-            what: "partitions cannot be added, removed, renamed or reordered on a live \
-                   compartment (only their settings may change); register a new compartment \
-                   or restart with the new partitions",
+            expected: names(old.partitions),
+            given: names(new.partitions),
         });
     }
     check_partitioned(name, new)?;

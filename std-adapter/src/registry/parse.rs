@@ -139,6 +139,14 @@ impl fmt::Display for SettingsError {
             SettingsErrorKind::BadAmount => "is not an amount of seats",
             SettingsErrorKind::MissingShare => "is missing",
         };
+        // A missing key has no value to show.
+        if self.kind == SettingsErrorKind::MissingShare {
+            return write!(
+                f,
+                "bulkhead setting `{}` {problem}; expected {}",
+                self.key, self.expected
+            );
+        }
         write!(
             f,
             "bulkhead setting `{}` = {:?} {problem}; expected {}",

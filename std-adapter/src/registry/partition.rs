@@ -3,11 +3,12 @@
 //! that takes one partition's seats.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bulkhead_core::partition::{
-    Amount, PartitionConfig, PartitionId, PartitionSeat, PartitionState,
+    Amount, MAX_PARTITIONS, PartitionConfig, PartitionId, PartitionSeat, PartitionState,
 };
 use bulkhead_core::{Error, MAX_CONCURRENT_LIMIT, MaxWait};
 
@@ -33,9 +34,20 @@ pub(crate) const KEYS: [&str; 7] = [
     "queue_order",
 ];
 
+/// The settings of [`KEYS`] that are amounts.
+#[cfg(feature = "config-file")]
+pub(crate) const AMOUNT_KEYS: [&str; 3] = ["share", "lendable", "borrow"];
+
 /// What an amount looks like, for messages.
 const AMOUNT: &str = "a whole number of seats (`24`) or a percentage from 0% to 100% written \
                       with a percent sign (`\"75%\"`)";
+
+/// What an amount looks like in the file, for a value of another type
+/// (`share = 8.5`).
+#[cfg(feature = "config-file")]
+pub(crate) const FILE_AMOUNT: &str = "a whole number of seats (`share = 8`, never a fraction) or \
+                                      a percentage from 0% to 100% written as a string \
+                                      (`share = \"75%\"`)";
 
 /// Keeps `partitions` for the life of the process, once per distinct list,
 /// so that a [`DomainConfig`](super::DomainConfig) built from a file, the
@@ -151,10 +163,13 @@ pub(crate) fn named(name: &str, share: Amount) -> PartitionConfig {
 /// `partitions` with the environment's `BULKHEAD_<NAME>_PARTITIONS_<P>_<KEY>`
 /// variables applied. A variable for a partition that `partitions` does
 /// not have is an error naming it, the partitions known and the one it
-/// nearly spells: a variable never declares a partition.
+/// nearly spells: a variable never declares a partition. `max_concurrent`
+/// is the compartment's limit, against which a share given as a bare
+/// number is checked (see [`bare_share_hint`]).
 pub(crate) fn env_overrides(
     env: &EnvSource,
     domain: &str,
+    max_concurrent: usize,
     partitions: &'static [PartitionConfig],
 ) -> Result<&'static [PartitionConfig], SettingsError> {
     let prefix = format!("{ENV_PREFIX}{}_PARTITIONS_", env_segment(domain));
@@ -164,25 +179,114 @@ pub(crate) fn env_overrides(
     }
     let mut out = partitions.to_vec();
     let segments: Vec<String> = out.iter().map(|p| env_segment(&p.name)).collect();
+    // The share variables written as bare numbers a percentage could mean.
+    let mut bare_shares = Vec::new();
     for (var, raw) in vars {
         let rest = &var[prefix.len()..];
-        let Some((part, setting)) = KEYS.iter().find_map(|k| {
-            let upper = k.to_ascii_uppercase();
-            let part = rest.strip_suffix(upper.as_str())?.strip_suffix('_')?;
-            Some((part, *k))
-        }) else {
+        let Some((part, setting)) = split_partition_variable(rest) else {
+            if let Some(upper) = upper_cased(var, &prefix, &segments) {
+                return Err(lower_case(var, raw, &upper));
+            }
             let last = rest.rsplit('_').next().unwrap_or(rest).to_ascii_lowercase();
             return Err(unknown_setting(var, &last, raw));
         };
         let Some(index) = segments.iter().position(|s| s == part) else {
+            if let Some(upper) = upper_cased(var, &prefix, &segments) {
+                return Err(lower_case(var, raw, &upper));
+            }
             return Err(unknown_partition(
                 var, raw, domain, part, setting, &out, &segments,
             ));
         };
         let config = out[index].clone();
         out[index] = set(config, setting, var, raw, true)?;
+        if setting == "share" && matches!(out[index].share, Amount::Seats(1..=100)) {
+            bare_shares.push((var, raw, index));
+        }
+    }
+    if let Some(hint) = bare_share_hint(domain, max_concurrent, &out, &bare_shares) {
+        return Err(hint);
     }
     Ok(intern(out))
+}
+
+/// The partition segment and the setting of a variable's tail after
+/// `BULKHEAD_<NAME>_PARTITIONS_` (`LIVE_MAX_WAIT` → `LIVE`, `max_wait`).
+fn split_partition_variable(rest: &str) -> Option<(&str, &'static str)> {
+    KEYS.iter().find_map(|k| {
+        let upper = k.to_ascii_uppercase();
+        let part = rest.strip_suffix(upper.as_str())?.strip_suffix('_')?;
+        Some((part, *k))
+    })
+}
+
+/// `var` upper-cased, if that is the variable of a declared partition:
+/// the registry reads variables as written, and its own are upper case.
+fn upper_cased(var: &str, prefix: &str, segments: &[String]) -> Option<String> {
+    let upper = var.to_ascii_uppercase();
+    if upper == var {
+        return None;
+    }
+    let (part, _) = split_partition_variable(&upper[prefix.len()..])?;
+    segments.iter().any(|s| s == part).then_some(upper)
+}
+
+/// The error for a variable with lower-case letters that, upper-cased,
+/// is a declared partition's.
+fn lower_case(var: &str, raw: &str, upper: &str) -> SettingsError {
+    SettingsError::new(
+        SettingsErrorKind::UnknownKey,
+        var,
+        raw,
+        format!(
+            "a variable in upper case, as every partition's variable is spelled (the \
+             partition's name upper-cased, other characters `_`); upper-case it: {upper}"
+        ),
+    )
+}
+
+/// When the shares do not fit the limit and a share was given as a bare
+/// number (`BULKHEAD_DB_PARTITIONS_LIVE_SHARE=75`), which reads as seats:
+/// an error on that variable saying so, with the percentage spelled as
+/// it is written (`75%`). Only when the number alone is above the limit
+/// (as seats it could never fit) and, read as a percentage, the shares
+/// fit: then a percentage was surely meant. The fit is core's own check,
+/// so the two never disagree.
+fn bare_share_hint(
+    domain: &str,
+    max_concurrent: usize,
+    partitions: &[PartitionConfig],
+    bare_shares: &[(&str, &str, usize)],
+) -> Option<SettingsError> {
+    let fits = |partitions: &[PartitionConfig]| {
+        Partitioned::with_lock(
+            bulkhead_core::Name::shared(Arc::from(domain)),
+            max_concurrent,
+            partitions,
+            crate::StdLock::new(),
+        )
+    };
+    let Err(error @ bulkhead_core::ConfigError::SharesExceedLimit { .. }) = fits(partitions) else {
+        return None;
+    };
+    let &(var, raw, _) = bare_shares.iter().find(|&&(_, _, index)| {
+        let Amount::Seats(n) = partitions[index].share else {
+            return false;
+        };
+        let mut as_percent = partitions.to_vec();
+        as_percent[index].share = Amount::Percent(u8::try_from(n).unwrap_or(u8::MAX));
+        n > max_concurrent && fits(&as_percent).is_ok()
+    })?;
+    let percent = raw.trim();
+    Some(SettingsError::new(
+        SettingsErrorKind::Overflow,
+        var,
+        raw,
+        format!(
+            "shares that fit the limit ({error}); a bare number is a count of seats, and a \
+             percentage of the limit is written with its sign: {var}={percent}%"
+        ),
+    ))
 }
 
 /// The error for a variable that names a partition the compartment does
@@ -229,10 +333,68 @@ fn unknown_partition(
     )
 }
 
+/// The wait budgets of a registered partitioned compartment's partitions,
+/// by partition index: each partition's `max_wait`, or else the
+/// compartment's. Shared by the registry's entry and every
+/// [`DomainPartition`] of it, and rewritten by a live reconfiguration, so
+/// that a kept handle waits the current budget; a wait reads one atomic.
+pub(crate) struct Budgets([AtomicU64; MAX_PARTITIONS]);
+
+/// [`MaxWait::FailFast`] (and a zero budget, which fails fast too).
+const FAIL_FAST: u64 = 0;
+/// [`MaxWait::Forever`].
+const FOREVER: u64 = u64::MAX;
+
+impl Budgets {
+    /// The budgets `partitions` and the compartment's `max_wait` give.
+    pub(crate) fn new(max_wait: MaxWait, partitions: &[PartitionConfig]) -> Self {
+        let budgets = Self(std::array::from_fn(|_| AtomicU64::new(FAIL_FAST)));
+        budgets.set(max_wait, partitions);
+        budgets
+    }
+
+    /// Takes new settings (after a live reconfiguration).
+    pub(crate) fn set(&self, max_wait: MaxWait, partitions: &[PartitionConfig]) {
+        for (slot, p) in self.0.iter().zip(partitions) {
+            slot.store(encode(p.max_wait.unwrap_or(max_wait)), Ordering::Relaxed);
+        }
+    }
+
+    /// The budget of partition `index`.
+    fn get(&self, index: usize) -> MaxWait {
+        self.0
+            .get(index)
+            .map_or(MaxWait::FailFast, |b| decode(b.load(Ordering::Relaxed)))
+    }
+}
+
+/// A budget in one `u64`: nanoseconds, with 0 for failing fast and
+/// `u64::MAX` for no limit. A budget beyond 584 years is kept as 584
+/// years, which no caller will tell from its own.
+fn encode(max_wait: MaxWait) -> u64 {
+    match max_wait {
+        MaxWait::FailFast => FAIL_FAST,
+        MaxWait::Forever => FOREVER,
+        MaxWait::UpTo(d) => u64::try_from(d.as_nanos()).map_or(FOREVER - 1, |n| n.min(FOREVER - 1)),
+    }
+}
+
+fn decode(raw: u64) -> MaxWait {
+    match raw {
+        FAIL_FAST => MaxWait::FailFast,
+        FOREVER => MaxWait::Forever,
+        nanos => MaxWait::UpTo(Duration::from_nanos(nanos)),
+    }
+}
+
 /// A partition of a registered compartment, looked up once by name with
 /// [`Registry::partition`](super::Registry::partition): cheap to clone,
 /// and every wait uses its budget, the partition's own `max_wait` or else
 /// the compartment's.
+///
+/// The budget is read at each wait, so a kept handle follows a live
+/// [`Registry::reconfigure`](super::Registry::reconfigure) of either
+/// `max_wait` (one atomic load; nothing to look up again).
 ///
 /// ```
 /// use bulkhead_std::MaxWait;
@@ -259,7 +421,7 @@ fn unknown_partition(
 pub struct DomainPartition {
     pub(super) compartment: Arc<Partitioned>,
     pub(super) id: PartitionId,
-    pub(super) max_wait: MaxWait,
+    pub(super) budgets: Arc<Budgets>,
 }
 
 impl DomainPartition {
@@ -276,9 +438,10 @@ impl DomainPartition {
     /// The wait budget of [`acquire_blocking`](Self::acquire_blocking),
     /// [`execute`](Self::execute) and
     /// [`acquire_timeout`](Self::acquire_timeout): the partition's
-    /// `max_wait`, or else the compartment's, when it was looked up.
+    /// `max_wait`, or else the compartment's, as configured now (a live
+    /// reconfiguration reaches handles already looked up).
     pub fn wait_budget(&self) -> MaxWait {
-        self.max_wait
+        self.budgets.get(self.id.index())
     }
 
     /// The partition's counters (core's
@@ -331,7 +494,7 @@ impl DomainPartition {
         // The crate's one blocking wait (event-loop check, park, budget,
         // wait histogram), as for any partitioned compartment.
         self.compartment
-            .acquire_many_blocking_owned(self.id, weight, self.max_wait)
+            .acquire_many_blocking_owned(self.id, weight, self.wait_budget())
     }
 
     /// A seat within the budget, on the timer `sleep` (any runtime's:
@@ -360,7 +523,7 @@ impl DomainPartition {
             Arc::clone(&self.compartment),
             self.id,
             weight,
-            self.max_wait,
+            self.wait_budget(),
             sleep,
         )
         .await
@@ -384,7 +547,7 @@ impl std::fmt::Debug for DomainPartition {
         f.debug_struct("DomainPartition")
             .field("compartment", &self.compartment.name())
             .field("partition", &state.name.as_str())
-            .field("wait_budget", &self.max_wait)
+            .field("wait_budget", &self.wait_budget())
             .finish()
     }
 }
@@ -394,9 +557,10 @@ impl std::fmt::Debug for DomainPartition {
 /// (`{"live": {"share": "75%", "priority": 1}}`).
 #[cfg(feature = "serde")]
 pub(crate) mod serde_partitions {
-    use std::collections::BTreeMap;
+    use std::fmt;
 
-    use serde::de::Error as _;
+    use serde::de::{Error as _, MapAccess, Visitor};
+    use serde::ser::SerializeMap;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::*;
@@ -447,35 +611,53 @@ pub(crate) mod serde_partitions {
         partitions: &&'static [PartitionConfig],
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        // A map, as the file writes it: names are unique, and the order
-        // (by name on the way back, as from the file) only breaks ties
-        // between equal priorities.
-        let map: BTreeMap<&str, Settings> = partitions
-            .iter()
-            .map(|p| {
-                (
-                    p.name.as_str(),
-                    Settings {
-                        share: p.share.into(),
-                        lendable: p.lendable.map(Into::into),
-                        borrow: p.borrow.map(Into::into),
-                        priority: p.priority,
-                        max_wait: p.max_wait,
-                        max_waiting: p.max_waiting,
-                        queue_order: p.queue_order,
-                    },
-                )
-            })
-            .collect();
-        map.serialize(serializer)
+        // A map, as the file writes it, in the partitions' order (which
+        // breaks ties between equal priorities, and which a live
+        // reconfiguration keeps): the way back keeps the order written.
+        let mut map = serializer.serialize_map(Some(partitions.len()))?;
+        for p in *partitions {
+            map.serialize_entry(
+                p.name.as_str(),
+                &Settings {
+                    share: p.share.into(),
+                    lendable: p.lendable.map(Into::into),
+                    borrow: p.borrow.map(Into::into),
+                    priority: p.priority,
+                    max_wait: p.max_wait,
+                    max_waiting: p.max_waiting,
+                    queue_order: p.queue_order,
+                },
+            )?;
+        }
+        map.end()
+    }
+
+    /// The map's entries in the order written (a `BTreeMap` would sort
+    /// them by name).
+    struct InOrder;
+
+    impl<'de> Visitor<'de> for InOrder {
+        type Value = Vec<(String, Settings)>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map from partition name to its settings")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(access.size_hint().unwrap_or(0));
+            while let Some(entry) = access.next_entry()? {
+                out.push(entry);
+            }
+            Ok(out)
+        }
     }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<&'static [PartitionConfig], D::Error> {
-        let map = BTreeMap::<String, Settings>::deserialize(deserializer)?;
-        let mut out = Vec::with_capacity(map.len());
-        for (name, s) in map {
+        let entries = deserializer.deserialize_map(InOrder)?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (name, s) in entries {
             let key = |k: &str| format!("partitions.{name}.{k}");
             let share = amount(&key("share"), s.share).map_err(D::Error::custom)?;
             let mut p = named(&name, share)

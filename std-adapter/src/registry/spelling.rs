@@ -51,21 +51,53 @@ pub(crate) fn nearest<'a>(
         .map(|(_, c)| c)
 }
 
-/// Levenshtein distance, by bytes (variable names and keys are ASCII;
-/// anything else only counts as more different).
+/// Edit distance by bytes, counting an insertion, a deletion, a
+/// substitution or a swap of two neighbouring bytes as one edit (the
+/// optimal string alignment distance): a swap is the commonest slip of
+/// the fingers (`SHAER` for `SHARE`), and plain Levenshtein would count
+/// it as two, too far for a short name. Variable names and keys are
+/// ASCII; anything else only counts as more different.
 fn edit_distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, &ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
+    // Three rows: the one before the previous is what a swap looks back to.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (previous[j] + 1)
+                .min(row[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(before[j - 2] + 1);
+            }
+            row[j] = d;
         }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut row);
     }
-    row[b.len()]
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_swap_of_neighbours_is_one_edit() {
+        assert_eq!(edit_distance("LVIE", "LIVE"), 1);
+        assert_eq!(edit_distance("SHAER", "SHARE"), 1);
+        assert_eq!(edit_distance("max_concurent", "max_concurrent"), 1);
+        assert_eq!(edit_distance("abc", "abc"), 0);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        // Two swaps are two edits; a swap of non-neighbours is two.
+        assert_eq!(edit_distance("BADTHC", "BATCH"), 2);
+        assert_eq!(edit_distance("acb", "bca"), 2);
+        assert_eq!(nearest("LVIE", ["LIVE", "BATCH"]), Some("LIVE"));
+        assert_eq!(nearest("shaer", ["share", "borrow"]), Some("share"));
+    }
 }

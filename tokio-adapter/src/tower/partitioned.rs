@@ -17,6 +17,7 @@ use bulkhead_core::partition::{
 };
 use bulkhead_core::{MaxWait, RawLock};
 use bulkhead_std::StdLock;
+use bulkhead_std::registry::{DomainPartition, Registry, RegistryError};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -131,10 +132,81 @@ impl<C, L: RawLock + 'static> PartitionedLayer<C, L> {
                 handle: compartment,
                 classify,
                 budgets,
+                live: None,
+                fixed: 0,
                 weight: WeightOne,
             },
             errors: PhantomData,
         }
+    }
+}
+
+impl<C> PartitionedLayer<C> {
+    /// A layer over the registry's partitioned compartment `domain`,
+    /// classifying requests with `classify` (built over the same
+    /// compartment, [`Registry::get_partitioned`]), whose wait budgets
+    /// are the registry's: each partition's `max_wait`, or else the
+    /// compartment's, as
+    /// [`Registry::partition`](bulkhead_std::registry::Registry::partition)'s
+    /// handles wait. They are read at each request, so a live
+    /// [`Registry::reconfigure`] reaches the layer;
+    /// [`max_wait`](Self::max_wait) fixes one partition's budget for this
+    /// layer instead.
+    ///
+    /// (A layer made with [`new`](Self::new) over the same compartment
+    /// knows nothing of the registry: it reads only the partitions' own
+    /// `max_wait`, once, and fails fast without one.)
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_tokio::MaxWait;
+    /// use bulkhead_tokio::partition::{Amount, ByHeader, PartitionConfig, PartitionedLayer};
+    /// use bulkhead_tokio::registry::{DomainConfig, Registry};
+    /// use http::HeaderName;
+    ///
+    /// let registry = Registry::local();
+    /// registry.get_or_create_partitioned(
+    ///     "db",
+    ///     DomainConfig::new(32).max_wait(MaxWait::from_millis(20)).partitions_from([
+    ///         PartitionConfig::new("live", Amount::Seats(24)).priority(1),
+    ///         PartitionConfig::new("batch", Amount::Seats(8)).max_wait(MaxWait::FailFast),
+    ///     ]),
+    /// )?;
+    /// let db = registry.get_partitioned("db")?;
+    /// let by_tier = ByHeader::new(&db, HeaderName::from_static("x-tier"), "live")?
+    ///     .route("bulk", "batch")?;
+    /// let layer = PartitionedLayer::from_registry(&registry, "db", by_tier)?;
+    /// assert_eq!(layer.wait_budget(db.id("live")?), MaxWait::from_millis(20)); // the domain's
+    /// assert_eq!(layer.wait_budget(db.id("batch")?), MaxWait::FailFast); // its own
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], or [`RegistryError::NotPartitioned`]
+    /// for a compartment without partitions.
+    pub fn from_registry(
+        registry: &Registry,
+        domain: &str,
+        classify: C,
+    ) -> Result<Self, RegistryError> {
+        let (compartment, live) = loop {
+            let compartment = registry.get_partitioned(domain)?;
+            let live = compartment
+                .partitions()
+                .map(|(_, name)| registry.partition(domain, name.as_str()))
+                .collect::<Result<Vec<_>, _>>()?;
+            // Unless the entry was replaced in between (unregistered and
+            // made again): then take the new one whole.
+            if live
+                .iter()
+                .all(|p| Arc::ptr_eq(p.compartment(), &compartment))
+            {
+                break (compartment, live);
+            }
+        };
+        let mut layer = Self::new(compartment, classify);
+        layer.gate.live = Some(live.into());
+        Ok(layer)
     }
 }
 
@@ -155,11 +227,12 @@ impl<C, L: RawLock + 'static, R, W> PartitionedLayer<C, L, R, W> {
         let id = self.gate.handle.id(partition)?;
         if let Some(slot) = self.gate.budgets.get_mut(id.index()) {
             *slot = max_wait.into();
+            self.gate.fixed |= bit(id);
         }
         Ok(self)
     }
 
-    /// How long a request of partition `id` may wait for a seat
+    /// How long a request of partition `id` may wait for a seat, now
     /// (`FailFast` for an id of another compartment, which is refused
     /// anyway).
     pub fn wait_budget(&self, id: PartitionId) -> MaxWait {
@@ -181,6 +254,8 @@ impl<C, L: RawLock + 'static, R, W> PartitionedLayer<C, L, R, W> {
                 handle: self.gate.handle,
                 classify: self.gate.classify,
                 budgets: self.gate.budgets,
+                live: self.gate.live,
+                fixed: self.gate.fixed,
                 weight,
             },
             errors: PhantomData,
@@ -243,17 +318,39 @@ impl<S, C: Clone, L: RawLock + 'static, R, W: Clone> Layer<S> for PartitionedLay
     }
 }
 
+/// Partition `id`'s bit in [`Gate::fixed`] (none past the 8 a `u8` holds,
+/// which no compartment has).
+fn bit(id: PartitionId) -> u8 {
+    u32::try_from(id.index())
+        .ok()
+        .and_then(|i| 1u8.checked_shl(i))
+        .unwrap_or(0)
+}
+
 /// What a [`PartitionedLayer`] and each of its services admit with.
 struct Gate<C, L: RawLock, W> {
     handle: Arc<Partitioned<L>>,
     classify: C,
     // By partition index; `FailFast` past the compartment's partitions.
     budgets: [MaxWait; MAX_PARTITIONS],
+    // Built from a registry: its handles, whose budgets follow a live
+    // reconfiguration (one atomic load a request), except for the
+    // partitions whose bit is set in `fixed` (the layer's `max_wait`).
+    live: Option<Arc<[DomainPartition]>>,
+    fixed: u8,
     weight: W,
 }
 
 impl<C, L: RawLock, W> Gate<C, L, W> {
     fn budget(&self, id: PartitionId) -> MaxWait {
+        let followed = self
+            .live
+            .as_deref()
+            .filter(|_| self.fixed & bit(id) == 0)
+            .and_then(|live| live.iter().find(|p| p.id() == id));
+        if let Some(partition) = followed {
+            return partition.wait_budget();
+        }
         self.budgets
             .get(id.index())
             .copied()
@@ -275,6 +372,8 @@ impl<C: Clone, L: RawLock, W: Clone> Clone for Gate<C, L, W> {
             handle: Arc::clone(&self.handle),
             classify: self.classify.clone(),
             budgets: self.budgets,
+            live: self.live.clone(),
+            fixed: self.fixed,
             weight: self.weight.clone(),
         }
     }
