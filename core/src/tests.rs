@@ -29,7 +29,7 @@ mod names;
 mod order;
 mod owned;
 mod queued;
-mod review;
+pub(crate) mod review;
 #[cfg(all(feature = "weights", feature = "lifo"))]
 mod review_w;
 mod soundness;

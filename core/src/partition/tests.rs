@@ -12,8 +12,8 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::vec::Vec;
 
 use super::*;
+use crate::CsLock;
 use crate::QueueOrder;
-use crate::{CsLock, RawLock};
 
 /// A waker that counts its wake-ups.
 struct Count(AtomicUsize);
@@ -578,49 +578,10 @@ fn a_controller_keeps_the_limit_when_count_shares_would_not_fit() {
     assert_eq!(Resize::max_concurrent(&db), 6);
 }
 
-/// A lock that refuses (panics before running its closure, `RawLock`
-/// promise 4) while `refusing` is set and the thread is not unwinding, and
-/// counts the calls made while unwinding; its admission hook can panic.
-#[derive(Default)]
-struct Refusing {
-    inner: crate::tests::TestLock,
-    refusing: std::sync::atomic::AtomicBool,
-    panic_on_admission: std::sync::atomic::AtomicBool,
-    calls_while_unwinding: AtomicUsize,
-}
-
-impl Refusing {
-    fn check(&self) {
-        if !self.refusing.load(Ordering::SeqCst) {
-            return;
-        }
-        if std::thread::panicking() {
-            self.calls_while_unwinding.fetch_add(1, Ordering::SeqCst);
-        } else {
-            panic!("refused");
-        }
-    }
-}
-
-// SAFETY: delegates to `TestLock`; a refusal panics before `f`, without
-// the lock held (promise 4).
-unsafe impl RawLock for Refusing {
-    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.check();
-        // SAFETY: forwarded from our own caller.
-        unsafe { self.inner.with_lock(f) }
-    }
-    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
-        self.check();
-        // SAFETY: forwarded from our own caller.
-        unsafe { self.inner.try_with_lock(f) }
-    }
-    fn record_admission(&self) {
-        if self.panic_on_admission.swap(false, Ordering::SeqCst) {
-            panic!("admission hook");
-        }
-    }
-}
+/// The review's lock: refuses (panics before its closure) while
+/// `refusing` is set, counts calls made while unwinding, and can make its
+/// admission hook panic.
+type Refusing = crate::tests::review::ReviewLock;
 
 fn refusing_db() -> Partitioned<Refusing> {
     Partitioned::with_lock(

@@ -18,12 +18,12 @@ use crate::{Admission, Bulkhead, Config, Error, OwnedSeat, RawLock};
 /// with such a lock, be a second panic and abort the process; this lock
 /// only counts it (and runs `f`), so that a test can see it.
 #[derive(Default)]
-struct ReviewLock {
+pub(crate) struct ReviewLock {
     inner: TestLock,
-    panic_on_admission: AtomicBool,
-    panic_on_rejection: AtomicBool,
-    refusing: AtomicBool,
-    calls_while_unwinding: AtomicUsize,
+    pub(crate) panic_on_admission: AtomicBool,
+    pub(crate) panic_on_rejection: AtomicBool,
+    pub(crate) refusing: AtomicBool,
+    pub(crate) calls_while_unwinding: AtomicUsize,
 }
 
 impl ReviewLock {
