@@ -103,7 +103,7 @@ pub enum Error {
         /// The most it may hold, borrowing included.
         may_hold: usize,
     },
-    /// A [`PartitionId`](crate::partition::PartitionId) made by another
+    /// A `partition::PartitionId` made by another
     /// partitioned compartment was used with this one. Look ids up with
     /// `id(name)` on the compartment they are used with.
     ForeignPartition {
@@ -386,7 +386,7 @@ pub enum ConfigError {
         name: Name,
         /// How many were given.
         count: usize,
-        /// The most accepted, [`MAX_PARTITIONS`](crate::partition::MAX_PARTITIONS).
+        /// The most accepted, `partition::MAX_PARTITIONS`.
         limit: usize,
     },
     /// Two partitions share a name.
