@@ -11,9 +11,8 @@
 //!   through [`AcquirePartitionWithin`];
 //! - the registry's handle of one partition, [`DomainPartition`], and its
 //!   seat, [`DomainPartitionSeat`];
-//! - with feature `tower`, the layer: [`PartitionedLayer`] (also
-//!   [`from_registry`](PartitionedLayer::from_registry)) and its
-//!   classifiers.
+//! - with feature `tower`, the layer: `PartitionedLayer` (also
+//!   `PartitionedLayer::from_registry`) and its classifiers.
 //!
 //! ```
 //! use std::sync::Arc;

@@ -32,8 +32,8 @@ use crate::wait::{CoreWait, Start, Within};
 /// A partition's own wait budget
 /// ([`PartitionConfig::max_wait`](bulkhead_core::partition::PartitionConfig::max_wait))
 /// is not read here: these methods take the budget as an argument, as
-/// every `_within` verb does. The tower layer
-/// ([`PartitionedLayer`](crate::PartitionedLayer)) reads it.
+/// every `_within` verb does. The tower layer (`PartitionedLayer`,
+/// feature `tower`) reads it.
 ///
 /// ```
 /// use std::time::Duration;
