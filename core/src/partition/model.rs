@@ -276,9 +276,9 @@ impl Model {
             || (self.parts[i].active + w > self.parts[i].share
                 && (0..self.parts.len()).any(|j| {
                     j != i
-                        && self.head(j).is_some_and(|(_, h)| {
-                            self.eligible(j, h) && self.served_before(j, i)
-                        })
+                        && self
+                            .head(j)
+                            .is_some_and(|(_, h)| self.eligible(j, h) && self.served_before(j, i))
                 }));
         if blocked {
             return Err(Refused::Full);
