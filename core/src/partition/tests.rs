@@ -668,3 +668,52 @@ fn a_panicking_admission_hook_gives_the_seat_back() {
     let seat = db.try_acquire(live).unwrap();
     drop(seat);
 }
+
+/// Rule 4 with the borrower declared first and queued first: a freed seat
+/// goes to the best-ranked eligible head (the lender, below its share),
+/// not the first one the search meets; and while that head needs more
+/// seats than are free, the free seats are kept for it, not handed to the
+/// borrower behind it. (Serving the first eligible head, or skipping a
+/// head that does not fit, would both serve `batch` here.)
+#[test]
+fn a_freed_seat_is_kept_for_the_best_ranked_head_even_if_it_does_not_fit_yet() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        4,
+        &[
+            PartitionConfig::new("batch", Amount::Seats(2)),
+            PartitionConfig::new("live", Amount::Seats(2)),
+        ],
+    )
+    .unwrap();
+    let (batch, live) = (db.id("batch").unwrap(), db.id("live").unwrap());
+    let mut b: Vec<_> = (0..4).map(|_| db.try_acquire(batch).unwrap()).collect();
+    let (cb, wb) = counting();
+    let (cl, wl) = counting();
+    let mut bw = pin!(db.acquire(batch));
+    assert!(poll(bw.as_mut(), &wb).is_pending());
+    let mut lw = pin!(db.acquire_many(live, 2));
+    assert!(poll(lw.as_mut(), &wl).is_pending());
+    drop(b.pop()); // one seat free: kept for live, which needs two
+    assert_eq!(
+        (cb.0.load(Ordering::SeqCst), cl.0.load(Ordering::SeqCst)),
+        (0, 0)
+    );
+    assert!(
+        poll(bw.as_mut(), &wb).is_pending(),
+        "batch took a kept seat"
+    );
+    assert_eq!(db.state().active, 3);
+    drop(b.pop()); // two free: live's
+    assert_eq!(cl.0.load(Ordering::SeqCst), 1);
+    let Poll::Ready(Ok(seat)) = poll(lw.as_mut(), &wl) else {
+        panic!("the lender is served")
+    };
+    assert_eq!(seat.weight(), 2);
+    assert!(poll(bw.as_mut(), &wb).is_pending());
+    drop(seat); // live back to 0 of 2: batch's waiter may borrow again
+    assert_eq!(cb.0.load(Ordering::SeqCst), 1);
+    assert!(matches!(poll(bw.as_mut(), &wb), Poll::Ready(Ok(_))));
+    drop(b);
+    assert_eq!(db.state().active, 0);
+}
