@@ -717,3 +717,69 @@ fn a_freed_seat_is_kept_for_the_best_ranked_head_even_if_it_does_not_fit_yet() {
     drop(b);
     assert_eq!(db.state().active, 0);
 }
+
+/// A partition's settings read back as they were given (what adapters
+/// read, e.g. the wait budget), and a percentage above 100 counts as 100.
+#[test]
+fn settings_read_back_as_given_and_a_percentage_above_100_counts_as_100() {
+    let c = PartitionConfig::new("a", Amount::Seats(2))
+        .lendable(Amount::Seats(1))
+        .borrow(Amount::Percent(50))
+        .priority(3)
+        .max_waiting(5)
+        .max_wait(crate::MaxWait::from_millis(7));
+    assert_eq!(c.share(), Amount::Seats(2));
+    assert_eq!(c.lendable_amount(), Some(Amount::Seats(1)));
+    assert_eq!(c.borrow_amount(), Some(Amount::Percent(50)));
+    assert_eq!(c.priority_level(), 3);
+    assert_eq!(c.queue_limit(), Some(5));
+    assert_eq!(c.wait_budget(), Some(crate::MaxWait::from_millis(7)));
+    let plain = PartitionConfig::new("b", Amount::Seats(1));
+    assert_eq!(
+        (
+            plain.lendable_amount(),
+            plain.borrow_amount(),
+            plain.queue_limit()
+        ),
+        (None, None, None)
+    );
+    assert_eq!(Amount::Percent(150).of(10), 10);
+    assert_eq!(Amount::Percent(100).of(10), 10);
+    assert_eq!(Amount::Percent(99).of(10), 9);
+}
+
+/// The bounds of the settings are inclusive: share percentages may add up
+/// to exactly 100 and a queue limit may be `MAX_WAITING_LIMIT`; one more
+/// is refused (also when the percentages' seats, rounded down, would fit).
+#[test]
+fn share_percentages_may_add_up_to_100_and_queue_limits_to_the_maximum() {
+    let halves = [
+        PartitionConfig::new("a", Amount::Percent(50)),
+        PartitionConfig::new("b", Amount::Percent(50)),
+    ];
+    assert!(Partitioned::<CsLock>::new("db", 4, &halves).is_ok());
+    let e = Partitioned::<CsLock>::new(
+        "db",
+        1,
+        &[
+            PartitionConfig::new("a", Amount::Percent(60)),
+            PartitionConfig::new("b", Amount::Percent(50)),
+        ],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, ConfigError::SharePercentsAbove100 { percent: 110, .. }),
+        "{e}"
+    );
+    let queue = |n| {
+        Partitioned::<CsLock>::new(
+            "db",
+            4,
+            &[PartitionConfig::new("a", Amount::Seats(1)).max_waiting(n)],
+        )
+    };
+    assert!(queue(crate::MAX_WAITING_LIMIT).is_ok());
+    let e = queue(crate::MAX_WAITING_LIMIT + 1).err().unwrap();
+    assert!(matches!(e, ConfigError::QueueLimitOverflow { .. }), "{e}");
+}
