@@ -783,3 +783,28 @@ fn share_percentages_may_add_up_to_100_and_queue_limits_to_the_maximum() {
     let e = queue(crate::MAX_WAITING_LIMIT + 1).err().unwrap();
     assert!(matches!(e, ConfigError::QueueLimitOverflow { .. }), "{e}");
 }
+
+/// Exactly `MAX_PARTITIONS` partitions are accepted; one more is refused.
+#[test]
+fn a_compartment_holds_up_to_max_partitions() {
+    const NAMES: [&str; MAX_PARTITIONS + 1] = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    let configs: Vec<_> = NAMES
+        .iter()
+        .map(|n| PartitionConfig::new(n, Amount::Seats(1)))
+        .collect();
+    let full = Partitioned::<CsLock>::new("db", 9, &configs[..MAX_PARTITIONS]).unwrap();
+    assert_eq!(full.partitions().count(), MAX_PARTITIONS);
+    assert!(full.reconfigure(&configs[..MAX_PARTITIONS]).is_ok());
+    let e = Partitioned::<CsLock>::new("db", 9, &configs).err().unwrap();
+    assert!(
+        matches!(
+            e,
+            ConfigError::TooManyPartitions {
+                count: 9,
+                limit: MAX_PARTITIONS,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
