@@ -808,3 +808,26 @@ fn a_compartment_holds_up_to_max_partitions() {
         "{e}"
     );
 }
+
+/// A limit may be `MAX_CONCURRENT_LIMIT`, when built or resized; one more
+/// is refused with `CapacityOverflow`, and the limit is unchanged.
+#[test]
+fn the_limit_may_be_max_concurrent_limit_and_no_more() {
+    use crate::word::MAX_CONCURRENT_LIMIT;
+    let parts = [PartitionConfig::new("a", Amount::Percent(50))];
+    let e = Partitioned::<CsLock>::new("db", MAX_CONCURRENT_LIMIT + 1, &parts)
+        .err()
+        .unwrap();
+    assert!(matches!(e, ConfigError::CapacityOverflow { .. }), "{e}");
+    let db = Partitioned::<CsLock>::new("db", MAX_CONCURRENT_LIMIT, &parts).unwrap();
+    assert_eq!(db.state().max_concurrent, MAX_CONCURRENT_LIMIT);
+    assert_eq!(db.set_max_concurrent(4), Ok(MAX_CONCURRENT_LIMIT));
+    let e = db.set_max_concurrent(MAX_CONCURRENT_LIMIT + 1).unwrap_err();
+    assert!(matches!(e, ConfigError::CapacityOverflow { .. }), "{e}");
+    let e = db
+        .try_set_max_concurrent(MAX_CONCURRENT_LIMIT + 1)
+        .unwrap_err();
+    assert!(matches!(e, ConfigError::CapacityOverflow { .. }), "{e}");
+    assert_eq!(db.state().max_concurrent, 4);
+    assert_eq!(db.try_set_max_concurrent(MAX_CONCURRENT_LIMIT), Ok(Some(4)));
+}
