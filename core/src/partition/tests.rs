@@ -831,3 +831,54 @@ fn the_limit_may_be_max_concurrent_limit_and_no_more() {
     assert_eq!(db.state().max_concurrent, 4);
     assert_eq!(db.try_set_max_concurrent(MAX_CONCURRENT_LIMIT), Ok(Some(4)));
 }
+
+/// Rule 3 in the guaranteed lane: of two heads of equal rank that both
+/// fit within their shares, the one the search meets first (the turn
+/// starts at the first partition) is served, then the turn passes to the
+/// other.
+#[test]
+fn equal_ranks_take_turns_in_the_guaranteed_lane() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        3,
+        &[
+            PartitionConfig::new("a", Amount::Seats(1)),
+            PartitionConfig::new("b", Amount::Seats(1)),
+            PartitionConfig::new("c", Amount::Seats(1)),
+        ],
+    )
+    .unwrap();
+    let (a, b, c) = (
+        db.id("a").unwrap(),
+        db.id("b").unwrap(),
+        db.id("c").unwrap(),
+    );
+    let mut held: Vec<_> = (0..3).map(|_| db.try_acquire(c).unwrap()).collect();
+    let (ca, wa) = counting();
+    let (cb, wb) = counting();
+    let mut fa = pin!(db.acquire(a));
+    let mut fb = pin!(db.acquire(b));
+    assert!(poll(fa.as_mut(), &wa).is_pending());
+    assert!(poll(fb.as_mut(), &wb).is_pending());
+    drop(held.pop()); // one seat: both heads fit within their shares
+    assert_eq!(
+        (ca.0.load(Ordering::SeqCst), cb.0.load(Ordering::SeqCst)),
+        (1, 0),
+        "the first in the search order is served first"
+    );
+    drop(held.pop());
+    assert_eq!(cb.0.load(Ordering::SeqCst), 1);
+    assert!(matches!(poll(fa.as_mut(), &wa), Poll::Ready(Ok(_))));
+    assert!(matches!(poll(fb.as_mut(), &wb), Poll::Ready(Ok(_))));
+}
+
+/// The compartment's name and whether it is closed read back as they are.
+#[test]
+fn the_name_and_the_closed_flag_read_back() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    assert_eq!(db.name(), "db");
+    assert_eq!(db.name_handle().as_str(), "db");
+    assert!(!db.is_closed());
+    db.close();
+    assert!(db.is_closed());
+}
