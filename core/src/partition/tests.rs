@@ -882,3 +882,41 @@ fn the_name_and_the_closed_flag_read_back() {
     db.close();
     assert!(db.is_closed());
 }
+
+/// A compartment's or a partition's name of `MAX_NAME_LEN` bytes is
+/// kept; one byte more is refused. As in the plain compartment's test,
+/// the name is 2 GiB of zeros (valid UTF-8) from `alloc_zeroed`, so no
+/// page of it is touched.
+#[cfg(all(target_pointer_width = "64", not(miri)))]
+#[test]
+fn names_of_max_name_len_bytes_are_kept_and_longer_ones_refused() {
+    let len = crate::MAX_NAME_LEN + 1;
+    let bytes = std::vec![0u8; len].into_boxed_slice();
+    let long: &'static str = Box::leak(
+        // SAFETY: zeros are valid UTF-8 (NUL characters).
+        unsafe { std::string::String::from_utf8_unchecked(bytes.into_vec()) }.into_boxed_str(),
+    );
+    let longest = &long[..crate::MAX_NAME_LEN];
+    let too_long = |e: ConfigError| {
+        assert!(
+            matches!(e, ConfigError::NameTooLong { length, .. } if length == len),
+            "{e}"
+        );
+    };
+    let one = |name| [PartitionConfig::new(name, Amount::Seats(1))];
+    // The compartment's name.
+    let with = |name| Partitioned::with_lock(Name::from_static(name), 1, &one("a"), CsLock::new());
+    assert_eq!(with(longest).unwrap().name().len(), crate::MAX_NAME_LEN);
+    too_long(with(long).err().unwrap());
+    // A partition's name.
+    let db = Partitioned::<CsLock>::new("db", 1, &one(longest)).unwrap();
+    assert_eq!(
+        db.partitions().map(|(_, n)| n.len()).sum::<usize>(),
+        crate::MAX_NAME_LEN
+    );
+    too_long(
+        Partitioned::<CsLock>::new("db", 1, &one(long))
+            .err()
+            .unwrap(),
+    );
+}
