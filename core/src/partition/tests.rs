@@ -920,3 +920,50 @@ fn names_of_max_name_len_bytes_are_kept_and_longer_ones_refused() {
             .unwrap(),
     );
 }
+
+/// A wait reports whether it queued and keeps its handle until it
+/// resolves; `abandon` hands over a seat granted meanwhile (or `None` if
+/// there was none), and nothing is left held afterwards.
+#[test]
+fn a_wait_reports_queueing_keeps_its_handle_and_abandon_hands_over_a_granted_seat() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let (_, w) = counting();
+    // Seated at once: never queued.
+    let mut now = pin!(db.acquire(live));
+    assert!(!now.has_queued());
+    assert!(core::ptr::eq(
+        *now.as_ref().get_ref().handle().unwrap(),
+        &db
+    ));
+    let Poll::Ready(Ok(first)) = poll(now.as_mut(), &w) else {
+        panic!("a free seat")
+    };
+    assert!(!now.has_queued());
+    assert!(now.handle().is_none(), "the seat took the handle");
+    let second = db.try_acquire(batch).unwrap();
+    // Queued, then granted while nobody polled it.
+    let mut queued = pin!(db.acquire(live));
+    assert!(poll(queued.as_mut(), &w).is_pending());
+    assert!(queued.has_queued());
+    assert!(queued.handle().is_some());
+    let mut timed = Box::pin(
+        db.acquire_timeout(live, crate::MaxWait::from_millis(5), |_| {
+            core::future::pending::<()>()
+        }),
+    );
+    assert!(poll(timed.as_mut(), &w).is_pending());
+    assert!(timed.has_queued());
+    drop(first);
+    let seat = queued
+        .as_mut()
+        .abandon()
+        .expect("the seat granted meanwhile");
+    assert_eq!(seat.partition(), live);
+    // Abandoned while still waiting: no seat.
+    let mut other = pin!(db.acquire(batch));
+    assert!(poll(other.as_mut(), &w).is_pending());
+    assert!(other.as_mut().abandon().is_none());
+    drop((seat, second, timed));
+    assert_eq!((db.state().active, db.state().waiting), (0, 0));
+}
