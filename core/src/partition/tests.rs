@@ -967,3 +967,95 @@ fn a_wait_reports_queueing_keeps_its_handle_and_abandon_hands_over_a_granted_sea
     drop((seat, second, timed));
     assert_eq!((db.state().active, db.state().waiting), (0, 0));
 }
+
+/// A lock that counts the admission and rejection hooks.
+#[derive(Default)]
+struct Counting {
+    inner: crate::tests::TestLock,
+    admissions: AtomicUsize,
+    rejections: AtomicUsize,
+}
+
+// SAFETY: delegates to `TestLock`.
+unsafe impl RawLock for Counting {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+    fn record_admission(&self) {
+        self.admissions.fetch_add(1, Ordering::SeqCst);
+    }
+    fn record_rejection(&self) {
+        self.rejections.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A waiter dropped from a full newest-first line is counted as a
+/// rejection once, when it reads its verdict; a waiter woken by `close` is
+/// not (a closed compartment rejects nobody).
+#[cfg(feature = "lifo")]
+#[test]
+fn a_dropped_waiter_is_one_rejection_and_a_closed_one_none() {
+    let db = Partitioned::with_lock(
+        "db".into(),
+        1,
+        &[PartitionConfig::new("live", Amount::Seats(1))
+            .max_waiting(1)
+            .queue_order(QueueOrder::Lifo)],
+        Counting::default(),
+    )
+    .unwrap();
+    let live = db.id("live").unwrap();
+    let rejections = || db.raw_lock().rejections.load(Ordering::SeqCst);
+    let held = db.try_acquire(live).unwrap();
+    let (_, w) = counting();
+    let mut oldest = pin!(db.acquire(live));
+    assert!(poll(oldest.as_mut(), &w).is_pending());
+    let mut newest = pin!(db.acquire(live));
+    assert!(poll(newest.as_mut(), &w).is_pending());
+    assert_eq!(rejections(), 0);
+    assert!(matches!(
+        poll(oldest.as_mut(), &w),
+        Poll::Ready(Err(Error::QueueFull { .. }))
+    ));
+    assert_eq!(rejections(), 1);
+    db.close();
+    assert!(matches!(
+        poll(newest.as_mut(), &w),
+        Poll::Ready(Err(Error::Closed { .. }))
+    ));
+    assert_eq!(rejections(), 1);
+    drop(held);
+}
+
+/// A weight of exactly `MAX_CONCURRENT_LIMIT` is not too heavy for a
+/// compartment that large: waited for or taken at once, it gets the whole
+/// compartment.
+#[test]
+fn a_weight_of_max_concurrent_limit_fits_a_compartment_that_large() {
+    use crate::word::MAX_CONCURRENT_LIMIT;
+    let db = Partitioned::<Counting>::with_lock(
+        "db".into(),
+        MAX_CONCURRENT_LIMIT,
+        &[PartitionConfig::new("a", Amount::Percent(100))],
+        Counting::default(),
+    )
+    .unwrap();
+    let a = db.id("a").unwrap();
+    let (_, w) = counting();
+    let mut wait = pin!(db.acquire_many(a, MAX_CONCURRENT_LIMIT));
+    let Poll::Ready(Ok(seat)) = poll(wait.as_mut(), &w) else {
+        panic!("the whole compartment was free")
+    };
+    assert_eq!(seat.weight(), MAX_CONCURRENT_LIMIT);
+    drop(seat);
+    let seat = db.try_acquire_many(a, MAX_CONCURRENT_LIMIT).unwrap();
+    assert_eq!(db.state().active, MAX_CONCURRENT_LIMIT);
+    drop(seat);
+    assert_eq!(db.raw_lock().admissions.load(Ordering::SeqCst), 2);
+    assert_eq!(db.raw_lock().rejections.load(Ordering::SeqCst), 0);
+}
