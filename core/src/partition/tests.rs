@@ -1059,3 +1059,35 @@ fn a_weight_of_max_concurrent_limit_fits_a_compartment_that_large() {
     assert_eq!(db.raw_lock().admissions.load(Ordering::SeqCst), 2);
     assert_eq!(db.raw_lock().rejections.load(Ordering::SeqCst), 0);
 }
+
+/// The `Debug` output names the type and what it belongs to.
+#[test]
+fn debug_output_names_the_type_and_the_compartment() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let live = db.id("live").unwrap();
+    let shown = std::format!("{db:?}");
+    assert!(
+        shown.starts_with("Partitioned") && shown.contains("\"live\""),
+        "{shown}"
+    );
+    let wait = db.acquire(live);
+    let shown = std::format!("{wait:?}");
+    assert!(
+        shown.starts_with("AcquirePartition") && shown.contains("weight: 1"),
+        "{shown}"
+    );
+    let timed = db.acquire_timeout(live, crate::MaxWait::from_millis(5), |_| {
+        core::future::pending::<()>()
+    });
+    let shown = std::format!("{timed:?}");
+    assert!(
+        shown.starts_with("AcquirePartitionTimeout") && shown.contains("max_wait"),
+        "{shown}"
+    );
+    let seat = db.try_acquire(live).unwrap();
+    let shown = std::format!("{seat:?}");
+    assert!(
+        shown.starts_with("PartitionSeat") && shown.contains("\"live\""),
+        "{shown}"
+    );
+}
