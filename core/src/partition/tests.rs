@@ -1091,3 +1091,70 @@ fn debug_output_names_the_type_and_the_compartment() {
         "{shown}"
     );
 }
+
+/// A wait that times out is one rejection (and one `timed_out`); one that
+/// is abandoned, or that times out after a seat was handed to it, is none.
+#[test]
+fn a_time_out_is_one_rejection_and_an_abandoned_wait_none() {
+    let db = Partitioned::with_lock(
+        "db".into(),
+        1,
+        &[PartitionConfig::new("live", Amount::Seats(1))],
+        Counting::default(),
+    )
+    .unwrap();
+    let live = db.id("live").unwrap();
+    let rejections = || db.raw_lock().rejections.load(Ordering::SeqCst);
+    let held = db.try_acquire(live).unwrap();
+    let (_, w) = counting();
+    let mut left = pin!(db.acquire(live));
+    assert!(poll(left.as_mut(), &w).is_pending());
+    assert!(left.as_mut().abandon().is_none());
+    assert_eq!(rejections(), 0);
+    let mut timed = pin!(db.acquire(live));
+    assert!(poll(timed.as_mut(), &w).is_pending());
+    let e = timed
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(1))
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(rejections(), 1);
+    assert_eq!(db.partition_state(live).unwrap().timed_out, 1);
+    let mut granted = pin!(db.acquire(live));
+    assert!(poll(granted.as_mut(), &w).is_pending());
+    drop(held);
+    let seat = granted
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(1))
+        .unwrap();
+    assert_eq!(rejections(), 1);
+    drop(seat);
+}
+
+/// When the lock panics in the section of `abandon` (before its closure,
+/// as `RawLock` allows), the wait still leaves the line as the panic
+/// unwinds, even if the future itself outlives the panic: nothing is left
+/// waiting, and the future is finished.
+#[test]
+fn a_wait_whose_lock_panics_in_abandon_leaves_the_line_while_unwinding() {
+    let db = refusing_db();
+    let live = db.id("live").unwrap();
+    let held = [db.try_acquire(live).unwrap(), db.try_acquire(live).unwrap()];
+    let (_, w) = counting();
+    let mut f = Box::pin(db.acquire(live));
+    assert!(poll(f.as_mut(), &w).is_pending());
+    assert_eq!(db.state().waiting, 1);
+    db.raw_lock().refusing.store(true, Ordering::SeqCst);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.as_mut().abandon()));
+    assert!(r.is_err());
+    db.raw_lock().refusing.store(false, Ordering::SeqCst);
+    assert_eq!(db.state().waiting, 0, "left the line while unwinding");
+    assert_eq!(
+        db.raw_lock().calls_while_unwinding.load(Ordering::SeqCst),
+        1
+    );
+    drop(f);
+    drop(held);
+    assert_eq!(db.state().active, 0);
+}
