@@ -952,6 +952,7 @@ fn a_wait_reports_queueing_keeps_its_handle_and_abandon_hands_over_a_granted_sea
             core::future::pending::<()>()
         }),
     );
+    assert!(!timed.has_queued());
     assert!(poll(timed.as_mut(), &w).is_pending());
     assert!(timed.has_queued());
     drop(first);
