@@ -630,6 +630,497 @@ fn a_panicking_admission_hook_gives_the_seat_back() {
     drop(seat);
 }
 
+/// Rule 4 with the borrower declared first and queued first: a freed seat
+/// goes to the best-ranked eligible head (the lender, below its share),
+/// not the first one the search meets; and while that head needs more
+/// seats than are free, the free seats are kept for it, not handed to the
+/// borrower behind it. (Serving the first eligible head, or skipping a
+/// head that does not fit, would both serve `batch` here.)
+#[test]
+fn a_freed_seat_is_kept_for_the_best_ranked_head_even_if_it_does_not_fit_yet() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        4,
+        &[
+            PartitionConfig::new("batch", Amount::Seats(2)),
+            PartitionConfig::new("live", Amount::Seats(2)),
+        ],
+    )
+    .unwrap();
+    let (batch, live) = (db.id("batch").unwrap(), db.id("live").unwrap());
+    let mut b: Vec<_> = (0..4).map(|_| db.try_acquire(batch).unwrap()).collect();
+    let (cb, wb) = counting();
+    let (cl, wl) = counting();
+    let mut bw = pin!(db.acquire(batch));
+    assert!(poll(bw.as_mut(), &wb).is_pending());
+    let mut lw = pin!(db.acquire_many(live, 2));
+    assert!(poll(lw.as_mut(), &wl).is_pending());
+    drop(b.pop()); // one seat free: kept for live, which needs two
+    assert_eq!(
+        (cb.0.load(Ordering::SeqCst), cl.0.load(Ordering::SeqCst)),
+        (0, 0)
+    );
+    assert!(
+        poll(bw.as_mut(), &wb).is_pending(),
+        "batch took a kept seat"
+    );
+    assert_eq!(db.state().active, 3);
+    drop(b.pop()); // two free: live's
+    assert_eq!(cl.0.load(Ordering::SeqCst), 1);
+    let Poll::Ready(Ok(seat)) = poll(lw.as_mut(), &wl) else {
+        panic!("the lender is served")
+    };
+    assert_eq!(seat.weight(), 2);
+    assert!(poll(bw.as_mut(), &wb).is_pending());
+    drop(seat); // live back to 0 of 2: batch's waiter may borrow again
+    assert_eq!(cb.0.load(Ordering::SeqCst), 1);
+    assert!(matches!(poll(bw.as_mut(), &wb), Poll::Ready(Ok(_))));
+    drop(b);
+    assert_eq!(db.state().active, 0);
+}
+
+/// A partition's settings read back as they were given (what adapters
+/// read, e.g. the wait budget), and a percentage above 100 counts as 100.
+#[test]
+fn settings_read_back_as_given_and_a_percentage_above_100_counts_as_100() {
+    let c = PartitionConfig::new("a", Amount::Seats(2))
+        .lendable(Amount::Seats(1))
+        .borrow(Amount::Percent(50))
+        .priority(3)
+        .max_waiting(5)
+        .max_wait(crate::MaxWait::from_millis(7));
+    assert_eq!(c.share, Amount::Seats(2));
+    assert_eq!(c.lendable, Some(Amount::Seats(1)));
+    assert_eq!(c.borrow, Some(Amount::Percent(50)));
+    assert_eq!(c.priority, 3);
+    assert_eq!(c.max_waiting, Some(5));
+    assert_eq!(c.max_wait, Some(crate::MaxWait::from_millis(7)));
+    assert_eq!(
+        c.clone().share(Amount::Percent(20)).share,
+        Amount::Percent(20)
+    );
+    let plain = PartitionConfig::new("b", Amount::Seats(1));
+    assert_eq!(
+        (plain.lendable, plain.borrow, plain.max_waiting),
+        (None, None, None)
+    );
+    assert_eq!(Amount::Percent(150).of(10), 10);
+    assert_eq!(Amount::Percent(100).of(10), 10);
+    assert_eq!(Amount::Percent(99).of(10), 9);
+}
+
+/// The bounds of the settings are inclusive: share percentages may add up
+/// to exactly 100 and a queue limit may be `MAX_WAITING_LIMIT`; one more
+/// is refused (also when the percentages' seats, rounded down, would fit).
+#[test]
+fn share_percentages_may_add_up_to_100_and_queue_limits_to_the_maximum() {
+    let halves = [
+        PartitionConfig::new("a", Amount::Percent(50)),
+        PartitionConfig::new("b", Amount::Percent(50)),
+    ];
+    assert!(Partitioned::<CsLock>::new("db", 4, &halves).is_ok());
+    let e = Partitioned::<CsLock>::new(
+        "db",
+        1,
+        &[
+            PartitionConfig::new("a", Amount::Percent(60)),
+            PartitionConfig::new("b", Amount::Percent(50)),
+        ],
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(e, ConfigError::SharePercentsAbove100 { percent: 110, .. }),
+        "{e}"
+    );
+    let queue = |n| {
+        Partitioned::<CsLock>::new(
+            "db",
+            4,
+            &[PartitionConfig::new("a", Amount::Seats(1)).max_waiting(n)],
+        )
+    };
+    assert!(queue(crate::MAX_WAITING_LIMIT).is_ok());
+    let e = queue(crate::MAX_WAITING_LIMIT + 1).err().unwrap();
+    assert!(matches!(e, ConfigError::QueueLimitOverflow { .. }), "{e}");
+}
+
+/// Exactly `MAX_PARTITIONS` partitions are accepted; one more is refused.
+#[test]
+fn a_compartment_holds_up_to_max_partitions() {
+    const NAMES: [&str; MAX_PARTITIONS + 1] = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    let configs: Vec<_> = NAMES
+        .iter()
+        .map(|n| PartitionConfig::new(n, Amount::Seats(1)))
+        .collect();
+    let full = Partitioned::<CsLock>::new("db", 9, &configs[..MAX_PARTITIONS]).unwrap();
+    assert_eq!(full.partitions().count(), MAX_PARTITIONS);
+    assert!(full.reconfigure(&configs[..MAX_PARTITIONS]).is_ok());
+    let e = Partitioned::<CsLock>::new("db", 9, &configs).err().unwrap();
+    assert!(
+        matches!(
+            e,
+            ConfigError::TooManyPartitions {
+                count: 9,
+                limit: MAX_PARTITIONS,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// A limit may be `MAX_CONCURRENT_LIMIT`, when built or resized; one more
+/// is refused with `CapacityOverflow`, and the limit is unchanged.
+#[test]
+fn the_limit_may_be_max_concurrent_limit_and_no_more() {
+    use crate::word::MAX_CONCURRENT_LIMIT;
+    let parts = [PartitionConfig::new("a", Amount::Percent(50))];
+    let e = Partitioned::<CsLock>::new("db", MAX_CONCURRENT_LIMIT + 1, &parts)
+        .err()
+        .unwrap();
+    assert!(matches!(e, ConfigError::CapacityOverflow { .. }), "{e}");
+    let db = Partitioned::<CsLock>::new("db", MAX_CONCURRENT_LIMIT, &parts).unwrap();
+    assert_eq!(db.state().max_concurrent, MAX_CONCURRENT_LIMIT);
+    assert_eq!(db.set_max_concurrent(4), Ok(MAX_CONCURRENT_LIMIT));
+    let e = db.set_max_concurrent(MAX_CONCURRENT_LIMIT + 1).unwrap_err();
+    assert!(matches!(e, ConfigError::CapacityOverflow { .. }), "{e}");
+    let e = db
+        .try_set_max_concurrent(MAX_CONCURRENT_LIMIT + 1)
+        .unwrap_err();
+    assert!(matches!(e, ConfigError::CapacityOverflow { .. }), "{e}");
+    assert_eq!(db.state().max_concurrent, 4);
+    assert_eq!(db.try_set_max_concurrent(MAX_CONCURRENT_LIMIT), Ok(Some(4)));
+}
+
+/// Rule 3 in the guaranteed lane: of two heads of equal rank that both
+/// fit within their shares, the one the search meets first (the turn
+/// starts at the first partition) is served, then the turn passes to the
+/// other.
+#[test]
+fn equal_ranks_take_turns_in_the_guaranteed_lane() {
+    let db: Partitioned<CsLock> = Partitioned::new(
+        "db",
+        3,
+        &[
+            PartitionConfig::new("a", Amount::Seats(1)),
+            PartitionConfig::new("b", Amount::Seats(1)),
+            PartitionConfig::new("c", Amount::Seats(1)),
+        ],
+    )
+    .unwrap();
+    let (a, b, c) = (
+        db.id("a").unwrap(),
+        db.id("b").unwrap(),
+        db.id("c").unwrap(),
+    );
+    let mut held: Vec<_> = (0..3).map(|_| db.try_acquire(c).unwrap()).collect();
+    let (ca, wa) = counting();
+    let (cb, wb) = counting();
+    let mut fa = pin!(db.acquire(a));
+    let mut fb = pin!(db.acquire(b));
+    assert!(poll(fa.as_mut(), &wa).is_pending());
+    assert!(poll(fb.as_mut(), &wb).is_pending());
+    drop(held.pop()); // one seat: both heads fit within their shares
+    assert_eq!(
+        (ca.0.load(Ordering::SeqCst), cb.0.load(Ordering::SeqCst)),
+        (1, 0),
+        "the first in the search order is served first"
+    );
+    drop(held.pop());
+    assert_eq!(cb.0.load(Ordering::SeqCst), 1);
+    assert!(matches!(poll(fa.as_mut(), &wa), Poll::Ready(Ok(_))));
+    assert!(matches!(poll(fb.as_mut(), &wb), Poll::Ready(Ok(_))));
+}
+
+/// The compartment's name and whether it is closed read back as they are.
+#[test]
+fn the_name_and_the_closed_flag_read_back() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    assert_eq!(db.name(), "db");
+    assert_eq!(db.name_handle().as_str(), "db");
+    assert!(!db.is_closed());
+    db.close();
+    assert!(db.is_closed());
+}
+
+/// A compartment's or a partition's name of `MAX_NAME_LEN` bytes is
+/// kept; one byte more is refused. As in the plain compartment's test,
+/// the name is 2 GiB of zeros (valid UTF-8) from `alloc_zeroed`, so no
+/// page of it is touched.
+#[cfg(all(target_pointer_width = "64", not(miri)))]
+#[test]
+fn names_of_max_name_len_bytes_are_kept_and_longer_ones_refused() {
+    let len = crate::MAX_NAME_LEN + 1;
+    let bytes = std::vec![0u8; len].into_boxed_slice();
+    let long: &'static str = Box::leak(
+        // SAFETY: zeros are valid UTF-8 (NUL characters).
+        unsafe { std::string::String::from_utf8_unchecked(bytes.into_vec()) }.into_boxed_str(),
+    );
+    let longest = &long[..crate::MAX_NAME_LEN];
+    let too_long = |e: ConfigError| {
+        assert!(
+            matches!(e, ConfigError::NameTooLong { length, .. } if length == len),
+            "{e}"
+        );
+    };
+    let one = |name| [PartitionConfig::new(name, Amount::Seats(1))];
+    // The compartment's name.
+    let with = |name| Partitioned::with_lock(Name::from_static(name), 1, &one("a"), CsLock::new());
+    assert_eq!(with(longest).unwrap().name().len(), crate::MAX_NAME_LEN);
+    too_long(with(long).err().unwrap());
+    // A partition's name.
+    let db = Partitioned::<CsLock>::new("db", 1, &one(longest)).unwrap();
+    assert_eq!(
+        db.partitions().map(|(_, n)| n.len()).sum::<usize>(),
+        crate::MAX_NAME_LEN
+    );
+    too_long(
+        Partitioned::<CsLock>::new("db", 1, &one(long))
+            .err()
+            .unwrap(),
+    );
+}
+
+/// A wait reports whether it queued and keeps its handle until it
+/// resolves; `abandon` hands over a seat granted meanwhile (or `None` if
+/// there was none), and nothing is left held afterwards.
+#[test]
+fn a_wait_reports_queueing_keeps_its_handle_and_abandon_hands_over_a_granted_seat() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let (live, batch) = (db.id("live").unwrap(), db.id("batch").unwrap());
+    let (_, w) = counting();
+    // Seated at once: never queued.
+    let mut now = pin!(db.acquire(live));
+    assert!(!now.has_queued());
+    assert!(core::ptr::eq(
+        *now.as_ref().get_ref().handle().unwrap(),
+        &db
+    ));
+    let Poll::Ready(Ok(first)) = poll(now.as_mut(), &w) else {
+        panic!("a free seat")
+    };
+    assert!(!now.has_queued());
+    assert!(now.handle().is_none(), "the seat took the handle");
+    let second = db.try_acquire(batch).unwrap();
+    // Queued, then granted while nobody polled it.
+    let mut queued = pin!(db.acquire(live));
+    assert!(poll(queued.as_mut(), &w).is_pending());
+    assert!(queued.has_queued());
+    assert!(queued.handle().is_some());
+    let mut timed = Box::pin(
+        db.acquire_timeout(live, crate::MaxWait::from_millis(5), |_| {
+            core::future::pending::<()>()
+        }),
+    );
+    assert!(!timed.has_queued());
+    assert!(poll(timed.as_mut(), &w).is_pending());
+    assert!(timed.has_queued());
+    drop(first);
+    let seat = queued
+        .as_mut()
+        .abandon()
+        .expect("the seat granted meanwhile");
+    assert_eq!(seat.partition(), live);
+    // Abandoned while still waiting: no seat.
+    let mut other = pin!(db.acquire(batch));
+    assert!(poll(other.as_mut(), &w).is_pending());
+    assert!(other.as_mut().abandon().is_none());
+    drop((seat, second, timed));
+    assert_eq!((db.state().active, db.state().waiting), (0, 0));
+}
+
+/// A lock that counts the admission and rejection hooks.
+#[derive(Default)]
+struct Counting {
+    inner: crate::tests::TestLock,
+    admissions: AtomicUsize,
+    rejections: AtomicUsize,
+}
+
+// SAFETY: delegates to `TestLock`.
+unsafe impl RawLock for Counting {
+    unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.with_lock(f) }
+    }
+    unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        // SAFETY: forwarded from our own caller.
+        unsafe { self.inner.try_with_lock(f) }
+    }
+    fn record_admission(&self) {
+        self.admissions.fetch_add(1, Ordering::SeqCst);
+    }
+    fn record_rejection(&self) {
+        self.rejections.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A waiter dropped from a full newest-first line is counted as a
+/// rejection once, when it reads its verdict; a waiter woken by `close` is
+/// not (a closed compartment rejects nobody).
+#[cfg(feature = "lifo")]
+#[test]
+fn a_dropped_waiter_is_one_rejection_and_a_closed_one_none() {
+    let db = Partitioned::with_lock(
+        "db".into(),
+        1,
+        &[PartitionConfig::new("live", Amount::Seats(1))
+            .max_waiting(1)
+            .queue_order(QueueOrder::Lifo)],
+        Counting::default(),
+    )
+    .unwrap();
+    let live = db.id("live").unwrap();
+    let rejections = || db.raw_lock().rejections.load(Ordering::SeqCst);
+    let held = db.try_acquire(live).unwrap();
+    let (_, w) = counting();
+    let mut oldest = pin!(db.acquire(live));
+    assert!(poll(oldest.as_mut(), &w).is_pending());
+    let mut newest = pin!(db.acquire(live));
+    assert!(poll(newest.as_mut(), &w).is_pending());
+    assert_eq!(rejections(), 0);
+    assert!(matches!(
+        poll(oldest.as_mut(), &w),
+        Poll::Ready(Err(Error::QueueFull { .. }))
+    ));
+    assert_eq!(rejections(), 1);
+    db.close();
+    assert!(matches!(
+        poll(newest.as_mut(), &w),
+        Poll::Ready(Err(Error::Closed { .. }))
+    ));
+    assert_eq!(rejections(), 1);
+    drop(held);
+}
+
+/// A weight of exactly `MAX_CONCURRENT_LIMIT` is not too heavy for a
+/// compartment that large: waited for or taken at once, it gets the whole
+/// compartment.
+#[test]
+fn a_weight_of_max_concurrent_limit_fits_a_compartment_that_large() {
+    use crate::word::MAX_CONCURRENT_LIMIT;
+    let db = Partitioned::<Counting>::with_lock(
+        "db".into(),
+        MAX_CONCURRENT_LIMIT,
+        &[PartitionConfig::new("a", Amount::Percent(100))],
+        Counting::default(),
+    )
+    .unwrap();
+    let a = db.id("a").unwrap();
+    let (_, w) = counting();
+    let mut wait = pin!(db.acquire_many(a, MAX_CONCURRENT_LIMIT));
+    let Poll::Ready(Ok(seat)) = poll(wait.as_mut(), &w) else {
+        panic!("the whole compartment was free")
+    };
+    assert_eq!(seat.weight(), MAX_CONCURRENT_LIMIT);
+    drop(seat);
+    let seat = db.try_acquire_many(a, MAX_CONCURRENT_LIMIT).unwrap();
+    assert_eq!(db.state().active, MAX_CONCURRENT_LIMIT);
+    drop(seat);
+    assert_eq!(db.raw_lock().admissions.load(Ordering::SeqCst), 2);
+    assert_eq!(db.raw_lock().rejections.load(Ordering::SeqCst), 0);
+}
+
+/// The `Debug` output names the type and what it belongs to.
+#[test]
+fn debug_output_names_the_type_and_the_compartment() {
+    let db = two(Amount::Seats(1), Amount::Seats(1), 2);
+    let live = db.id("live").unwrap();
+    let shown = std::format!("{db:?}");
+    assert!(
+        shown.starts_with("Partitioned") && shown.contains("\"live\""),
+        "{shown}"
+    );
+    let wait = db.acquire(live);
+    let shown = std::format!("{wait:?}");
+    assert!(
+        shown.starts_with("AcquirePartition") && shown.contains("weight: 1"),
+        "{shown}"
+    );
+    let timed = db.acquire_timeout(live, crate::MaxWait::from_millis(5), |_| {
+        core::future::pending::<()>()
+    });
+    let shown = std::format!("{timed:?}");
+    assert!(
+        shown.starts_with("AcquirePartitionTimeout") && shown.contains("max_wait"),
+        "{shown}"
+    );
+    let seat = db.try_acquire(live).unwrap();
+    let shown = std::format!("{seat:?}");
+    assert!(
+        shown.starts_with("PartitionSeat") && shown.contains("\"live\""),
+        "{shown}"
+    );
+}
+
+/// A wait that times out is one rejection (and one `timed_out`); one that
+/// is abandoned, or that times out after a seat was handed to it, is none.
+#[test]
+fn a_time_out_is_one_rejection_and_an_abandoned_wait_none() {
+    let db = Partitioned::with_lock(
+        "db".into(),
+        1,
+        &[PartitionConfig::new("live", Amount::Seats(1))],
+        Counting::default(),
+    )
+    .unwrap();
+    let live = db.id("live").unwrap();
+    let rejections = || db.raw_lock().rejections.load(Ordering::SeqCst);
+    let held = db.try_acquire(live).unwrap();
+    let (_, w) = counting();
+    let mut left = pin!(db.acquire(live));
+    assert!(poll(left.as_mut(), &w).is_pending());
+    assert!(left.as_mut().abandon().is_none());
+    assert_eq!(rejections(), 0);
+    let mut timed = pin!(db.acquire(live));
+    assert!(poll(timed.as_mut(), &w).is_pending());
+    let e = timed
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(1))
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert_eq!(rejections(), 1);
+    assert_eq!(db.partition_state(live).unwrap().timed_out, 1);
+    let mut granted = pin!(db.acquire(live));
+    assert!(poll(granted.as_mut(), &w).is_pending());
+    drop(held);
+    let seat = granted
+        .as_mut()
+        .time_out(core::time::Duration::from_millis(1))
+        .unwrap();
+    assert_eq!(rejections(), 1);
+    drop(seat);
+}
+
+/// When the lock panics in the section of `abandon` (before its closure,
+/// as `RawLock` allows), the wait still leaves the line as the panic
+/// unwinds, even if the future itself outlives the panic: nothing is left
+/// waiting, and the future is finished.
+#[test]
+fn a_wait_whose_lock_panics_in_abandon_leaves_the_line_while_unwinding() {
+    let db = refusing_db();
+    let live = db.id("live").unwrap();
+    let held = [db.try_acquire(live).unwrap(), db.try_acquire(live).unwrap()];
+    let (_, w) = counting();
+    let mut f = Box::pin(db.acquire(live));
+    assert!(poll(f.as_mut(), &w).is_pending());
+    assert_eq!(db.state().waiting, 1);
+    db.raw_lock().refusing.store(true, Ordering::SeqCst);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.as_mut().abandon()));
+    assert!(r.is_err());
+    db.raw_lock().refusing.store(false, Ordering::SeqCst);
+    assert_eq!(db.state().waiting, 0, "left the line while unwinding");
+    assert_eq!(
+        db.raw_lock().calls_while_unwinding.load(Ordering::SeqCst),
+        1
+    );
+    drop(f);
+    drop(held);
+    assert_eq!(db.state().active, 0);
+}
+
 #[test]
 fn settings_given_after_a_pause_are_checked_against_the_limit_now() {
     let db = two(Amount::Seats(5), Amount::Seats(5), 10);

@@ -405,3 +405,46 @@ fn r6_try_acquire_refused_while_acquire_is_served_at_once() {
         queued.map(|r| r.map(|_| ()))
     );
 }
+
+/// A core bug found by the shuttle test (`partitioned_workload_with_resizes_and_close`
+/// deadlocks on every seed): `reconfigure` resolves the new settings at
+/// `max(limit, resumes_at)`, and `resumes_at` is the limit before the
+/// last pause, or the limit the compartment was built with. So after a
+/// shrink below that limit (no pause at all), `reconfigure` resolves the
+/// shares at the old, larger limit: here at 4 while the limit is 2. `b`
+/// then keeps a reserve of 1 (its share of 2 less the 1 it lends) out of
+/// 2 seats, and a wait of `a` for 2 seats (eligible and not oversized:
+/// `a` may hold 3) is never served, with every seat free. The settings
+/// should be resolved at the current limit unless it is 0 (they are now;
+/// the reference model, which had mirrored the same `max`, follows).
+#[test]
+fn reconfigure_after_a_shrink_resolves_at_the_current_limit() {
+    let configs = [
+        PartitionConfig::new("a", Amount::Percent(50)),
+        PartitionConfig::new("b", Amount::Percent(50)).lendable(Amount::Seats(1)),
+    ];
+    let db = Partitioned::<crate::CsLock>::new("db", 4, &configs).unwrap();
+    let fresh = Partitioned::<crate::CsLock>::new("db", 2, &configs).unwrap();
+    let (a, b) = (db.id("a").unwrap(), db.id("b").unwrap());
+    db.set_max_concurrent(2).unwrap();
+    db.reconfigure(&configs).unwrap();
+    for id in [a, b] {
+        assert_eq!(
+            db.partition_state(id).unwrap(),
+            fresh
+                .partition_state(fresh.id(&db.partition_config(id).unwrap().name).unwrap())
+                .unwrap(),
+            "reconfigured at 2 seats, resolved as at another limit"
+        );
+    }
+    // What it costs: with both seats free, a wait for both is not served.
+    let (_, w) = counting();
+    let mut wait = pin!(db.acquire_many(a, 2));
+    let got = poll(wait.as_mut(), &w);
+    assert!(
+        matches!(got, Poll::Ready(Ok(_))),
+        "a wait for the whole free compartment: {:?}, {:?}",
+        got.map(|r| r.map(|_| ())),
+        db.state()
+    );
+}
