@@ -89,13 +89,13 @@ fn budget_runs_out_and_counts_in_the_partition() {
     let start = Instant::now();
     let err = block_on(p.acquire_within(isr, Duration::from_millis(10))).unwrap_err();
     assert!(start.elapsed() >= Duration::from_millis(10));
-    assert_eq!(
-        err,
-        Error::Timeout {
-            name: "bus".into(),
-            budget: core::time::Duration::from_millis(10)
-        }
+    assert!(
+        matches!(&err, Error::Timeout { budget, .. } if *budget == core::time::Duration::from_millis(10)),
+        "{err}"
     );
+    // The partition is named where names can be made at run time (core's
+    // `alloc`, on when a std crate shares the build).
+    assert!(matches!(err.name().as_str(), "bus" | "bus/isr"), "{err}");
     assert_eq!(counts(&p, isr), (0, 0, 2, 0, 0, 1));
     assert_eq!(counts(&p, background).5, 0);
 }
