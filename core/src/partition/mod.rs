@@ -75,6 +75,7 @@ mod tests;
 mod tests_review;
 
 use core::fmt;
+use core::mem::ManuallyDrop;
 
 use heapless::Vec;
 
@@ -741,12 +742,23 @@ impl<L: RawLock> Partitioned<L> {
     /// while a full batch cut the serve short. If a waker (foreign code)
     /// panics, `OnUnwind` goes on with the rest as the panic unwinds (a
     /// second panic then aborts, as anywhere in Rust).
+    #[inline]
     fn finish(&self, owed: &mut Owed) {
-        /// Resumes `finish` if a waker panics.
+        // Most sections wake nobody: checked inline, the loop out of line.
+        if owed.wake.is_empty() && !owed.more {
+            return;
+        }
+        self.wake_owed(owed);
+    }
+
+    /// [`finish`](Self::finish), with something to wake or serve.
+    #[inline(never)]
+    fn wake_owed(&self, owed: &mut Owed) {
+        /// Resumes `wake_owed` if a waker panics.
         struct OnUnwind<'b, 'a, L: RawLock>(&'a Partitioned<L>, &'b mut Owed);
         impl<L: RawLock> Drop for OnUnwind<'_, '_, L> {
             fn drop(&mut self) {
-                self.0.finish(self.1);
+                self.0.wake_owed(self.1);
             }
         }
         loop {
@@ -758,7 +770,7 @@ impl<L: RawLock> Partitioned<L> {
             if !owed.more {
                 return;
             }
-            let wake = &mut owed.wake;
+            let wake = &mut *owed.wake;
             // SAFETY: as in `section_then`.
             owed.more = unsafe {
                 self.lock
@@ -904,15 +916,28 @@ impl<L: RawLock> Partitioned<L> {
 /// its wakers are dropped unwoken (only a caller that is itself unwinding
 /// does that).
 struct Owed {
-    wake: Wakers,
+    /// Never dropped as a whole: `Drop` below drops what is left in it, and
+    /// the empty deque (inline storage, nothing to free) is left behind,
+    /// which saves an uncontended section the deque's own drop loop.
+    wake: ManuallyDrop<Wakers>,
     more: bool,
 }
 
 impl Owed {
     fn new() -> Self {
         Self {
-            wake: Wakers::new(),
+            wake: ManuallyDrop::new(Wakers::new()),
             more: false,
+        }
+    }
+}
+
+impl Drop for Owed {
+    #[inline]
+    fn drop(&mut self) {
+        // Only a caller that is itself unwinding leaves wakers here.
+        while let Some(waker) = self.wake.pop_front() {
+            drop(waker);
         }
     }
 }

@@ -360,7 +360,19 @@ impl Table {
     /// owe: hands verdicts to waiters until none is owed or `wake` is full.
     /// Returns whether it stopped because `wake` is full (the caller then
     /// unlocks, wakes, and serves again).
+    #[inline]
     pub(crate) fn serve(&mut self, wake: &mut Wakers) -> bool {
+        // Nobody waits in most sections of an uncontended compartment:
+        // checked inline, the search out of line.
+        if self.waiters == 0 {
+            return false;
+        }
+        self.serve_waiters(wake)
+    }
+
+    /// [`serve`](Self::serve), with somebody waiting.
+    #[inline(never)]
+    fn serve_waiters(&mut self, wake: &mut Wakers) -> bool {
         loop {
             if self.waiters == 0 {
                 return false;
