@@ -16,6 +16,7 @@ pub(crate) mod limit_config;
 mod names;
 pub(crate) mod parse;
 mod partition;
+mod partition_env;
 mod pool;
 mod scoped;
 mod settings;
@@ -503,8 +504,12 @@ impl Registry {
         }
         config.apply(&self.env.overlay(Some(name))?);
         config.limit = self.env.limit(Some(name), config.limit)?;
-        config.partitions =
-            partition::env_overrides(&self.env, name, config.max_concurrent, config.partitions)?;
+        config.partitions = partition_env::env_overrides(
+            &self.env,
+            name,
+            config.max_concurrent,
+            config.partitions,
+        )?;
         check(name, config.max_concurrent, None)?;
         check_limit(name, &config)?;
         Ok(config)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bulkhead_std::registry::DomainPartition;
 
 use super::wait::AcquirePartitionWithin;
-use crate::partition::Partitioned;
+use bulkhead_std::partition::Partitioned;
 
 /// Takes a seat of a registry partition ([`DomainPartition`], from
 /// [`Registry::partition`](bulkhead_std::registry::Registry::partition))
@@ -62,7 +62,7 @@ pub trait DomainPartitionExt: sealed::Sealed {
     /// driver enabled, as any [`tokio::time::sleep`].
     ///
     /// # Errors
-    /// As [`TokioAcquirePartition::acquire_within`](super::TokioAcquirePartition::acquire_within):
+    /// As [`TokioAcquirePartition::acquire_within`](super::wait::TokioAcquirePartition::acquire_within):
     /// `PartitionFull` (failing fast), `Timeout`, `QueueFull`, `Closed`.
     fn acquire_within(&self) -> AcquirePartitionWithin<Arc<Partitioned>>;
 
