@@ -35,14 +35,26 @@
 //! # The rules
 //!
 //! Admission is decided under the compartment's lock, from every
-//! partition's count and line at once (no single atomic word holds that);
-//! the rules and the reclaim bound are in `table.rs` and in the design
-//! notes. In short: a partition never holds more than its share plus its
-//! borrowing limit, the total never passes the limit, a partition's
-//! *reserve* (the part of its share it does not lend) stays free for it,
-//! and running work is never pre-empted: a lender that needs its seats
-//! back gets each seat a borrower frees, before any borrower.
+//! partition's count and line at once (no single atomic word holds that).
+//! For a partition holding `a` seats with a share `s`:
 //!
+//! 1. **Fits**: it never holds more than its share plus its borrowing
+//!    limit ([`PartitionState::may_hold`]), the total never passes the
+//!    limit, and every other partition's *reserve* (the part of its share
+//!    it does not lend) stays free for it.
+//! 2. **Rank**: a partition below its share (`a < s`) ranks above one at
+//!    or above it; then higher priority; equal ranks take turns.
+//! 3. **Serve**: a freed seat goes first to a waiter that stays within its
+//!    share, then to the best-ranked waiter that could be admitted once
+//!    running calls end, and is kept for it until it has all it asked for.
+//! 4. **Newcomers** queue behind their own partition's line, and take a
+//!    free seat only where the serve would give it to them.
+//!
+//! So running work is never pre-empted, and a lender that needs its seats
+//! back gets each seat a borrower frees, before any borrower: once a
+//! waiter below its share is the best-ranked one, no partition at or above
+//! its share takes a seat until it is served.
+
 //! # Waiting
 //!
 //! Each partition has its own line, its own queue limit and order, and
