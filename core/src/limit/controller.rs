@@ -42,6 +42,23 @@ pub trait Resize {
     fn try_set_max_concurrent(&self, max_concurrent: usize) -> Result<Option<usize>, ConfigError>;
 }
 
+/// Through any handle: `&Arc<Bulkhead<_>>` records as `&Bulkhead<_>` does.
+impl<P> Resize for P
+where
+    P: core::ops::Deref,
+    P::Target: Resize,
+{
+    #[inline]
+    fn max_concurrent(&self) -> usize {
+        (**self).max_concurrent()
+    }
+
+    #[inline]
+    fn try_set_max_concurrent(&self, max_concurrent: usize) -> Result<Option<usize>, ConfigError> {
+        (**self).try_set_max_concurrent(max_concurrent)
+    }
+}
+
 impl<L: RawLock> Resize for Bulkhead<L> {
     #[inline]
     fn max_concurrent(&self) -> usize {

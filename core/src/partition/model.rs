@@ -82,7 +82,9 @@ fn outcome<T>(r: &Result<T, Error>) -> Outcome {
 fn of(a: Amount, whole: usize) -> usize {
     match a {
         Amount::Seats(n) => n,
-        Amount::Percent(p) => whole * p as usize / 100,
+        // In 64 bits, so that a percentage of the largest limit cannot
+        // overflow on a 32-bit target.
+        Amount::Percent(p) => (whole as u64 * p as u64 / 100) as usize,
     }
 }
 
