@@ -776,7 +776,45 @@ impl<L: RawLock> Bulkhead<L> {
         self.engine.is_closed()
     }
 
+    /// The current limit: [`State::max_concurrent`] without the rest of
+    /// a snapshot. One relaxed load.
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, CsLock};
+    ///
+    /// let db: Bulkhead<CsLock> = Bulkhead::new("database", 4)?;
+    /// db.set_max_concurrent(2)?;
+    /// assert_eq!(db.max_concurrent(), 2);
+    /// # Ok::<(), bulkhead_core::ConfigError>(())
+    /// ```
+    pub fn max_concurrent(&self) -> usize {
+        self.engine.max_concurrent()
+    }
+
+    /// Seats held right now: [`State::active`] without the rest of a
+    /// snapshot, for a hot path (an adaptive limit's in-flight count).
+    /// Two relaxed loads, no ordering: an estimate while seats come and
+    /// go. [`state`](Self::state) also reads the lock's counts, which a
+    /// lock may sum at a cost.
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, CsLock};
+    ///
+    /// let db: Bulkhead<CsLock> = Bulkhead::new("database", 4)?;
+    /// let _seat = db.try_acquire()?;
+    /// assert_eq!(db.active(), 1);
+    /// # Ok::<(), Box<dyn core::error::Error>>(())
+    /// ```
+    pub fn active(&self) -> usize {
+        self.engine.active()
+    }
+
     /// A snapshot of the compartment's counters.
+    ///
+    /// `rejected` and `timed_out` are the lock's ([`RawLock::counts`]):
+    /// reading them costs what the lock's sum costs (bulkhead-std's lock
+    /// sums one counter per thread). Use [`active`](Self::active) and
+    /// [`max_concurrent`](Self::max_concurrent) on a hot path.
     ///
     /// # Memory ordering
     ///
@@ -793,8 +831,10 @@ impl<L: RawLock> Bulkhead<L> {
         self.engine.state()
     }
 
-    /// The lock that guards the waiter list. Adapters whose lock also
-    /// records rejections ([`RawLock::record_rejection`]) read them here.
+    /// The lock that guards the waiter list, which also keeps the
+    /// compartment's counts ([`RawLock::counts`]). Adapters whose lock
+    /// keeps more (the time of the last rejection, admissions) read it
+    /// here.
     ///
     /// Reading the lock's own state is safe; locking it is not
     /// ([`RawLock::with_lock`] is `unsafe`): only the compartment locks its

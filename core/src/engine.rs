@@ -146,7 +146,7 @@ use crate::name::Name;
 use crate::queue_order::QueueOrder;
 use crate::status::Status;
 use crate::sync::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use crate::sync::{AtomicU32, AtomicUsize, Counter, UnsafeCell, loom_const_fn};
+use crate::sync::{AtomicU32, AtomicUsize, UnsafeCell, loom_const_fn};
 use crate::weight::Weight;
 use crate::word::{self, BARGING, BOUNDED, CLOSED, WAITERS};
 
@@ -177,8 +177,6 @@ pub(crate) struct Engine<L: RawLock> {
     /// read without the lock by snapshots. 32 bits: the queue limit, also
     /// when there is none, is at most [`MAX_WAITING_LIMIT`].
     pub(crate) waiting: AtomicU32,
-    rejected: Counter,
-    timed_out: Counter,
     /// The name, as the start of its bytes and its length in 31 bits
     /// (checked by [`Config::validate`]): 12 bytes on 64-bit targets
     /// instead of 16, and the length shares a word with `waiting`. The top
@@ -225,8 +223,6 @@ impl<L: RawLock> Engine<L> {
                 max: AtomicU32::new(config.max_concurrent as u32),
                 max_waiting: AtomicU32::new(queue_field(config.max_waiting, config.queue_order)),
                 waiting: AtomicU32::new(0),
-                rejected: Counter::new(),
-                timed_out: Counter::new(),
                 name_start: config.name.as_ptr(),
                 // Validated: the length fits in 32 bits.
                 name_len: config.name.len() as u32,
@@ -416,24 +412,32 @@ impl<L: RawLock> Engine<L> {
     }
 
     /// A snapshot of the counters: `active` and `closed` from one
-    /// `Acquire` load of the seat word, the rest plain counters.
+    /// `Acquire` load of the seat word, the rest plain counters, the
+    /// rejections and time-outs as the lock keeps them.
     pub(crate) fn state(&self) -> State {
         let w = self.word.load(Acquire);
         let max = self.max_concurrent();
+        let counts = self.lock.counts();
         State {
             name: self.name_handle(),
             max_concurrent: max,
             active: active(max, w),
             waiting: self.waiting.load(Relaxed) as usize,
-            rejected: self.rejected.get(),
-            timed_out: self.timed_out.get(),
+            rejected: counts.rejected,
+            timed_out: counts.timed_out,
             closed: w & CLOSED != 0,
         }
     }
 
-    /// Counts a caller turned away (full, or queue full).
+    /// Seats held right now, from one relaxed load: for callers that need
+    /// no snapshot (and no counts, which a lock may sum at a cost).
+    pub(crate) fn active(&self) -> usize {
+        active(self.max_concurrent(), self.word.load(Relaxed))
+    }
+
+    /// Counts a caller turned away (full, or queue full): the lock keeps
+    /// the count.
     pub(crate) fn count_rejection(&self) {
-        self.rejected.increment();
         self.lock.record_rejection();
     }
 
@@ -450,8 +454,7 @@ impl<L: RawLock> Engine<L> {
 
     /// Counts a timed-out wait and describes it.
     pub(crate) fn time_out(&self, budget: Duration) -> Error {
-        self.timed_out.increment();
-        self.lock.record_rejection();
+        self.lock.record_timeout();
         Error::Timeout {
             name: self.name_handle(),
             budget,

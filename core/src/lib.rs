@@ -12,6 +12,7 @@ mod acquire;
 mod admission;
 mod bulkhead;
 mod config;
+mod counts;
 mod engine;
 mod error;
 pub mod limit;
@@ -40,6 +41,7 @@ pub use acquire::{Acquire, AcquireTimeout};
 pub use admission::{Admission, MAX_LOST_RACES};
 pub use bulkhead::Bulkhead;
 pub use config::{Config, MAX_NAME_LEN, MAX_WAITING_LIMIT, State};
+pub use counts::{AtomicCounts, Counts};
 pub use error::{ConfigError, Error};
 #[cfg(feature = "weights")]
 pub use error::{MergeError, SplitError};

@@ -6,6 +6,8 @@
 //! serve as the lock. That is what lets a compartment live in firmware and
 //! be released from an interrupt handler.
 
+use crate::counts::Counts;
+
 /// A lock that guards a compartment's waiter list.
 ///
 /// The seat counter itself is lock-free. The lock is only taken by callers
@@ -113,14 +115,42 @@ pub unsafe trait RawLock {
     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R>;
 
     /// Called, never under the lock, each time the compartment turns a
-    /// caller away: full, queue full, or a wait budget ran out.
+    /// caller away because it or its queue is full
+    /// ([`Error::Full`](crate::Error::Full),
+    /// [`Error::QueueFull`](crate::Error::QueueFull), a weight above the
+    /// limit, a partition's `PartitionFull`).
     ///
-    /// The lock is the adapter's one plug-in point into core, so it is also
-    /// where an adapter that has a clock notes *when* (bulkhead-std keeps
-    /// the time of the last rejection this way). The default does nothing
-    /// and compiles away.
+    /// The lock is the adapter's one plug-in point into core, so it keeps
+    /// the compartment's counts ([`counts`](Self::counts)), and an adapter
+    /// that has a clock notes *when* here (bulkhead-std keeps the time of
+    /// the last rejection this way). The default does nothing and compiles
+    /// away.
     #[inline(always)]
     fn record_rejection(&self) {}
+
+    /// Called, never under the lock, each time a wait's budget runs out
+    /// ([`Error::Timeout`](crate::Error::Timeout)). As
+    /// [`record_rejection`](Self::record_rejection); the default does
+    /// nothing.
+    #[inline(always)]
+    fn record_timeout(&self) {}
+
+    /// The compartment's counts: what [`record_rejection`] and
+    /// [`record_timeout`] were called for, read by
+    /// [`Bulkhead::state`](crate::Bulkhead::state). Core keeps no counts of
+    /// its own: where they live decides what counting costs (one shared
+    /// counter written by every rejecting thread, or one per thread summed
+    /// here). Keep them in an [`AtomicCounts`](crate::AtomicCounts) unless
+    /// you can do better.
+    ///
+    /// The default keeps none and reports [`Counts::NONE`].
+    ///
+    /// [`record_rejection`]: Self::record_rejection
+    /// [`record_timeout`]: Self::record_timeout
+    #[inline(always)]
+    fn counts(&self) -> Counts {
+        Counts::NONE
+    }
 
     /// Called, never under the lock, each time a caller gets a seat: on the
     /// fast path, after a wait, or as a hand-off, through any API (core's
@@ -129,7 +159,7 @@ pub unsafe trait RawLock {
     ///
     /// Core keeps no admission count itself, so that its fast path stays
     /// one CAS on targets that need no metrics. An adapter that exports
-    /// metrics counts here (bulkhead-std keeps an admission counter). The
+    /// metrics counts here (bulkhead-std counts admissions per thread). The
     /// default does nothing and compiles away.
     #[inline(always)]
     fn record_admission(&self) {}
@@ -161,6 +191,7 @@ pub use cs::CsLock;
 #[cfg(feature = "critical-section")]
 mod cs {
     use super::{ConstInit, RawLock};
+    use crate::counts::{AtomicCounts, Counts};
 
     /// A waiter-list lock made of a [`critical_section`].
     ///
@@ -186,18 +217,26 @@ mod cs {
     /// assert_eq!(SENSOR_BUS.state().active, 1);
     /// drop(seat);
     /// ```
-    #[derive(Debug, Default, Clone, Copy)]
+    ///
+    /// It keeps the compartment's counts in an [`AtomicCounts`]: on a
+    /// single core a locked increment costs no more than a plain one.
+    #[derive(Debug, Default)]
     pub struct CsLock {
-        _private: (),
+        counts: AtomicCounts,
     }
 
     impl CsLock {
-        /// A new critical-section lock.
-        pub const fn new() -> Self {
-            Self { _private: () }
+        crate::sync::loom_const_fn! {
+            /// A new critical-section lock, with nothing counted.
+            pub fn new() -> Self {
+                Self {
+                    counts: AtomicCounts::new(),
+                }
+            }
         }
     }
 
+    #[cfg(not(bulkhead_loom))]
     impl ConstInit for CsLock {
         const INIT: Self = Self::new();
     }
@@ -220,6 +259,21 @@ mod cs {
         unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
             Some(critical_section::with(|_| f()))
         }
+
+        #[inline]
+        fn record_rejection(&self) {
+            self.counts.record_rejection();
+        }
+
+        #[inline]
+        fn record_timeout(&self) {
+            self.counts.record_timeout();
+        }
+
+        #[inline]
+        fn counts(&self) -> Counts {
+            self.counts.get()
+        }
     }
 }
 
@@ -239,6 +293,7 @@ mod loom_lock {
     use loom::thread::Thread;
 
     use super::RawLock;
+    use crate::counts::{AtomicCounts, Counts};
 
     /// A waiter-list lock made of loom atomics: a test-and-set lock whose
     /// blocked callers park.
@@ -273,10 +328,13 @@ mod loom_lock {
     /// plain `std` mutex, invisible to the model; loom's unpark orders the
     /// unlock before the parked thread's next try, which the flag's
     /// `Acquire` would give it anyway.
+    ///
+    /// It keeps the compartment's counts in an [`AtomicCounts`].
     #[derive(Debug)]
     pub struct LoomLock {
         locked: AtomicBool,
         parked: Mutex<Vec<Thread>>,
+        counts: AtomicCounts,
     }
 
     impl LoomLock {
@@ -285,6 +343,7 @@ mod loom_lock {
             Self {
                 locked: AtomicBool::new(false),
                 parked: Mutex::new(Vec::new()),
+                counts: AtomicCounts::new(),
             }
         }
 
@@ -346,6 +405,18 @@ mod loom_lock {
             }
             let _unlock = self.take_if_free()?;
             Some(f())
+        }
+
+        fn record_rejection(&self) {
+            self.counts.record_rejection();
+        }
+
+        fn record_timeout(&self) {
+            self.counts.record_timeout();
+        }
+
+        fn counts(&self) -> Counts {
+            self.counts.get()
         }
     }
 }

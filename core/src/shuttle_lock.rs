@@ -3,6 +3,7 @@
 //! Only exists under `--cfg bulkhead_shuttle` (see `shuttle-tests/`), so
 //! that users' own shuttle tests can drive code that uses a compartment.
 
+use crate::counts::{AtomicCounts, Counts};
 use crate::lock::RawLock;
 
 /// A waiter-list lock made of shuttle's scheduler-controlled mutex.
@@ -10,13 +11,15 @@ use crate::lock::RawLock;
 /// Every lock and try-lock is a point where shuttle may switch threads, so
 /// the randomized scheduler explores lock contention, including a release
 /// whose try fails because another thread holds the lock.
+///
+/// It keeps the compartment's counts in an [`AtomicCounts`].
 #[derive(Debug, Default)]
-pub struct ShuttleLock(shuttle::sync::Mutex<()>);
+pub struct ShuttleLock(shuttle::sync::Mutex<()>, AtomicCounts);
 
 impl ShuttleLock {
     /// A new, unlocked shuttle mutex.
     pub fn new() -> Self {
-        Self(shuttle::sync::Mutex::new(()))
+        Self(shuttle::sync::Mutex::new(()), AtomicCounts::new())
     }
 }
 
@@ -41,5 +44,17 @@ unsafe impl RawLock for ShuttleLock {
             Err(shuttle::sync::TryLockError::WouldBlock) => return None,
         };
         Some(f())
+    }
+
+    fn record_rejection(&self) {
+        self.1.record_rejection();
+    }
+
+    fn record_timeout(&self) {
+        self.1.record_timeout();
+    }
+
+    fn counts(&self) -> Counts {
+        self.1.get()
     }
 }

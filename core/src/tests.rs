@@ -65,9 +65,10 @@ pub(crate) fn run_aborting_child(name: &str, child_var: &str) -> std::string::St
     stderr
 }
 
-/// A std mutex as the waiter-list lock, as `bulkhead-std` provides it.
+/// A std mutex as the waiter-list lock, as `bulkhead-std` provides it,
+/// with the compartment's counts in an `AtomicCounts`.
 #[derive(Default)]
-pub(crate) struct TestLock(Mutex<()>);
+pub(crate) struct TestLock(Mutex<()>, crate::AtomicCounts);
 
 // SAFETY: std's mutex excludes, orders with acquire/release, fails `try_lock`
 // only when held, and unlocks when its guard drops during unwinding.
@@ -84,6 +85,18 @@ unsafe impl RawLock for TestLock {
             Err(TryLockError::WouldBlock) => return None,
         };
         Some(f())
+    }
+
+    fn record_rejection(&self) {
+        self.1.record_rejection();
+    }
+
+    fn record_timeout(&self) {
+        self.1.record_timeout();
+    }
+
+    fn counts(&self) -> crate::Counts {
+        self.1.get()
     }
 }
 

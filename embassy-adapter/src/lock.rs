@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use bulkhead_core::{ConstInit, RawLock};
+use bulkhead_core::{AtomicCounts, ConstInit, Counts, RawLock};
 use embassy_sync::blocking_mutex::raw::RawMutex;
 
 /// Any embassy-sync [`RawMutex`], used as the lock that guards a
@@ -78,12 +78,12 @@ use embassy_sync::blocking_mutex::raw::RawMutex;
 ///
 /// [`CriticalSectionRawMutex`]: embassy_sync::blocking_mutex::raw::CriticalSectionRawMutex
 /// [`NoopRawMutex`]: embassy_sync::blocking_mutex::raw::NoopRawMutex
-pub struct EmbassyLock<M: RawMutex>(M);
+pub struct EmbassyLock<M: RawMutex>(M, AtomicCounts);
 
 impl<M: RawMutex> EmbassyLock<M> {
     /// A new, unlocked lock.
     pub const fn new() -> Self {
-        Self(M::INIT)
+        Self(M::INIT, AtomicCounts::new())
     }
 
     /// The raw mutex inside.
@@ -141,5 +141,20 @@ unsafe impl<M: RawMutex> RawLock for EmbassyLock<M> {
     #[inline]
     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         Some(self.0.lock(f))
+    }
+
+    #[inline]
+    fn record_rejection(&self) {
+        self.1.record_rejection();
+    }
+
+    #[inline]
+    fn record_timeout(&self) {
+        self.1.record_timeout();
+    }
+
+    #[inline]
+    fn counts(&self) -> Counts {
+        self.1.get()
     }
 }

@@ -20,6 +20,7 @@
 //    the series it records.
 mod blocking;
 mod box_error;
+mod counts;
 mod detect;
 mod lock;
 mod park;

@@ -12,8 +12,8 @@
 //! | `bulkhead_limit_changes_total` | counter | count | adaptive compartments: times a sample changed the limit |
 //! | `bulkhead_limit_samples_skipped_total` | counter | count | adaptive compartments: samples that arrived while another was processed |
 //! | `bulkhead_admitted_total` | counter | count | the compartment's admissions ([`StdLock::admitted`](crate::StdLock::admitted)) |
-//! | `bulkhead_rejected_total` | counter | count | the compartment's rejections (core's [`State::rejected`](bulkhead_core::State::rejected)) |
-//! | `bulkhead_timed_out_total` | counter | count | the compartment's expired wait budgets (core's [`State::timed_out`](bulkhead_core::State::timed_out); thread pool: execution timeouts) |
+//! | `bulkhead_rejected_total` | counter | count | the compartment's rejections ([`State::rejected`](bulkhead_core::State::rejected), kept by the lock) |
+//! | `bulkhead_timed_out_total` | counter | count | the compartment's expired wait budgets ([`State::timed_out`](bulkhead_core::State::timed_out), kept by the lock; thread pool: execution timeouts) |
 //! | `bulkhead_wait_seconds` | histogram | seconds | how long each admitted caller queued, recorded as the seat arrives |
 //! | `bulkhead_resource_open` | gauge | count | scoped compartments: 1 while the resource is open, else 0 |
 //! | `bulkhead_resource_opens_total` | counter | count | scoped compartments: successful openings |

@@ -1,6 +1,6 @@
 //! The size of a compartment with the std lock, and of its acquire future,
-//! pinned for the target the benchmarks run on (the budget: 64
-//! bytes each; examples/BENCHMARKS.md, "Size", has the way there).
+//! pinned for the target the benchmarks run on (the budgets: 64 and 56
+//! bytes; examples/BENCHMARKS.md, "Size", has the way there).
 //!
 //! Core's own layout test (`core/src/tests/layout.rs`) counts fields; it
 //! runs in a test build of core, where the list carries test-only
@@ -12,14 +12,15 @@ use bulkhead_std::{Bulkhead, StdLock};
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[test]
-fn a_compartment_with_the_std_lock_is_96_bytes() {
-    // Four atomic words (32: the seat word, owed wake-ups, two counters),
-    // four 32-bit fields (16: the two limits, the waiter count, the name's
-    // length), the name's start (8), the circular waiter list (its tail
-    // and its first waiting node, 16),
-    // the lock: the mutex (8), the rejection time (8), admissions (8).
-    assert_eq!(size_of::<StdLock>(), 24);
-    assert_eq!(size_of::<Bulkhead>(), 96);
+fn a_compartment_with_the_std_lock_is_64_bytes() {
+    // Three words (24: the seat word, owed wake-ups, the name's start),
+    // four 32-bit fields (16: the two limits, the waiter count, the
+    // name's length), the circular waiter list (its tail and its first
+    // waiting node, 16), the lock: a one-byte mutex and the 32-bit word
+    // of its per-thread counts (8). The counts themselves live in the
+    // counting threads' cells.
+    assert_eq!(size_of::<StdLock>(), 8);
+    assert_eq!(size_of::<Bulkhead>(), 64);
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]

@@ -523,7 +523,7 @@ impl<L: RawLock, A: Limit, C: Clock> Adaptive<L, A, C> {
 
     /// The compartment's current limit.
     pub fn limit(&self) -> usize {
-        self.bulkhead.state().max_concurrent
+        self.bulkhead.max_concurrent()
     }
 
     /// Takes a seat if one is free right now, as
@@ -582,7 +582,7 @@ impl<L: RawLock, A: Limit, C: Clock> Adaptive<L, A, C> {
 
     fn start<'a>(&'a self, seat: Seat<'a, L>) -> AdaptiveSeat<'a, L, A, C> {
         AdaptiveSeat {
-            in_flight: self.bulkhead.state().active,
+            in_flight: self.bulkhead.active(),
             started: self.clock.now_nanos(),
             adaptive: self,
             seat: Some(seat),

@@ -443,7 +443,7 @@ impl<L: RawLock> Settle<'_, '_, L> {
         });
         drop::<Option<Waker>>(waker);
         if status == Status::Idle && timing_out {
-            self.target.raw_lock().record_rejection();
+            self.target.raw_lock().record_timeout();
         }
         status
     }

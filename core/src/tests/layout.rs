@@ -55,21 +55,20 @@ fn the_admission_survives_every_transition_of_the_word() {
     }
 }
 
-/// Five words (the seat word, owed wake-ups, two counters and the start
-/// of the name), four 32-bit fields sharing two words (the two limits, the
-/// waiter count and the name's length), the list and the lock. The
-/// admission mode takes no field of its own (it used to take a byte,
-/// padded to a word), and the list keeps no length of its own (the waiter
-/// count is it).
+/// Three words (the seat word, owed wake-ups and the start of the name),
+/// four 32-bit fields sharing two words (the two limits, the waiter count
+/// and the name's length), the list and the lock. The admission mode takes
+/// no field of its own, the list keeps no length of its own (the waiter
+/// count is it), and the counts are the lock's (`RawLock::counts`).
 #[cfg(target_pointer_width = "64")]
 #[test]
-fn the_compartment_is_seven_words_the_list_and_its_lock() {
+fn the_compartment_is_five_words_the_list_and_its_lock() {
     assert_eq!(size_of::<crate::sync::AtomicU32>(), 4);
     // The circular list: its tail and its first waiting node (plus two
     // counters that only test builds have).
     assert_eq!(size_of::<crate::list::List>(), size_of::<[usize; 4]>());
     assert_eq!(
         size_of::<TestBulkhead>(),
-        size_of::<[usize; 7]>() + size_of::<crate::list::List>() + size_of::<TestLock>()
+        size_of::<[usize; 5]>() + size_of::<crate::list::List>() + size_of::<TestLock>()
     );
 }

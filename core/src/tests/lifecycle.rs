@@ -489,12 +489,17 @@ fn config_validates_const() {
     assert!(OK.is_ok());
 }
 
-/// A lock that counts the rejections core reports to it.
+/// A lock that keeps its own counts of what core reports to it, with
+/// counts far from anything core could make up, so that `state` can only
+/// report them by asking the lock.
 #[derive(Default)]
 struct RecordingLock {
     inner: TestLock,
     rejections: std::sync::atomic::AtomicUsize,
+    timeouts: std::sync::atomic::AtomicUsize,
 }
+
+const OFFSET: usize = 1000;
 
 // SAFETY: delegates locking to `TestLock`, which upholds the contract.
 unsafe impl crate::RawLock for RecordingLock {
@@ -510,10 +515,23 @@ unsafe impl crate::RawLock for RecordingLock {
         self.rejections
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
+    fn record_timeout(&self) {
+        self.timeouts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn counts(&self) -> crate::Counts {
+        let get = |c: &std::sync::atomic::AtomicUsize| {
+            OFFSET + c.load(std::sync::atomic::Ordering::SeqCst)
+        };
+        crate::Counts {
+            rejected: get(&self.rejections),
+            timed_out: get(&self.timeouts),
+        }
+    }
 }
 
 #[test]
-fn every_rejection_reaches_the_lock_hook() {
+fn every_rejection_and_time_out_reaches_the_lock_and_state_reads_its_counts() {
     use crate::RawLock as _;
     let b = Bulkhead::with_lock(
         Config::new("hook", 1).max_waiting(1),
@@ -521,26 +539,48 @@ fn every_rejection_reaches_the_lock_hook() {
     )
     .unwrap();
     let count = |b: &Bulkhead<RecordingLock>| {
-        b.raw_lock()
-            .rejections
-            .load(std::sync::atomic::Ordering::SeqCst)
+        let c = b.raw_lock().counts();
+        (c.rejected - OFFSET, c.timed_out - OFFSET)
     };
     let held = b.try_acquire().unwrap();
     let _ = b.try_acquire(); // full
-    assert_eq!(count(&b), 1);
+    assert_eq!(count(&b), (1, 0));
     let t = Task::new();
     let mut w1 = boxed(b.acquire());
     let mut w2 = boxed(b.acquire());
     assert!(t.poll(w1.as_mut()).is_pending());
     let _ = t.poll(w2.as_mut()); // queue full
-    assert_eq!(count(&b), 2);
+    assert_eq!(count(&b), (2, 0));
     let _ = w1.as_mut().time_out(core::time::Duration::ZERO); // timed out
-    assert_eq!(count(&b), 3);
+    assert_eq!(count(&b), (2, 1));
     let s = b.state();
-    assert_eq!((s.rejected, s.timed_out), (2, 1));
+    assert_eq!((s.rejected, s.timed_out), (OFFSET + 2, OFFSET + 1));
     drop(held);
     // SAFETY: nothing of core's runs now; this only checks the lock is free.
     assert!(unsafe { b.raw_lock().try_with_lock(|| ()) }.is_some());
+}
+
+/// A lock that keeps no counts reports zeros, and core counts nothing
+/// behind its back.
+#[test]
+fn a_lock_that_keeps_no_counts_reports_none() {
+    struct Silent(TestLock);
+    // SAFETY: delegates locking to `TestLock`, which upholds the contract.
+    unsafe impl crate::RawLock for Silent {
+        unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+            // SAFETY: forwarded from our own caller.
+            unsafe { self.0.with_lock(f) }
+        }
+        unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+            // SAFETY: as above.
+            unsafe { self.0.try_with_lock(f) }
+        }
+    }
+    let b = Bulkhead::with_lock(Config::new("silent", 1), Silent(TestLock::default())).unwrap();
+    let _held = b.try_acquire().unwrap();
+    assert!(b.try_acquire().is_err());
+    assert_eq!((b.state().rejected, b.state().timed_out), (0, 0));
+    assert_eq!(crate::Counts::default(), crate::Counts::NONE);
 }
 
 /// `with_name` names the compartment `name`, never `config.name`, also in
@@ -552,7 +592,7 @@ fn with_name_uses_the_given_name_not_the_configs() {
     let b: Bulkhead<TestLock> = Bulkhead::with_name(
         Name::from_static("db"),
         Config::new("other", 2),
-        TestLock(std::sync::Mutex::new(())),
+        TestLock::default(),
     )
     .unwrap();
     assert_eq!(b.name(), "db");
@@ -563,7 +603,7 @@ fn with_name_uses_the_given_name_not_the_configs() {
     let refused = Bulkhead::<TestLock>::with_name(
         Name::from_static("db"),
         Config::new("other", 0),
-        TestLock(std::sync::Mutex::new(())),
+        TestLock::default(),
     );
     match refused {
         Err(e) => assert!(e.to_string().contains("db"), "{e}"),

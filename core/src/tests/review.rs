@@ -53,10 +53,18 @@ unsafe impl RawLock for ReviewLock {
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.try_with_lock(f) }
     }
+    /// Counts first, then panics if asked to: the count is the lock's.
     fn record_rejection(&self) {
+        self.inner.record_rejection();
         if self.panic_on_rejection.swap(false, Ordering::SeqCst) {
             panic!("rejection hook panicked");
         }
+    }
+    fn record_timeout(&self) {
+        self.inner.record_timeout();
+    }
+    fn counts(&self) -> crate::Counts {
+        self.inner.counts()
     }
     fn record_admission(&self) {
         if self.panic_on_admission.swap(false, Ordering::SeqCst) {

@@ -207,9 +207,13 @@ fn review_a_weight_above_the_limit_is_counted_once_when_the_hook_panics() {
             unsafe { self.0.try_with_lock(f) }
         }
         fn record_rejection(&self) {
+            self.0.record_rejection();
             if !self.1.swap(true, SeqCst) {
                 panic!("hook");
             }
+        }
+        fn counts(&self) -> crate::Counts {
+            self.0.counts()
         }
     }
     let b = crate::Bulkhead::with_lock(Config::new("test", 2), PanicOnce::default()).unwrap();

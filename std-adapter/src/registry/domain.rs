@@ -148,7 +148,7 @@ impl Domain {
     ) -> RegistrySeat<L> {
         let timing = self.controller.as_ref().map(|controller| Timing {
             controller: Arc::clone(controller),
-            in_flight: self.bulkhead.state().active,
+            in_flight: self.bulkhead.active(),
             started: StdClock.now_nanos(),
         });
         RegistrySeat { timing, seat }

@@ -199,7 +199,7 @@ impl<R: Send + Sync + 'static> Scoped<R> {
         Opening {
             compartment: self.name.clone(),
             resource: self.slot.resource,
-            max_concurrent: self.bulkhead.state().max_concurrent,
+            max_concurrent: self.bulkhead.max_concurrent(),
             max_wait: self.max_wait,
         }
     }

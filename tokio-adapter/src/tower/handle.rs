@@ -243,7 +243,7 @@ impl<L: RawLock, A: Limit, C: Clock> TimedSeat<L, A, C> {
     fn new(seat: OwnedSeat<Arc<Adaptive<L, A, C>>>) -> Self {
         let adaptive = seat.handle();
         Self {
-            in_flight: adaptive.bulkhead().state().active,
+            in_flight: adaptive.bulkhead().active(),
             started: adaptive.clock().now_nanos(),
             seat: Some(seat),
         }
