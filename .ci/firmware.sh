@@ -133,7 +133,7 @@ done
 # --- footprint ---------------------------------------------------------------
 echo
 echo "footprint (bytes; release, opt-level=s, LTO; flash = text, RAM = data + bss):"
-printf '%-20s %-15s %-52s %8s %6s %6s %8s\n' target variant "bulkhead-embassy features" text data bss RAM
+printf '%-20s %-15s %-60s %8s %6s %6s %8s\n' target variant "bulkhead-embassy features" text data bss RAM
 declare -A flash ram
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
@@ -146,7 +146,7 @@ for target in "${targets[@]}"; do
             weights) set_of="time weights lifo queue-limits" ;;
             partitions) set_of="time partitions" ;;
         esac
-        printf '%-20s %-15s %-52s %8d %6d %6d %8d\n' "$target" "$variant" "$set_of" "$text" "$data" "$bss" $((data + bss))
+        printf '%-20s %-15s %-60s %8d %6d %6d %8d\n' "$target" "$variant" "$set_of" "$text" "$data" "$bss" $((data + bss))
         flash[$target-$variant]=$text
         ram[$target-$variant]=$((data + bss))
     done
