@@ -129,7 +129,6 @@
 //!     A waiter heavier than a limit that shrank below it (not to 0, a
 //!     pause) is refused with `Oversized` when a drain reaches it.
 
-
 // Without `barging` the `BARGING` and `BOUNDED` flags are 0 (`word.rs`), so
 // that their tests fold to constants and the barging code is left out;
 // masking with them is then masking with zero on purpose.
