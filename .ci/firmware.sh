@@ -3,12 +3,14 @@
 # Cortex-M3 (thumbv7m, QEMU lm3s6965evb) and a Cortex-M0 without CAS
 # (thumbv6m, QEMU microbit), runs it under QEMU, checks its summary, and
 # prints the flash/RAM footprint next to the same program built with
-# embassy-sync's FairSemaphore (feature `fair-semaphore`). Three more
-# variants add scenarios to ours: an adaptive compartment (feature
-# `adaptive`), weighted seats with a newest-first queue (feature `weights`),
-# and a partitioned compartment whose seats the SysTick interrupt gives back
-# (feature `partitions`); the footprint comparison is the plain variant,
-# which uses none of them.
+# embassy-sync's FairSemaphore (feature `fair-semaphore`). `minimal` is our
+# build with only the bulkhead-embassy features the scenario needs (`time`);
+# `full` is the same program with bulkhead-embassy's default features (every
+# core feature). Three more variants add scenarios to ours: an adaptive
+# compartment (feature `adaptive`), weighted seats with a newest-first queue
+# (feature `weights`), and a partitioned compartment whose seats the SysTick
+# interrupt gives back (feature `partitions`); the footprint comparison is
+# the minimal variant, which uses none of them.
 #
 # Exits non-zero if a build fails, a run exits non-zero or times out, or a
 # summary line is missing. Works offline once the crates are fetched.
@@ -41,12 +43,12 @@ cargo fmt --check
 elf_dir="$CARGO_TARGET_DIR/elf"
 mkdir -p "$elf_dir"
 targets=(thumbv7m-none-eabi thumbv6m-none-eabi)
-variants=(bulkhead fair-semaphore adaptive weights partitions)
+variants=(minimal full fair-semaphore adaptive weights partitions)
 
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
         features=()
-        [[ $variant != bulkhead ]] && features=(--features "$variant")
+        [[ $variant != minimal ]] && features=(--features "$variant")
         echo "firmware: building $variant for $target"
         cargo build --quiet --release --target "$target" "${features[@]}"
         cp "$CARGO_TARGET_DIR/$target/release/bulkhead-embassy-firmware" "$elf_dir/$target-$variant.elf"
@@ -71,7 +73,7 @@ run() {
     sed 's/^/    /' "$log"
 
     local primitive=$variant
-    [[ $variant == adaptive || $variant == weights || $variant == partitions ]] && primitive=bulkhead
+    [[ $variant != fair-semaphore ]] && primitive=bulkhead
     local required=(
         "^bulkhead-scenario: primitive=$primitive\$"
         '^flash: limit=1 peak=[01] admitted=2 rejected=1 timed_out=1$'
@@ -131,32 +133,42 @@ done
 # --- footprint ---------------------------------------------------------------
 echo
 echo "footprint (bytes; release, opt-level=s, LTO; flash = text, RAM = data + bss):"
-printf '%-20s %-15s %8s %6s %6s %8s\n' target primitive text data bss RAM
+printf '%-20s %-15s %-60s %8s %6s %6s %8s\n' target variant "bulkhead-embassy features" text data bss RAM
 declare -A flash ram
 for target in "${targets[@]}"; do
     for variant in "${variants[@]}"; do
         read -r text data bss _ < <(arm-none-eabi-size "$elf_dir/$target-$variant.elf" | tail -n 1)
-        printf '%-20s %-15s %8d %6d %6d %8d\n' "$target" "$variant" "$text" "$data" "$bss" $((data + bss))
+        case $variant in
+            minimal) set_of="time" ;;
+            full) set_of="default (time barging queue-limits weights lifo partitions)" ;;
+            fair-semaphore) set_of="(embassy-sync FairSemaphore)" ;;
+            adaptive) set_of="time" ;;
+            weights) set_of="time weights lifo queue-limits" ;;
+            partitions) set_of="time partitions" ;;
+        esac
+        printf '%-20s %-15s %-60s %8d %6d %6d %8d\n' "$target" "$variant" "$set_of" "$text" "$data" "$bss" $((data + bss))
         flash[$target-$variant]=$text
         ram[$target-$variant]=$((data + bss))
     done
 done
 echo
-echo "footprint against FairSemaphore (target: flash <= 1.05x, RAM no more):"
+echo "footprint against FairSemaphore, same scenario (target: minimal flash <= 1.05x, RAM no more):"
 for target in "${targets[@]}"; do
-    ours_flash=${flash[$target-bulkhead]} fair_flash=${flash[$target-fair-semaphore]}
-    ours_ram=${ram[$target-bulkhead]} fair_ram=${ram[$target-fair-semaphore]}
-    printf '%-20s flash %s x (%+d bytes), RAM %+d bytes\n' "$target" \
-        "$(awk -v a="$ours_flash" -v b="$fair_flash" 'BEGIN { printf "%.3f", a / b }')" \
-        $((ours_flash - fair_flash)) $((ours_ram - fair_ram))
+    for variant in minimal full; do
+        ours_flash=${flash[$target-$variant]} fair_flash=${flash[$target-fair-semaphore]}
+        ours_ram=${ram[$target-$variant]} fair_ram=${ram[$target-fair-semaphore]}
+        printf '%-20s %-8s text %s x (%+d bytes), RAM %+d bytes\n' "$target" "$variant" \
+            "$(awk -v a="$ours_flash" -v b="$fair_flash" 'BEGIN { printf "%.3f", a / b }')" \
+            $((ours_flash - fair_flash)) $((ours_ram - fair_ram))
+    done
 done
 
 echo
-echo "flash by function group, bulkhead against FairSemaphore (scripts/firmware-symbols):"
+echo "flash by function group, minimal against FairSemaphore (scripts/firmware-symbols):"
 for target in "${targets[@]}"; do
     echo "$target:"
     python3 "$root/scripts/firmware-symbols" --groups \
-        "$elf_dir/$target-bulkhead.elf" "$elf_dir/$target-fair-semaphore.elf" | sed 's/^/    /'
+        "$elf_dir/$target-minimal.elf" "$elf_dir/$target-fair-semaphore.elf" | sed 's/^/    /'
 done
 
 echo

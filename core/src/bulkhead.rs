@@ -7,7 +7,9 @@ use core::time::Duration;
 
 use crate::acquire::{Acquire, AcquireTimeout};
 use crate::admission::Admission;
-use crate::config::{Config, MAX_WAITING_LIMIT, Problem, State};
+#[cfg(feature = "queue-limits")]
+use crate::config::MAX_WAITING_LIMIT;
+use crate::config::{Config, Problem, State};
 use crate::engine::Engine;
 use crate::error::{ConfigError, Error};
 use crate::lock::{ConstInit, RawLock};
@@ -221,6 +223,14 @@ impl<L: RawLock> Bulkhead<L> {
                 Some(Problem::LifoUnavailable) => panic!(
                     "bulkhead: queue_order = lifo needs bulkhead-core's `lifo` feature; \
                      enable it, or use queue_order = fifo"
+                ),
+                Some(Problem::BargingUnavailable(_)) => panic!(
+                    "bulkhead: a barging admission needs bulkhead-core's `barging` feature; \
+                     enable it, or use admission = fifo"
+                ),
+                Some(Problem::QueueLimitUnavailable) => panic!(
+                    "bulkhead: max_waiting needs bulkhead-core's `queue-limits` feature; \
+                     enable it, or set no queue limit"
                 ),
             }
         }
@@ -702,6 +712,8 @@ impl<L: RawLock> Bulkhead<L> {
     /// assert!(matches!(too_many, Err(ConfigError::QueueLimitOverflow { .. })));
     /// assert_eq!(b.set_max_waiting(None), Ok(()));
     /// ```
+    #[cfg(feature = "queue-limits")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "queue-limits")))]
     pub fn set_max_waiting(&self, max_waiting: Option<usize>) -> Result<(), ConfigError> {
         if let Some(requested) = max_waiting
             && requested > MAX_WAITING_LIMIT

@@ -61,12 +61,20 @@ pub struct Config {
     /// [`MAX_WAITING_LIMIT`], which is also the limit of `None`: the
     /// compartment counts its waiters in 31 bits, so with no limit the
     /// 2,147,483,647th waiter is turned away ([`Error::QueueFull`]), like
-    /// one over a limit, rather than let the count wrap.
+    /// one over a limit, rather than let the count wrap. (On a 32-bit
+    /// target that many waiters cannot exist, so without the feature
+    /// below nothing is checked there.)
+    ///
+    /// A limit needs the `queue-limits` feature; without it, `Some` is
+    /// refused with
+    /// [`ConfigError::QueueLimitUnavailable`](crate::ConfigError::QueueLimitUnavailable).
     ///
     /// [`Error::QueueFull`]: crate::Error::QueueFull
     #[cfg_attr(feature = "serde", serde(default))]
     pub max_waiting: Option<usize>,
-    /// Who gets a freed seat.
+    /// Who gets a freed seat. The barging modes need the `barging`
+    /// feature; without it they are refused with
+    /// [`ConfigError::BargingUnavailable`](crate::ConfigError::BargingUnavailable).
     #[cfg_attr(feature = "serde", serde(default))]
     pub admission: Admission,
     /// Which end of the line a freed seat goes to, and which waiter a full
@@ -167,6 +175,9 @@ impl Config {
         if name_len > MAX_NAME_LEN {
             return Some(Problem::NameTooLong(name_len));
         }
+        if !cfg!(feature = "queue-limits") && self.max_waiting.is_some() {
+            return Some(Problem::QueueLimitUnavailable);
+        }
         if let Some(requested) = self.max_waiting
             && requested > MAX_WAITING_LIMIT
         {
@@ -174,6 +185,9 @@ impl Config {
         }
         if !cfg!(feature = "lifo") && matches!(self.queue_order, QueueOrder::Lifo) {
             return Some(Problem::LifoUnavailable);
+        }
+        if !cfg!(feature = "barging") && !matches!(self.admission, Admission::Fifo) {
+            return Some(Problem::BargingUnavailable(self.admission));
         }
         None
     }
@@ -195,6 +209,11 @@ pub(crate) enum Problem {
     QueueLimitOverflow(usize),
     /// `QueueOrder::Lifo` without the `lifo` feature.
     LifoUnavailable,
+    /// A barging admission (the one asked for) without the `barging`
+    /// feature.
+    BargingUnavailable(Admission),
+    /// A queue limit without the `queue-limits` feature.
+    QueueLimitUnavailable,
 }
 
 impl Problem {
@@ -225,6 +244,10 @@ impl Problem {
                 limit: MAX_WAITING_LIMIT,
             },
             Problem::LifoUnavailable => ConfigError::LifoUnavailable { name },
+            Problem::BargingUnavailable(admission) => {
+                ConfigError::BargingUnavailable { name, admission }
+            }
+            Problem::QueueLimitUnavailable => ConfigError::QueueLimitUnavailable { name },
         }
     }
 }

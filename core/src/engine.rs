@@ -129,6 +129,10 @@
 //!     A waiter heavier than a limit that shrank below it (not to 0, a
 //!     pause) is refused with `Oversized` when a drain reaches it.
 
+// Without `barging` the `BARGING` and `BOUNDED` flags are 0 (`word.rs`), so
+// that their tests fold to constants and the barging code is left out;
+// masking with them is then masking with zero on purpose.
+#![cfg_attr(not(feature = "barging"), allow(clippy::bad_bit_mask))]
 #[cfg(feature = "alloc")]
 use alloc::sync::Arc;
 use core::ptr::NonNull;
@@ -316,6 +320,11 @@ impl<L: RawLock> Engine<L> {
     /// [`Config::max_waiting`]).
     #[inline]
     pub(crate) fn queue_limit(&self) -> usize {
+        // Without `queue-limits` no compartment has one
+        // (`Config::validate`), nor is given one.
+        if !cfg!(feature = "queue-limits") {
+            return MAX_WAITING_LIMIT;
+        }
         match self.max_waiting.load(Relaxed) & !NEWEST_FIRST {
             NO_QUEUE_LIMIT => MAX_WAITING_LIMIT,
             n => n as usize,
@@ -369,6 +378,7 @@ impl<L: RawLock> Engine<L> {
     /// Stores the queue limit (`None` for none), which the caller checked
     /// against [`MAX_WAITING_LIMIT`]. Under the lock, as
     /// [`set_queue_order`](Self::set_queue_order).
+    #[cfg(feature = "queue-limits")]
     pub(crate) fn set_queue_limit(&self, max_waiting: Option<usize>) {
         self.with_list(|_, _| {
             let order = self.queue_order();
@@ -1203,7 +1213,8 @@ impl<L: RawLock> Engine<L> {
     ) {
         // SAFETY: `node` is linked, so valid (callers pass a linked node).
         let status = unsafe { &node.as_ref().status };
-        if status.get() == Status::Notified {
+        // Only barging notifies (a constant `false` without the feature).
+        if cfg!(feature = "barging") && status.get() == Status::Notified {
             // SAFETY: as above.
             batch.settled += unsafe { node.as_ref() }.weight.seats();
         }
@@ -1304,7 +1315,14 @@ impl<L: RawLock> Engine<L> {
                     // Counted by the caller, as `QueueFull`.
                     return Err(self.weight_above_limit(weight.seats()));
                 }
-                if !made_room && self.waiting.load(Relaxed) as usize >= self.queue_limit() {
+                // Without `queue-limits` the only limit is
+                // `MAX_WAITING_LIMIT`, which on a 32-bit target no list can
+                // reach (that many nodes do not fit in its memory), so the
+                // check is left out there.
+                if !made_room
+                    && (cfg!(feature = "queue-limits") || usize::BITS > 32)
+                    && self.waiting.load(Relaxed) as usize >= self.queue_limit()
+                {
                     match list.back() {
                         Some(oldest) if newest_first => {
                             // Drop-oldest: the oldest waiter leaves with
@@ -1405,7 +1423,9 @@ impl<L: RawLock> Engine<L> {
             // SAFETY: `node` is linked (status WAITING or NOTIFIED).
             unsafe {
                 batch.discard(list.refresh_waker(node, waker));
-                if status == Status::Notified {
+                // Only barging notifies (a constant `false` without the
+                // feature, so that this code is left out).
+                if cfg!(feature = "barging") && status == Status::Notified {
                     if !barging {
                         // A hand-off of a `BoundedBarging` compartment
                         // (FIFO compartments notify nobody): the node waits

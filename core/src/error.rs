@@ -375,6 +375,23 @@ pub enum ConfigError {
         /// The compartment.
         name: Name,
     },
+    /// [`Admission::Barging`](crate::Admission::Barging) or
+    /// [`Admission::BoundedBarging`](crate::Admission::BoundedBarging) was
+    /// asked for, but bulkhead-core was built without its `barging` feature
+    /// (left out to save flash in firmware).
+    BargingUnavailable {
+        /// The compartment.
+        name: Name,
+        /// The admission asked for.
+        admission: crate::Admission,
+    },
+    /// A queue limit (`max_waiting`) was asked for, but bulkhead-core was
+    /// built without its `queue-limits` feature (left out to save flash in
+    /// firmware).
+    QueueLimitUnavailable {
+        /// The compartment.
+        name: Name,
+    },
     /// A partitioned compartment was given no partitions.
     NoPartitions {
         /// The compartment.
@@ -467,6 +484,8 @@ impl ConfigError {
             | ConfigError::CapacityOverflow { name, .. }
             | ConfigError::QueueLimitOverflow { name, .. }
             | ConfigError::LifoUnavailable { name }
+            | ConfigError::BargingUnavailable { name, .. }
+            | ConfigError::QueueLimitUnavailable { name }
             | ConfigError::NoPartitions { name }
             | ConfigError::TooManyPartitions { name, .. }
             | ConfigError::DuplicatePartition { name, .. }
@@ -518,6 +537,20 @@ impl fmt::Display for ConfigError {
                 f,
                 "bulkhead `{name}`: queue_order = lifo needs bulkhead-core's `lifo` feature, \
                  which this build leaves out; enable the feature, or use queue_order = fifo"
+            ),
+            ConfigError::BargingUnavailable { name, admission } => write!(
+                f,
+                "bulkhead `{name}`: admission = {} needs bulkhead-core's `barging` feature, \
+                 which this build leaves out; enable the feature, or use admission = fifo",
+                match admission {
+                    crate::Admission::BoundedBarging => "bounded_barging",
+                    _ => "barging",
+                }
+            ),
+            ConfigError::QueueLimitUnavailable { name } => write!(
+                f,
+                "bulkhead `{name}`: max_waiting needs bulkhead-core's `queue-limits` feature, \
+                 which this build leaves out; enable the feature, or set no queue limit (None)"
             ),
             ConfigError::NoPartitions { name } => write!(
                 f,

@@ -1,5 +1,12 @@
 //! Unit tests of the engine. They run under miri too (`.ci/run`), so they
 //! use no real time and keep thread counts small.
+//!
+//! A test that needs a feature is compiled only with it; the test modules'
+//! shared imports then go partly unused in builds without it.
+#![cfg_attr(
+    not(all(feature = "barging", feature = "queue-limits")),
+    allow(unused_imports, dead_code)
+)]
 
 use std::boxed::Box;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +16,9 @@ use std::vec::Vec;
 
 use crate::{Bulkhead, Config, RawLock};
 
+#[cfg(feature = "barging")]
 mod barging;
+#[cfg(feature = "barging")]
 mod bounded;
 mod cancel;
 mod drain;
@@ -20,7 +29,12 @@ mod list;
 mod max_wait;
 mod max_wait_edges;
 mod memory;
-#[cfg(all(feature = "weights", feature = "lifo"))]
+#[cfg(all(
+    feature = "weights",
+    feature = "lifo",
+    feature = "barging",
+    feature = "queue-limits"
+))]
 mod model;
 mod mutants;
 #[cfg(feature = "alloc")]
@@ -30,14 +44,19 @@ mod order;
 mod owned;
 mod queued;
 pub(crate) mod review;
-#[cfg(all(feature = "weights", feature = "lifo"))]
+#[cfg(all(
+    feature = "weights",
+    feature = "lifo",
+    feature = "barging",
+    feature = "queue-limits"
+))]
 mod review_w;
 mod soundness;
 #[path = "../tests/watchdog/mod.rs"]
 mod watchdog;
 #[cfg(feature = "weights")]
 mod weighted;
-#[cfg(feature = "weights")]
+#[cfg(all(feature = "weights", feature = "barging"))]
 mod weighted_barging;
 
 /// Runs the test `name` alone in a child process (this test binary), with

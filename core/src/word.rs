@@ -12,6 +12,11 @@
 //! below the number held leaves a negative *debt* that later releases pay
 //! before anyone is admitted again.
 
+// Without `barging` the `BARGING` and `BOUNDED` flags are 0, so that their
+// tests fold to constants; masking with them is then masking with zero on
+// purpose.
+#![cfg_attr(not(feature = "barging"), allow(clippy::bad_bit_mask))]
+
 use crate::admission::Admission;
 
 /// Set while the waiter list is non-empty. Only changed with the list lock
@@ -32,12 +37,17 @@ pub(crate) const CLOSED: usize = 0b10;
 /// `BoundedBarging` compartment (`BOUNDED` set) it is cleared when a
 /// waiter asks for a hand-off and set again once that hand-off is over,
 /// both with the lock held, so under the lock it is exact.
-pub(crate) const BARGING: usize = 0b100;
+///
+/// Without the `barging` feature no compartment barges (`Config::validate`
+/// refuses both barging modes), and the flag is 0: every test of it is a
+/// constant, so that the barging code is left out of the build. The bit
+/// stays reserved, so the word's layout is the same in every build.
+pub(crate) const BARGING: usize = if cfg!(feature = "barging") { 0b100 } else { 0 };
 /// Set at construction for
 /// [`Admission::BoundedBarging`](Admission::BoundedBarging), and
-/// never changed.
-pub(crate) const BOUNDED: usize = 0b1000;
-#[cfg(test)]
+/// never changed. 0 without the `barging` feature, as [`BARGING`].
+pub(crate) const BOUNDED: usize = if cfg!(feature = "barging") { 0b1000 } else { 0 };
+#[cfg(all(test, feature = "barging"))]
 pub(crate) const FLAGS: usize = WAITERS | CLOSED | BARGING | BOUNDED;
 const SHIFT: u32 = 4;
 
@@ -99,7 +109,7 @@ pub(crate) const fn admission(word: usize) -> Admission {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "barging"))]
 mod tests {
     use super::*;
 

@@ -15,7 +15,9 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::{Admission, Bulkhead, Config, CsLock, Error, RawLock};
+#[cfg(feature = "barging")]
+use bulkhead_core::{Admission, CsLock};
+use bulkhead_core::{Bulkhead, Config, Error, RawLock};
 
 mod watchdog;
 
@@ -280,6 +282,7 @@ fn run<L: RawLock + Send + Sync + 'static>(config: Config, lock: L, resize: bool
     assert!(s.inside.peak.load(SeqCst) >= 1);
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn stress_fifo() {
     run(
@@ -289,6 +292,7 @@ fn stress_fifo() {
     );
 }
 
+#[cfg(feature = "barging")]
 #[test]
 fn stress_barging() {
     run(
@@ -303,6 +307,7 @@ fn stress_fifo_with_reconfiguration() {
     run(Config::new("stress", 3), TestLock::default(), true);
 }
 
+#[cfg(feature = "barging")]
 #[test]
 fn stress_barging_with_reconfiguration_on_a_critical_section_lock() {
     run(

@@ -145,6 +145,7 @@ fn hand_off_with_notified<'a>(
 /// *wakers* was full, and a notified node has none, so one section granted
 /// every waiter: `n + 2` nodes (100 waiters: 102) in one section. Counted
 /// in nodes, each section reaches exactly `SECTION_BATCH`.
+#[cfg(feature = "barging")]
 #[test]
 fn a_grow_during_a_hand_off_with_many_notified_waiters_stays_within_the_section_bound() {
     let n = if cfg!(miri) { 30 } else { 100 };
@@ -177,6 +178,7 @@ fn a_grow_during_a_hand_off_with_many_notified_waiters_stays_within_the_section_
 
 /// Rule 7, item 1: a close during the same hand-off handed every waiter
 /// its `Closed` verdict in one section (102 nodes for 100 waiters).
+#[cfg(feature = "barging")]
 #[test]
 fn a_close_during_a_hand_off_with_many_notified_waiters_stays_within_the_section_bound() {
     let n = if cfg!(miri) { 30 } else { 100 };
@@ -229,6 +231,7 @@ fn assert_notified_cell_exact<L: RawLock>(b: &Bulkhead<L>, context: &str) {
 /// starving head, re-polled too, stays `Notified` and first. Then the line
 /// is served in list order, each waiter woken with its seat, and the
 /// compartment barges again with an exact cell.
+#[cfg(feature = "barging")]
 #[test]
 fn notified_waiters_re_polled_during_a_hand_off_are_requeued_behind_the_head() {
     let b = bounded(1);
@@ -329,6 +332,7 @@ fn notified_behind_a_batch<'a>(
 /// with seats free. Before the fix the take's refusal fell through to
 /// `lose_race`: `x`'s last race, and a hand-off began (`BARGING` cleared)
 /// on a closed compartment.
+#[cfg(feature = "barging")]
 #[test]
 fn a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off() {
     let b = bounded(1);
@@ -364,6 +368,7 @@ fn a_take_refused_by_close_is_no_lost_race_and_starts_no_hand_off() {
 /// stored in it, no seat taken) and let the owner read the verdict: a
 /// FIFO grant gives the seat, counted once; a close gives `Closed`, and no
 /// seat. The lock's `before` hook is the other thread.
+#[cfg(feature = "barging")]
 #[test]
 fn a_verdict_that_arrives_before_the_re_poll_locks_is_read_as_it_is() {
     for admission in [
@@ -425,6 +430,7 @@ fn a_verdict_that_arrives_before_the_re_poll_locks_is_read_as_it_is() {
 /// for the waiter after the shrink), so the refusal counts as a lost race:
 /// were it exempt, the waiter could be passed without bound while shrinks
 /// keep coming (an oscillating adaptive limit) and no hand-off would begin.
+#[cfg(feature = "barging")]
 #[test]
 fn rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races() {
     let b = bounded(2);
@@ -463,6 +469,7 @@ fn rivals_passing_a_woken_waiter_before_a_shrink_count_as_lost_races() {
 /// itself must look at the front once more and end the hand-off (it finds
 /// no seat for a waiter that is not the starving one), as the next section
 /// would have.
+#[cfg(feature = "barging")]
 #[test]
 fn a_drain_cut_short_as_the_seats_run_out_still_ends_the_hand_off() {
     let n = SECTION_BATCH;
@@ -503,6 +510,7 @@ fn a_drain_cut_short_as_the_seats_run_out_still_ends_the_hand_off() {
 /// reached it: the owner gets `Closed` on this poll, the node is not
 /// counted as settled (it was never notified), and two stale wakers (the
 /// fresh one and the node's own) fit the section's stale queue.
+#[cfg(feature = "barging")]
 #[test]
 fn a_waiting_node_re_polled_in_a_closed_compartment_gets_closed() {
     for admission in [Admission::Barging, Admission::BoundedBarging] {

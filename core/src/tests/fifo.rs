@@ -105,6 +105,7 @@ fn an_arrival_waits_behind_earlier_waiters_even_if_a_seat_is_free() {
     assert!(matches!(t2.poll(w2.as_mut()), Poll::Ready(Ok(_))));
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn queue_limit_turns_callers_away_at_the_boundary() {
     let b = with_config(Config::new("q", 1).max_waiting(2));
@@ -132,6 +133,7 @@ fn queue_limit_turns_callers_away_at_the_boundary() {
     assert!(matches!(t.poll(w2.as_mut()), Poll::Ready(Ok(_))));
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn max_waiting_zero_means_fail_fast_but_still_takes_a_free_seat() {
     let b = with_config(Config::new("z", 1).max_waiting(0));

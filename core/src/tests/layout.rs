@@ -13,6 +13,7 @@ fn admission_of(b: &TestBulkhead) -> Admission {
 /// Every kind of transition of the word (taking and giving back seats, the
 /// WAITERS flag, a debt from shrinking, growing, a hand-off, closing)
 /// leaves the admission bit alone, in both modes.
+#[cfg(feature = "barging")]
 #[test]
 fn the_admission_survives_every_transition_of_the_word() {
     for admission in [

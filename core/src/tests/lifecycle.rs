@@ -68,6 +68,7 @@ fn set_max_concurrent_beyond_the_limit_is_refused_and_changes_nothing() {
 /// word; the top bit is the queue order). A larger value is refused with the bound named, never truncated:
 /// `2^32 + 1` seats must not become one seat, and a queue limit of `2^32`
 /// must not become "nobody waits".
+#[cfg(feature = "queue-limits")]
 #[test]
 fn limits_beyond_32_bits_are_refused_with_the_bound_named_never_truncated() {
     assert!(MAX_CONCURRENT_LIMIT <= u32::MAX as usize);
@@ -209,6 +210,7 @@ fn the_name_comes_back_whole() {
     }
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn set_max_waiting_beyond_the_limit_is_refused_and_changes_nothing() {
     let b = fifo(1);
@@ -252,6 +254,7 @@ fn set_max_waiting_beyond_the_limit_is_refused_and_changes_nothing() {
 }
 
 #[cfg(feature = "critical-section")]
+#[cfg(feature = "queue-limits")]
 #[test]
 #[should_panic(expected = "max_waiting is above MAX_WAITING_LIMIT")]
 fn a_static_with_too_large_a_queue_limit_does_not_build() {
@@ -398,6 +401,7 @@ fn a_waiter_dropped_after_close_releases_nothing() {
     assert_eq!(b.state().active, 0);
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn state_reports_every_counter() {
     let b =
@@ -483,6 +487,7 @@ fn errors_name_the_problem_and_the_fix() {
     );
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn config_validates_const() {
     const OK: Result<Config, ConfigError> = Config::new("c", 3).max_waiting(2).validate();
@@ -530,6 +535,7 @@ unsafe impl crate::RawLock for RecordingLock {
     }
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn every_rejection_and_time_out_reaches_the_lock_and_state_reads_its_counts() {
     use crate::RawLock as _;
@@ -622,5 +628,55 @@ fn newest_first_without_its_feature_is_refused_by_name() {
     let err = config.validate().unwrap_err();
     assert_eq!(err, ConfigError::LifoUnavailable { name: "db".into() });
     assert!(err.to_string().contains("`lifo` feature"), "{err}");
+    assert!(Bulkhead::with_lock(config, super::TestLock::default()).is_err());
+}
+
+/// Without the `barging` feature, a compartment asking for either barging
+/// admission is refused with an error that names the feature and the mode
+/// asked for, never built FIFO in silence.
+#[cfg(not(feature = "barging"))]
+#[test]
+fn barging_without_its_feature_is_refused_by_name() {
+    use std::string::ToString;
+    for (admission, mode) in [
+        (crate::Admission::Barging, "admission = barging "),
+        (
+            crate::Admission::BoundedBarging,
+            "admission = bounded_barging ",
+        ),
+    ] {
+        let config = Config::new("db", 1).admission(admission);
+        let err = config.validate().unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::BargingUnavailable {
+                name: "db".into(),
+                admission
+            }
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("`barging` feature") && text.contains(mode),
+            "{text}"
+        );
+        assert!(Bulkhead::with_lock(config, super::TestLock::default()).is_err());
+    }
+    assert!(Config::new("db", 1).validate().is_ok());
+}
+
+/// Without the `queue-limits` feature, a compartment asking for a queue
+/// limit is refused with an error that names the feature, never built
+/// with the limit silently ignored.
+#[cfg(not(feature = "queue-limits"))]
+#[test]
+fn a_queue_limit_without_its_feature_is_refused_by_name() {
+    use std::string::ToString;
+    let config = Config::new("db", 1).max_waiting(4);
+    let err = config.validate().unwrap_err();
+    assert_eq!(
+        err,
+        ConfigError::QueueLimitUnavailable { name: "db".into() }
+    );
+    assert!(err.to_string().contains("`queue-limits` feature"), "{err}");
     assert!(Bulkhead::with_lock(config, super::TestLock::default()).is_err());
 }

@@ -68,6 +68,7 @@ fn from_engine_leads_back_to_the_same_compartment() {
     assert_eq!(seat.bulkhead().state().active, 1);
 }
 
+#[cfg(feature = "barging")]
 #[test]
 fn a_seat_handed_over_as_the_timer_fires_is_returned_not_timed_out() {
     for admission in [
@@ -96,6 +97,7 @@ fn a_seat_handed_over_as_the_timer_fires_is_returned_not_timed_out() {
     }
 }
 
+#[cfg(feature = "barging")]
 #[test]
 fn an_up_to_wait_dropped_in_every_state_loses_no_seat() {
     for admission in [Admission::Fifo, Admission::Barging] {
@@ -148,6 +150,7 @@ fn polling_a_timed_out_wait_panics_in_the_wait_not_in_the_timer() {
     assert_eq!(b.state().timed_out, 1);
 }
 
+#[cfg(feature = "queue-limits")]
 #[test]
 fn fail_fast_with_no_queue_room_is_full_counted_once() {
     let b = with_config(Config::new("test", 1).max_waiting(0));

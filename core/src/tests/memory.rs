@@ -94,6 +94,7 @@ fn a_leaked_waiting_future_stays_valid_and_keeps_its_place() {
 /// waiter keeps its seat. The seat itself stays free: any caller may take
 /// it and a re-poll of a waiter takes it, but waiters are woken as if the
 /// compartment had one seat fewer.
+#[cfg(feature = "barging")]
 #[test]
 fn a_leaked_notified_barging_waiter_covers_one_seat_but_does_not_hold_it() {
     let b: &'static TestBulkhead = leak(super::with_config(
@@ -259,6 +260,7 @@ pub(super) fn drop_panicking_waker(armed: &'static AtomicBool) -> Waker {
     unsafe { Waker::from_raw(RawWaker::new((armed as *const AtomicBool).cast(), &VTABLE)) }
 }
 
+#[cfg(feature = "barging")]
 #[test]
 fn a_panic_after_taking_a_seat_inside_poll_does_not_leak_it() {
     // Barging: a woken waiter takes the seat in its poll, then dropping its

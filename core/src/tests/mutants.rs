@@ -443,6 +443,7 @@ unsafe impl crate::RawLock for CountingLock {
 
 /// With nobody waiting, taking and giving back a seat never touches the
 /// lock, in either admission mode; with a waiter, the release does.
+#[cfg(feature = "barging")]
 #[test]
 fn a_release_with_no_waiter_never_touches_the_lock() {
     use crate::{Admission, Config};

@@ -108,6 +108,7 @@ fn timed_and_owned_waits_report_an_in_poll_hand_off() {
 
 /// The other outcomes: the fast path, a free seat taken under the lock,
 /// a refusal, a wait that returned `Pending`, and one that left the line.
+#[cfg(all(feature = "barging", feature = "queue-limits"))]
 #[test]
 fn only_a_linked_wait_has_queued() {
     for admission in [

@@ -96,6 +96,7 @@ fn free_seats<L: RawLock>(b: &Bulkhead<L>) -> usize {
 /// future stayed `Queued` with a `Granted` node, so its `Drop` released the
 /// seat again: two free seats in a compartment of one (a debug assertion
 /// in debug builds, over-admission in release builds).
+#[cfg(feature = "barging")]
 #[test]
 fn review_a_panicking_admission_hook_after_a_hand_off_gives_the_seat_back_once() {
     for admission in [
@@ -163,6 +164,7 @@ fn review_a_panicking_admission_hook_in_an_owned_wait_gives_the_seat_back_once()
 /// drain loop that stops only when the batch of wakers is full walks the
 /// whole notified prefix in one section: O(n) under the lock (with
 /// `CsLock`, with interrupts masked).
+#[cfg(feature = "barging")]
 #[test]
 fn review_closing_with_many_notified_waiters_stays_within_the_section_bound() {
     let n = 30;
@@ -202,6 +204,7 @@ fn review_closing_with_many_notified_waiters_stays_within_the_section_bound() {
 /// refuses that context every time, a second panic while unwinding, which
 /// aborts. A batch whose section never ran owes no re-check (it never held
 /// the lock, so no failed try relies on it).
+#[cfg(feature = "barging")]
 #[test]
 fn review_a_refused_release_does_not_lock_again_while_unwinding() {
     for admission in [
@@ -354,6 +357,7 @@ fn review_an_owned_wait_on_an_inline_handle_resolves_soundly() {
 /// rejection was already counted, so the future must be finished: before
 /// the fix it stayed `Queued` with an `Idle` node, and its next poll ran
 /// the attempt again and counted the same caller's rejection twice.
+#[cfg(feature = "queue-limits")]
 #[test]
 fn review_a_panicking_rejection_hook_counts_a_queue_full_rejection_once() {
     let b = review_lock(Config::new("q", 1).max_waiting(0));

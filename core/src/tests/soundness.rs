@@ -59,6 +59,7 @@ fn refusing(config: Config) -> Bulkhead<RefusingLock> {
 /// Defect 1: dropping a queued future whose lock panics once. Before the
 /// fix the unwind freed the future while its node was still linked, and
 /// the release below walked freed memory (miri: a dangling `&Node`).
+#[cfg(feature = "barging")]
 #[test]
 fn a_queued_future_dropped_while_the_lock_panics_once_is_unlinked() {
     for admission in [
@@ -111,6 +112,7 @@ fn abandon_and_time_out_survive_a_lock_that_panics_once() {
 /// Defect 1: a lock that panics while a future re-polls leaves the node
 /// linked and the future alive, which is sound; the next poll or the drop
 /// then works.
+#[cfg(feature = "barging")]
 #[test]
 fn a_lock_that_panics_during_a_repoll_leaves_the_future_usable() {
     let b = refusing(Config::new("refusing", 1).admission(Admission::Barging));
@@ -180,6 +182,7 @@ fn a_queued_future_dropped_while_the_lock_keeps_panicking_aborts() {
 /// the first poll unwinds before it can report `QueueFull`. The next poll
 /// must run the attempt again (and count the rejection), not sit in
 /// `Pending` with no waker registered.
+#[cfg(all(feature = "barging", feature = "queue-limits"))]
 #[test]
 fn a_poll_cut_short_on_the_queue_full_path_runs_again() {
     static ARMED: AtomicBool = AtomicBool::new(false);
@@ -207,6 +210,7 @@ fn a_poll_cut_short_on_the_queue_full_path_runs_again() {
 
 /// Defect 3, the other outcome: the seat was freed between the cut-short
 /// poll and the next one, which then takes it.
+#[cfg(feature = "queue-limits")]
 #[test]
 fn a_poll_cut_short_on_the_queue_full_path_may_get_a_seat_next_time() {
     static ARMED: AtomicBool = AtomicBool::new(false);
@@ -428,6 +432,7 @@ fn max_section_visits<L: RawLock>(b: &Bulkhead<L>) -> usize {
 /// (with `CsLock`, with interrupts masked). Every section must now reach at
 /// most a constant number of nodes, whatever the queue length, in both
 /// modes, for a grow, a stream of releases, losers re-polling, and close.
+#[cfg(feature = "barging")]
 #[test]
 fn every_lock_section_reaches_a_bounded_number_of_nodes() {
     let n = if cfg!(miri) { 40 } else { 200 };
@@ -499,6 +504,7 @@ fn every_lock_section_reaches_a_bounded_number_of_nodes() {
 
 /// Defect 5, close: a close with many waiters hands `Closed` verdicts a
 /// batch per section.
+#[cfg(feature = "barging")]
 #[test]
 fn closing_a_long_queue_stays_within_the_section_bound() {
     for admission in [

@@ -4,8 +4,12 @@
 //! a summary over semihosting. Exits with success only if every check
 //! passed.
 //!
-//! With `--features fair-semaphore` the same program uses embassy-sync's
-//! `FairSemaphore`, for the footprint comparison. With `--features
+//! Built with no feature it is the minimal build: bulkhead-embassy with
+//! only `time`, the one feature the scenario needs. With `--features full`
+//! it is built with bulkhead-embassy's default features (every core
+//! feature, none of them used). With `--features fair-semaphore` the same
+//! program uses embassy-sync's `FairSemaphore`, for the footprint
+//! comparison. With `--features
 //! adaptive` it also runs an adaptive compartment (`src/adaptive.rs`), and
 //! with `--features weights` the weighted-seat scenario
 //! (`../tests/scenario/weights.rs`, shared with the host test), and with
