@@ -1269,6 +1269,179 @@ fn print_targets(rows: Vec<(String, String, f64, bool)>) {
     }
 }
 
+/// Group e: a rejection when every seat is held, one thread.
+fn group_e() -> Vec<(&'static str, f64)> {
+    let set = TrySet::new(1);
+    // Held for the rest of the process.
+    std::mem::forget((
+        set.floor.try_acquire(),
+        set.fifo.try_acquire(),
+        set.barging.try_acquire(),
+        set.tokio.try_acquire(),
+        set.maitake.try_acquire(1),
+        set.alock.try_acquire(),
+        set.embassy.try_acquire(1),
+        set.cv.try_acquire(),
+    ));
+    // What counting a rejection costs, on top of the floor.
+    let counted = leak(std::sync::atomic::AtomicUsize::new(0));
+    let (floor, n) = (set.floor, MICRO_OPS);
+    let mut benches = set.benches(n);
+    let extra: [Bench<'static>; 2] = [
+        (
+            "floor + fetch_add counter",
+            Box::new(move || {
+                ns_per_op(n, || {
+                    let s = black_box(floor).try_acquire();
+                    if s.is_none() {
+                        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    black_box(s.is_some());
+                })
+            }),
+        ),
+        (
+            "floor + load/store counter",
+            Box::new(move || {
+                ns_per_op(n, || {
+                    let s = black_box(floor).try_acquire();
+                    if s.is_none() {
+                        let c = counted.load(std::sync::atomic::Ordering::Relaxed);
+                        counted.store(c + 1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    black_box(s.is_some());
+                })
+            }),
+        ),
+    ];
+    benches.splice(1..1, extra);
+    // Ours without the rejection timestamp of `StdLock::new`.
+    let untimed = leak(
+        peers::Ours::with_lock(
+            bulkhead_core::Config::new("bench", 1),
+            bulkhead_std::StdLock::untimed(),
+        )
+        .expect("valid bench compartment"),
+    );
+    std::mem::forget(untimed.try_acquire());
+    benches.push((
+        "ours FIFO, StdLock::untimed",
+        Box::new(move || {
+            ns_per_op(n, || {
+                black_box(black_box(untimed).try_acquire().is_ok());
+            })
+        }),
+    ));
+    run_all(benches, MICRO_REPEATS)
+}
+
+/// Group e2: `threads` threads rejected on one full compartment at once;
+/// ns per rejection per thread (each thread's wall time ÷ its rejections),
+/// median of `MICRO_REPEATS`. Ours counts every rejection: the counts read
+/// after each window must be exactly the rejections made.
+fn group_e2(threads: usize) -> Vec<(&'static str, f64)> {
+    fn parallel(threads: usize, n: u64, f: &(dyn Fn() + Sync)) -> f64 {
+        let start = std::sync::Barrier::new(threads);
+        let times: Vec<f64> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        let t = Instant::now();
+                        for _ in 0..n {
+                            f();
+                        }
+                        t.elapsed().as_nanos() as f64 / n as f64
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        times.iter().sum::<f64>() / times.len() as f64
+    }
+    let n = MICRO_OPS;
+    let ours = leak(peers::ours(1, Admission::Fifo));
+    let untimed = leak(
+        peers::Ours::with_lock(Config::new("bench", 1), bulkhead_std::StdLock::untimed())
+            .expect("valid bench compartment"),
+    );
+    let tokio = leak(tokio::sync::Semaphore::new(1));
+    let floor = leak(Floor::new(1));
+    let shared = leak(std::sync::atomic::AtomicUsize::new(0));
+    std::mem::forget((
+        ours.try_acquire(),
+        untimed.try_acquire(),
+        tokio.try_acquire(),
+        floor.try_acquire(),
+    ));
+    let exact = move |b: &peers::Ours, before: usize| {
+        let after = b.state().rejected;
+        assert_eq!(
+            after - before,
+            threads * n as usize,
+            "every rejection is counted exactly"
+        );
+    };
+    let benches: Vec<Bench<'static>> = vec![
+        (
+            "floor + shared fetch_add counter",
+            Box::new(move || {
+                parallel(threads, n, &|| {
+                    if black_box(floor).try_acquire().is_none() {
+                        shared.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            }),
+        ),
+        (
+            FIFO,
+            Box::new(move || {
+                let before = ours.state().rejected;
+                let t = parallel(threads, n, &|| {
+                    black_box(black_box(ours).try_acquire().is_ok());
+                });
+                exact(ours, before);
+                t
+            }),
+        ),
+        (
+            "ours FIFO, StdLock::untimed",
+            Box::new(move || {
+                let before = untimed.state().rejected;
+                let t = parallel(threads, n, &|| {
+                    black_box(black_box(untimed).try_acquire().is_ok());
+                });
+                exact(untimed, before);
+                t
+            }),
+        ),
+        (
+            "tokio",
+            Box::new(move || {
+                parallel(threads, n, &|| {
+                    black_box(black_box(tokio).try_acquire().is_ok());
+                })
+            }),
+        ),
+    ];
+    let rows = run_all(benches, MICRO_REPEATS);
+    table(
+        &format!(
+            "e2. {threads} threads rejected on one full compartment (ns per rejection per thread, lower is better)"
+        ),
+        "ns/op",
+        &rows,
+        &[FIFO],
+    );
+    println!(
+        "
+ours ÷ tokio: {:.2}×; untimed ÷ tokio: {:.2}×",
+        find(&rows, FIFO) / find(&rows, "tokio"),
+        find(&rows, "ours FIFO, StdLock::untimed") / find(&rows, "tokio")
+    );
+    rows
+}
+
 fn main() {
     let started = Instant::now();
     if std::env::args().nth(1).as_deref() == Some("callgrind") {
@@ -1300,6 +1473,24 @@ fn main() {
             return;
         }
         [group] if group == "c1" => return only_c1(work_iters),
+        [group] if group == "e" => {
+            let e = group_e();
+            table(
+                "e. rejection when full, fail fast (ns/op, lower is better)",
+                "ns/op",
+                &e,
+                &[FIFO],
+            );
+            println!(
+                "\nours FIFO ÷ tokio: {:.2}×",
+                find(&e, FIFO) / find(&e, "tokio")
+            );
+            return;
+        }
+        [group] if group == "e2" => {
+            group_e2(2);
+            return;
+        }
         [group] if group == "p" => {
             group_p();
             return;
@@ -1337,7 +1528,7 @@ fn main() {
         [group, which] if group == "w2" => return single_w2(which, work_iters),
         _ => {
             eprintln!(
-                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | p | g | w | l | wl | d <contender> | w2 <contender>]"
+                "bench-compare: unknown arguments {args:?}\nusage: bench-compare [a | c1 | e | e2 | p | g | w | l | wl | d <contender> | w2 <contender>]"
             );
             std::process::exit(2);
         }
@@ -1361,70 +1552,7 @@ fn main() {
     let p = group_p();
 
     // -- e. rejection when full ---------------------------------------------
-    let e = {
-        let set = TrySet::new(1);
-        // Held for the rest of the process.
-        std::mem::forget((
-            set.floor.try_acquire(),
-            set.fifo.try_acquire(),
-            set.barging.try_acquire(),
-            set.tokio.try_acquire(),
-            set.maitake.try_acquire(1),
-            set.alock.try_acquire(),
-            set.embassy.try_acquire(1),
-            set.cv.try_acquire(),
-        ));
-        // What counting a rejection costs, on top of the floor.
-        let counted = leak(std::sync::atomic::AtomicUsize::new(0));
-        let (floor, n) = (set.floor, MICRO_OPS);
-        let mut benches = set.benches(n);
-        let extra: [Bench<'static>; 2] = [
-            (
-                "floor + fetch_add counter",
-                Box::new(move || {
-                    ns_per_op(n, || {
-                        let s = black_box(floor).try_acquire();
-                        if s.is_none() {
-                            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        }
-                        black_box(s.is_some());
-                    })
-                }),
-            ),
-            (
-                "floor + load/store counter",
-                Box::new(move || {
-                    ns_per_op(n, || {
-                        let s = black_box(floor).try_acquire();
-                        if s.is_none() {
-                            let c = counted.load(std::sync::atomic::Ordering::Relaxed);
-                            counted.store(c + 1, std::sync::atomic::Ordering::Relaxed);
-                        }
-                        black_box(s.is_some());
-                    })
-                }),
-            ),
-        ];
-        benches.splice(1..1, extra);
-        // Ours without the rejection timestamp of `StdLock::new`.
-        let untimed = leak(
-            peers::Ours::with_lock(
-                bulkhead_core::Config::new("bench", 1),
-                bulkhead_std::StdLock::untimed(),
-            )
-            .expect("valid bench compartment"),
-        );
-        std::mem::forget(untimed.try_acquire());
-        benches.push((
-            "ours FIFO, StdLock::untimed",
-            Box::new(move || {
-                ns_per_op(n, || {
-                    black_box(black_box(untimed).try_acquire().is_ok());
-                })
-            }),
-        ));
-        run_all(benches, MICRO_REPEATS)
-    };
+    let e = group_e();
     table(
         "e. rejection when full, fail fast (ns/op, lower is better)",
         "ns/op",
