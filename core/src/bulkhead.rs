@@ -419,6 +419,69 @@ impl<L: RawLock> Bulkhead<L> {
         Seat::try_take(&self.engine, weight)
     }
 
+    /// Takes a seat if one is free right now, and otherwise does nothing:
+    /// for a caller that will wait next, to whom "no seat free" is not a
+    /// rejection.
+    ///
+    /// It admits exactly when [`try_acquire`](Self::try_acquire) would
+    /// (in FIFO mode never past a waiter; never in a closed compartment),
+    /// but a miss is `None`: no [`Error`] is built, nothing is counted in
+    /// [`State::rejected`], and the lock's rejection hook does not run. A
+    /// seat taken is an admission like any other. With a free seat and
+    /// (in FIFO mode) nobody waiting, this is one CAS; a miss is one load.
+    ///
+    /// `try_acquire` is this, then a counted error on a miss. To learn
+    /// why there was no seat, call `try_acquire`, or wait: the wait gives
+    /// the verdict.
+    ///
+    /// # Examples
+    /// ```
+    /// # use core::{pin::pin, task::{Context, Poll, Waker}};
+    /// # use bulkhead_core::{Bulkhead, CsLock};
+    /// let api: Bulkhead<CsLock> = Bulkhead::new("api", 1).unwrap();
+    /// let held = api.acquire_if_free().expect("a seat is free");
+    /// assert!(api.acquire_if_free().is_none());
+    /// assert_eq!(api.state().rejected, 0); // a miss is no rejection
+    ///
+    /// // Free seat or not, then the wait: the usual shape.
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut wait = pin!(api.acquire());
+    /// assert!(wait.as_mut().poll(&mut cx).is_pending());
+    /// drop(held); // handed to the waiter...
+    /// assert!(api.acquire_if_free().is_none()); // ...which a newcomer may not pass
+    /// assert!(matches!(wait.poll(&mut cx), Poll::Ready(Ok(_))));
+    /// ```
+    #[inline]
+    pub fn acquire_if_free(&self) -> Option<Seat<'_, L>> {
+        Seat::take_free(&self.engine, 1).ok()
+    }
+
+    /// Takes `weight` seats at once if they are all free right now, and
+    /// otherwise does nothing: [`acquire_if_free`](Self::acquire_if_free)
+    /// for a seat of `weight` seats, admitting exactly when
+    /// [`try_acquire_many`](Self::try_acquire_many) would.
+    ///
+    /// A weight of 0, or above the limit, is `None` too, and not counted:
+    /// the wait that follows refuses it with the error `try_acquire_many`
+    /// gives ([`Error::ZeroWeight`], [`Error::WeightAboveLimit`]).
+    ///
+    /// # Examples
+    /// ```
+    /// # use bulkhead_core::{Bulkhead, CsLock};
+    /// let db: Bulkhead<CsLock> = Bulkhead::new("db", 4).unwrap();
+    /// let import = db.acquire_many_if_free(3).expect("three seats are free");
+    /// assert!(db.acquire_many_if_free(2).is_none());
+    /// assert!(db.acquire_many_if_free(0).is_none());
+    /// assert_eq!(db.state().rejected, 0);
+    /// drop(import);
+    /// assert_eq!(db.acquire_many_if_free(4).map(|s| s.weight()), Some(4));
+    /// ```
+    #[cfg(feature = "weights")]
+    #[inline]
+    pub fn acquire_many_if_free(&self, weight: usize) -> Option<Seat<'_, L>> {
+        Seat::take_free(&self.engine, weight).ok()
+    }
+
     /// Waits for a seat, with no time limit.
     ///
     /// The future needs nothing but a [`core::task::Waker`], so any executor

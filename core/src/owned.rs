@@ -161,6 +161,58 @@ impl<P: Handle> OwnedSeat<P> {
         Ok(Self { handle, weight })
     }
 
+    /// Takes a seat if one is free right now, keeping `handle` with it,
+    /// and otherwise gives `handle` back: the owned form of
+    /// [`Bulkhead::acquire_if_free`], with its rules (it admits exactly
+    /// when [`try_acquire`](Self::try_acquire) would; a miss builds no
+    /// error and counts nothing). The handle comes back unchanged on a
+    /// miss, so a caller can wait with it next without cloning it.
+    ///
+    /// ```
+    /// # extern crate std;
+    /// # use std::sync::Arc;
+    /// use bulkhead_core::{Bulkhead, CsLock, OwnedSeat};
+    ///
+    /// let db = Arc::new(Bulkhead::<CsLock>::new("db", 1).unwrap());
+    /// let seat = OwnedSeat::acquire_if_free(db.clone()).expect("a seat is free");
+    /// let handle = OwnedSeat::acquire_if_free(db.clone()).unwrap_err();
+    /// assert!(Arc::ptr_eq(&handle, &db)); // ready for `OwnedSeat::acquire(handle)`
+    /// assert_eq!(db.state().rejected, 0);
+    /// # drop(seat);
+    /// ```
+    ///
+    /// # Errors
+    /// `handle`, when no seat was free: not a rejection.
+    #[inline]
+    pub fn acquire_if_free(handle: P) -> Result<Self, P> {
+        Self::take_free(handle, 1)
+    }
+
+    /// Takes `weight` seats at once if they are all free right now,
+    /// keeping `handle` with them, and otherwise gives `handle` back: the
+    /// owned form of [`Bulkhead::acquire_many_if_free`].
+    ///
+    /// # Errors
+    /// `handle`, when the seats were not all free, or `weight` is 0 or
+    /// above the limit (as [`Bulkhead::acquire_many_if_free`]).
+    #[cfg(feature = "weights")]
+    #[inline]
+    pub fn acquire_many_if_free(handle: P, weight: usize) -> Result<Self, P> {
+        Self::take_free(handle, weight)
+    }
+
+    /// `weight` seats if they are free right now, else `handle` back.
+    #[inline]
+    fn take_free(handle: P, weight: usize) -> Result<Self, P> {
+        // The seat's count moves to the owned seat, and the seat is gone,
+        // before the handle moves (see `AcquireOwned::settle`).
+        let taken = Seat::take_free(handle.bulkhead().engine(), weight).map(forget_seat);
+        match taken {
+            Ok(weight) => Ok(Self { handle, weight }),
+            Err(_) => Err(handle),
+        }
+    }
+
     /// Waits for a seat, keeping `handle` with it: the owned form of
     /// [`Bulkhead::acquire`], a `'static` future when the handle is
     /// (see [`AcquireOwned`]).

@@ -53,27 +53,33 @@ impl<'a, L: RawLock> Seat<'a, L> {
         seat
     }
 
-    /// Takes `weight` seats together if they are free right now: the fast
-    /// path, and the verdict of a wait that may not wait (`try_acquire`,
-    /// a fail-fast budget). A refusal is counted and described; a weight
-    /// of 0 is refused and not counted (no caller was turned away for
-    /// lack of room).
+    /// Takes `weight` seats together if they are free right now: the
+    /// verdict of a wait that may not wait (`try_acquire`, a fail-fast
+    /// budget). It is [`take_free`](Self::take_free), then, on a refusal,
+    /// [`refused`]: the refusal is counted and described; a weight of 0 is
+    /// refused and not counted (no caller was turned away for lack of
+    /// room).
     #[inline]
     pub(crate) fn try_take(engine: &'a Engine<L>, weight: usize) -> Result<Self, Error> {
-        let weight = check_weight(engine, weight).inspect_err(|e| {
-            if matches!(e, Error::WeightAboveLimit { .. }) {
-                engine.count_rejection();
-            }
-        })?;
-        match engine.try_take(weight) {
-            Ok(()) => Ok(Self::new(engine, weight)),
-            Err(Refusal::Closed) => Err(engine.closed_error()),
-            Err(Refusal::Full) if engine.oversized(weight) => {
-                engine.count_rejection();
-                Err(engine.weight_above_limit(weight.seats()))
-            }
-            Err(Refusal::Full) => Err(engine.reject_full()),
+        match Self::take_free(engine, weight) {
+            Ok(seat) => Ok(seat),
+            Err(refusal) => Err(refused(engine, weight, refusal)),
         }
+    }
+
+    /// Takes `weight` seats together if they are free right now, under
+    /// exactly `try_take`'s rules (the engine's newcomer take: in FIFO mode
+    /// never past a waiter), and otherwise does nothing: no count, no call
+    /// to the lock, no error built. A weight of 0 or above
+    /// `MAX_CONCURRENT_LIMIT` is refused as `Full`; [`refused`] tells it
+    /// apart.
+    #[inline]
+    pub(crate) fn take_free(engine: &'a Engine<L>, weight: usize) -> Result<Self, Refusal> {
+        let Some(weight) = weight_in_range(weight) else {
+            return Err(Refusal::Full);
+        };
+        engine.try_take(weight)?;
+        Ok(Self::new(engine, weight))
     }
 
     /// How many of the compartment's seats this seat holds: always 1
@@ -180,6 +186,51 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
     }
 }
 
+/// The error of a [`Seat::take_free`] refusal of `weight` seats, counted
+/// unless the weight was 0 or the compartment closed: `try_take`'s slow
+/// half. Out of line, so that the taking half stays small where it is
+/// inlined.
+#[cold]
+#[inline(never)]
+pub(crate) fn refused<L: RawLock>(engine: &Engine<L>, weight: usize, refusal: Refusal) -> Error {
+    let weight = match check_weight(engine, weight) {
+        Ok(weight) => weight,
+        Err(e) => {
+            if matches!(e, Error::WeightAboveLimit { .. }) {
+                engine.count_rejection();
+            }
+            return e;
+        }
+    };
+    match refusal {
+        Refusal::Closed => engine.closed_error(),
+        Refusal::Full if engine.oversized(weight) => {
+            engine.count_rejection();
+            engine.weight_above_limit(weight.seats())
+        }
+        Refusal::Full => engine.reject_full(),
+    }
+}
+
+/// `weight` as the engine counts it, if a caller may ask for it (at least
+/// 1 and at most `MAX_CONCURRENT_LIMIT`); `None` otherwise, describing
+/// nothing. Without the `weights` feature every caller asks for 1.
+#[inline(always)]
+fn weight_in_range(weight: usize) -> Option<Weight> {
+    #[cfg(feature = "weights")]
+    {
+        // Fits in 31 bits.
+        (1..=crate::MAX_CONCURRENT_LIMIT)
+            .contains(&weight)
+            .then(|| Weight::new(weight as u32))
+    }
+    #[cfg(not(feature = "weights"))]
+    {
+        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
+        Some(Weight::ONE)
+    }
+}
+
 /// `weight` as the engine counts it, if a caller may ask for it: at least
 /// 1 ([`Error::ZeroWeight`] otherwise, never counted) and at most
 /// `MAX_CONCURRENT_LIMIT` (more than any limit: [`Error::WeightAboveLimit`],
@@ -188,22 +239,12 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
 /// every caller asks for 1.
 #[inline(always)]
 pub(crate) fn check_weight<L: RawLock>(engine: &Engine<L>, weight: usize) -> Result<Weight, Error> {
-    #[cfg(feature = "weights")]
-    {
-        match weight {
-            0 => Err(Error::ZeroWeight {
-                name: engine.name_handle(),
-            }),
-            // Fits in 31 bits.
-            w if w <= crate::MAX_CONCURRENT_LIMIT => Ok(Weight::new(w as u32)),
-            _ => Err(engine.weight_above_limit(weight)),
-        }
-    }
-    #[cfg(not(feature = "weights"))]
-    {
-        let _ = engine;
-        debug_assert_eq!(weight, 1, "only one seat at a time without `weights`");
-        Ok(Weight::ONE)
+    match weight_in_range(weight) {
+        Some(weight) => Ok(weight),
+        None if weight == 0 => Err(Error::ZeroWeight {
+            name: engine.name_handle(),
+        }),
+        None => Err(engine.weight_above_limit(weight)),
     }
 }
 

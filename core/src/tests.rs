@@ -23,6 +23,8 @@ mod bounded;
 mod cancel;
 mod drain;
 mod fifo;
+#[cfg(feature = "weights")]
+mod if_free;
 mod layout;
 mod lifecycle;
 mod list;

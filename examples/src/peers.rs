@@ -294,10 +294,10 @@ impl BlockingSem for Ours {
     }
 }
 
-/// Ours, but trying the lock-free fast path before `acquire_blocking`:
-/// emulates the change proposed in `BENCHMARKS.md` (no clock read and no
-/// waker clone unless the caller must wait). Barging mode only: in FIFO
-/// mode a failed `try_acquire` would count a rejection.
+/// Ours, but taking a free seat with core's non-counting try
+/// (`acquire_if_free`) before `acquire_blocking`: no wait future is made
+/// and no thread waker is looked up unless the caller must wait. A miss
+/// counts nothing, so it is valid in every admission mode.
 #[derive(Debug)]
 pub struct TryFirst(pub Ours);
 
@@ -305,9 +305,9 @@ impl BlockingSem for TryFirst {
     type Guard<'a> = bulkhead_core::Seat<'a, StdLock>;
     #[inline]
     fn acquire_blocking(&self) -> Self::Guard<'_> {
-        match self.0.try_acquire() {
-            Ok(seat) => seat,
-            Err(_) => BlockingSem::acquire_blocking(&self.0),
+        match self.0.acquire_if_free() {
+            Some(seat) => seat,
+            None => BlockingSem::acquire_blocking(&self.0),
         }
     }
 }

@@ -138,16 +138,14 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
     ready(&mut svc).await;
     let mut first = Box::pin(svc.call(30 * MS));
     assert_eq!(
-        bulkhead.state().active,
-        0,
-        "a waiting call does nothing until polled"
+        (
+            bulkhead.state().active,
+            upstream.calls.load(Ordering::SeqCst)
+        ),
+        (1, 1),
+        "a free seat is taken in `call`, and the inner service called, as failing fast"
     );
     assert!(poll_once(&mut first).is_pending());
-    assert_eq!(
-        bulkhead.state().active,
-        1,
-        "a free seat is taken at the first poll"
-    );
     let first = tokio::spawn(first);
 
     let start = Instant::now();
@@ -167,6 +165,50 @@ async fn a_bounded_wait_is_admitted_when_a_seat_frees() {
     first.await.unwrap().unwrap();
     let state = bulkhead.state();
     assert_eq!((state.active, state.rejected, state.timed_out), (0, 0, 0));
+}
+
+/// With a budget, `call` takes a free seat at once; a request that finds
+/// none is not a rejection (nothing counted) and waits, and in FIFO
+/// admission a later request never takes the seat a waiting one is owed.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_waiting_layer_takes_a_free_seat_in_call_and_never_passes_a_waiter() {
+    let upstream = Upstream::default();
+    let calls = || upstream.calls.load(Ordering::SeqCst);
+    let bulkhead = compartment(1);
+    let mut svc = BulkheadLayer::new(bulkhead.clone())
+        .max_wait(100 * MS)
+        .layer(upstream.clone());
+    ready(&mut svc).await;
+    let first = svc.call(Duration::from_secs(3600));
+    assert_eq!(
+        (bulkhead.state().active, calls()),
+        (1, 1),
+        "taken in `call`"
+    );
+
+    ready(&mut svc).await;
+    let mut second = Box::pin(svc.call(MS));
+    let state = bulkhead.state();
+    assert_eq!(
+        (state.rejected, state.waiting, calls()),
+        (0, 0, 1),
+        "no free seat: not counted, and the line is joined at the first poll"
+    );
+    assert!(poll_once(&mut second).is_pending());
+    assert_eq!(bulkhead.state().waiting, 1);
+
+    drop(first); // the seat goes to the waiting request
+    ready(&mut svc).await;
+    let mut third = Box::pin(svc.call(MS));
+    assert_eq!(calls(), 1, "a new request does not pass the waiting one");
+    assert!(poll_once(&mut third).is_pending());
+    assert_eq!(second.await.unwrap(), "ok");
+    assert_eq!(third.await.unwrap(), "ok");
+    let state = bulkhead.state();
+    assert_eq!(
+        (calls(), state.active, state.rejected, state.timed_out),
+        (3, 0, 0, 0)
+    );
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]

@@ -186,7 +186,7 @@ const FIFO: &str = "ours FIFO";
 const FIFO_MANY: &str = "ours FIFO, try_acquire_many(1)";
 const BARGING: &str = "ours barging";
 const BOUNDED: &str = "ours bounded barging";
-const TRY_FIRST: &str = "ours barging, try_acquire first (proposed; info only)";
+const TRY_FIRST: &str = "ours barging, acquire_if_free first (info only)";
 
 /// `bench-compare d <contender>`: only group d, one contender, for one
 /// second, printing its operation count: for `strace -c -f` or a profiler.
@@ -202,13 +202,14 @@ fn single_d(which: &str, work_iters: u32) {
             peers::TryFirst(peers::ours(2, Admission::Barging)),
             work_iters,
         ),
+        "fifo-try-first" => one(peers::TryFirst(peers::ours(2, Admission::Fifo)), work_iters),
         "tokio" => one(tokio::sync::Semaphore::new(2), work_iters),
         "maitake" => one(maitake_sync::Semaphore::new(2), work_iters),
         "async-lock" => one(async_lock::Semaphore::new(2), work_iters),
         "condvar" => one(CondvarSemaphore::new(2), work_iters),
         other => {
             panic!(
-                "unknown contender {other}: fifo, barging, bounded, barging-try-first, tokio, maitake, async-lock, condvar"
+                "unknown contender {other}: fifo, barging, bounded, barging-try-first, fifo-try-first, tokio, maitake, async-lock, condvar"
             )
         }
     };
@@ -292,6 +293,57 @@ fn cg_ours_many(b: &Ours, n: u32) {
         let s = black_box(b).try_acquire_many(black_box(1));
         black_box(s.is_ok());
     }
+}
+
+/// `n` requests through `svc`, a layer over [`layers::Immediate`], each
+/// admitted at once: `poll_ready`, `call` and one poll of the response.
+/// No runtime: no contender touches a timer when it admits at once.
+#[inline(always)]
+fn cg_layer<S: tower_service::Service<u32, Response = u32>>(mut svc: S, n: u32) {
+    use std::future::Future as _;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    for i in 0..n {
+        assert!(svc.poll_ready(&mut cx).is_ready());
+        let response = std::pin::pin!(svc.call(black_box(i)));
+        black_box(response.poll(&mut cx).is_ready());
+    }
+}
+
+/// Group g's own cost, waiting mode, ours (for callgrind).
+#[inline(never)]
+fn cg_layer_ours_wait(n: u32) {
+    use tower::Layer as _;
+    let ours = Arc::new(peers::ours(layers::SEATS, Admission::Fifo));
+    let layer = bulkhead_tokio::BulkheadLayer::new(ours).max_wait(Duration::from_secs(1));
+    cg_layer(layer.typed_errors().layer(layers::Immediate), n);
+}
+
+/// Group g's own cost, waiting mode, tower's `ConcurrencyLimit`.
+#[inline(never)]
+fn cg_layer_tower_wait(n: u32) {
+    let svc = tower::ServiceBuilder::new()
+        .concurrency_limit(layers::SEATS)
+        .service(layers::Immediate);
+    cg_layer(svc, n);
+}
+
+/// Group g's own cost, failing fast, ours.
+#[inline(never)]
+fn cg_layer_ours_fail_fast(n: u32) {
+    use tower::Layer as _;
+    let ours = Arc::new(peers::ours(layers::SEATS, Admission::Fifo));
+    let layer = bulkhead_tokio::BulkheadLayer::new(ours);
+    cg_layer(layer.typed_errors().layer(layers::Immediate), n);
+}
+
+/// Group g's own cost, failing fast, tower's `LoadShed` + `ConcurrencyLimit`.
+#[inline(never)]
+fn cg_layer_tower_shed(n: u32) {
+    let svc = tower::ServiceBuilder::new()
+        .load_shed()
+        .concurrency_limit(layers::SEATS)
+        .service(layers::Immediate);
+    cg_layer(svc, n);
 }
 
 /// As [`cg_ours`], on a partitioned compartment's first partition.
@@ -1462,6 +1514,10 @@ fn main() {
         cg_reject_tokio(&tokio, n);
         cg_reject_floor_counted(&floor, &std::sync::atomic::AtomicUsize::new(0), n);
         cg_clock(n / 10);
+        cg_layer_ours_wait(n / 10);
+        cg_layer_tower_wait(n / 10);
+        cg_layer_ours_fail_fast(n / 10);
+        cg_layer_tower_shed(n / 10);
         return;
     }
     let work_iters = peers::calibrate_work(Duration::from_nanos(45));

@@ -452,12 +452,16 @@ impl<H: Clone, K: Clone, W: Clone> Clone for Gate<H, K, W> {
 /// A service that calls its inner service only inside a compartment seat.
 /// Made by [`BulkheadLayer`].
 ///
-/// - **Admission.** Failing fast (the default), `call` takes a free seat
-///   and calls the inner service at once, or rejects the request at once.
-///   With a `max_wait`, the response future takes the seat at its first
-///   poll (the fast path if one is free, else it joins the compartment's
-///   line, in first-poll order) and calls the inner service when it is
-///   handed a seat. Waiting needs a tokio runtime with the time driver.
+/// - **Admission.** `call` takes a free seat, if there is one, and calls
+///   the inner service at once, in both modes. Failing fast (the default),
+///   a request that finds no free seat is rejected at once. With a
+///   `max_wait`, it waits instead: its response future joins the
+///   compartment's line at its first poll (in first-poll order) and calls
+///   the inner service when it is handed a seat; finding no free seat in
+///   `call` is not a rejection and is not counted. In FIFO admission a
+///   seat is free for `call` only when nobody waits, so a new request
+///   never passes a waiting one. Waiting needs a tokio runtime with the
+///   time driver.
 /// - **Weight.** Each request takes one seat, or as many as the layer's
 ///   [`weight`](BulkheadLayer::weight) function says.
 /// - **Rejection** is an [`Error`](crate::Error) (`Full`, `Timeout`,
@@ -474,7 +478,10 @@ impl<H: Clone, K: Clone, W: Clone> Clone for Gate<H, K, W> {
 /// # Cancel safety
 ///
 /// Dropping the response future at any point gives back its seat, or
-/// leaves the line if it was still waiting for one.
+/// leaves the line if it was still waiting for one. A response future
+/// whose request found a free seat holds it from `call` on, in both
+/// modes, so a future that is made and dropped unpolled takes a seat and
+/// gives it back, and one that is kept unpolled holds it.
 ///
 /// # Memory ordering
 /// As for every seat (see [`ResponseFuture`](future::ResponseFuture)):
@@ -643,33 +650,51 @@ where
         // below exactly the one-seat `try_acquire` and `acquire`. A bad
         // weight is refused by the compartment, as this request's error.
         let weight = self.gate.weight.weight(&request);
-        if self.gate.max_wait.is_fail_fast() {
-            // The handle is cloned only for an admitted request: a
-            // rejection touches no reference count (two locked RMWs fewer).
-            return match self.gate.handle.bulkhead().try_acquire_many(weight) {
-                Ok(seat) => {
-                    let seat = self.gate.handle.start(seat);
-                    ResponseFuture::running(
-                        self.inner.call(request),
-                        seat,
-                        self.gate.classify.clone(),
-                    )
-                }
-                Err(error) => ResponseFuture::rejected(error),
-            };
-        }
-        // The ready instance goes with the request; a clone stays.
-        let fresh = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, fresh);
-        let admit = AcquireWithinOwned::new(self.gate.handle.owner(), weight, self.gate.max_wait);
-        // The wait starts at the response future's first poll (a queued
-        // wait is pinned in it and cannot move), so nothing is allocated.
-        ResponseFuture::waiting(
-            admit,
-            ready,
-            request,
-            self.gate.handle.feedback(),
-            self.gate.classify.clone(),
-        )
+        let bulkhead = self.gate.handle.bulkhead();
+        // The handle is cloned only for an admitted request: a rejection
+        // touches no reference count (two locked RMWs fewer).
+        let seat = if self.gate.max_wait.is_fail_fast() {
+            match bulkhead.try_acquire_many(weight) {
+                Ok(seat) => seat,
+                Err(error) => return ResponseFuture::rejected(error),
+            }
+        } else {
+            // A free seat is taken now, as failing fast takes it; a miss
+            // is no rejection (nothing is counted), only the reason to
+            // wait, and the wait gives the verdict.
+            match bulkhead.acquire_many_if_free(weight) {
+                Some(seat) => seat,
+                None => return wait(&mut self.inner, &self.gate, request, weight),
+            }
+        };
+        let seat = self.gate.handle.start(seat);
+        ResponseFuture::running(self.inner.call(request), seat, self.gate.classify.clone())
     }
+}
+
+/// The response future of a request that found no free seat and has a
+/// wait budget: it waits for its seat, then calls `inner`'s ready
+/// instance, which goes with the request (a clone stays).
+fn wait<S, Req, H, R, K: Clone, W>(
+    inner: &mut S,
+    gate: &Gate<H, K, W>,
+    request: Req,
+    weight: usize,
+) -> ResponseFuture<S, Req, H, R, K>
+where
+    S: Service<Req> + Clone,
+    H: LayerHandle,
+{
+    let fresh = inner.clone();
+    let ready = std::mem::replace(inner, fresh);
+    let admit = AcquireWithinOwned::new(gate.handle.owner(), weight, gate.max_wait);
+    // The wait starts at the response future's first poll (a queued wait
+    // is pinned in it and cannot move), so nothing is allocated.
+    ResponseFuture::waiting(
+        admit,
+        ready,
+        request,
+        gate.handle.feedback(),
+        gate.classify.clone(),
+    )
 }
