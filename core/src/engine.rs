@@ -451,7 +451,9 @@ impl<L: RawLock> Engine<L> {
         self.lock.record_rejection();
     }
 
-    /// Counts a fail-fast rejection and describes it.
+    /// Counts a fail-fast rejection and describes it. Inlined, so that
+    /// the error is built where the caller keeps it (see `seat::refused`).
+    #[inline]
     pub(crate) fn reject_full(&self) -> Error {
         self.count_rejection();
         let max_concurrent = self.max_concurrent();

@@ -18,21 +18,28 @@
 //! A compartment's [`PerThreadCounts`] holds a *slot*, an index given out
 //! the first time the compartment counts anything and given back when it
 //! is dropped (a compartment that never counts takes none). Each thread
-//! that counts owns a [`Block`]: growing buckets of [`Cells`], one per slot
-//! (bucket `b` holds `32 << b` of them, so a slot's cells stay where they
-//! are while the block grows). The global [`Table`] lists every live
-//! thread's block, keeps the counts of threads that have exited
-//! (`retired`), and the free slots.
+//! that counts owns an array of [`Cells`], one per slot, which it reaches
+//! through a thread-local with no destructor (so that reaching it costs a
+//! plain load): counting is "the slot's cells in my array, if the array
+//! is long enough". A thread grows its array (doubling, under the table's
+//! lock, moving its counts) the first time it counts a slot beyond it.
+//! Arrays are never freed: an exited thread's array, zeroed, waits in a
+//! pool for the next thread, so the memory is bounded by the most threads
+//! that counted at once. The global [`Table`] lists every live thread's
+//! array, keeps the counts of threads that have exited (`retired`), and
+//! the free slots.
 //!
 //! # Exact counts
 //!
 //! - A cell is written only by its thread, so a load and a store lose
-//!   nothing.
-//! - A thread that exits folds its cells into `retired` and leaves the
-//!   list in one step under the table's lock, and a read sums under the
-//!   same lock: it sees the thread's counts in its block or in `retired`,
-//!   never in both or neither. A count made after the thread's block is
-//!   gone (in a later thread-local destructor) goes straight to `retired`.
+//!   nothing. Every other write (moving an array, folding an exited
+//!   thread's counts, zeroing a dropped compartment's cells) happens under
+//!   the table's lock, and so does every read that sums.
+//! - A thread moves its own array and folds its own counts when it exits,
+//!   so no count of its own is in flight meanwhile; the table's entry
+//!   changes in the same step, so a sum sees the counts in exactly one
+//!   place. A count made after the thread's exit step (in a later
+//!   thread-local destructor) goes straight to `retired`.
 //! - A dropped compartment's cells are zeroed, under the lock, before its
 //!   slot is given out again. The next compartment with that slot is
 //!   assigned it under the same lock, and publishes it with `Release`;
@@ -45,21 +52,22 @@
 //!
 //! # Costs
 //!
-//! - Counting: a thread-local access, a bucket lookup (one `Acquire` load
-//!   once the bucket exists), a relaxed load and a relaxed store. The
-//!   thread's first count on a slot beyond its buckets allocates one
-//!   bucket; a compartment's first count ever takes the table's lock once.
+//! - Counting: a thread-local load, a bounds check, a relaxed load and a
+//!   relaxed store (one `inc` on x86_64), and for a rejection one relaxed
+//!   load of the thread's own time cell. A thread's first count beyond its
+//!   array, and a compartment's first count ever, take the table's lock
+//!   once.
 //! - Reading: the table's lock and one cell per live thread that ever
 //!   counted anything.
-//! - Memory: 32 bytes per slot per counting thread, allocated in
-//!   doubling buckets up to the highest slot the thread touched.
+//! - Memory: 32 bytes per slot per counting thread (arrays of at least 32
+//!   slots, doubling up to the highest slot the thread touched).
 
-use std::cell::OnceCell;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The counts of one compartment, in one 32-bit word: its slot (plus one;
@@ -75,7 +83,8 @@ const UNTIMED: u32 = 1 << 31;
 const WARNED: u32 = 1 << 30;
 
 /// One thread's counts for one slot. Only that thread writes the three
-/// counts; `last` is also resolved by readers (see [`observe`]).
+/// counts outside the table's lock; `last` is also resolved by readers
+/// (see [`record_time`]).
 #[derive(Default)]
 struct Cells {
     admitted: AtomicU64,
@@ -85,58 +94,87 @@ struct Cells {
     last: AtomicU64,
 }
 
-/// The cells of the first bucket; bucket `b` holds `FIRST << b`.
+impl Cells {
+    fn counts(&self) -> [&AtomicU64; 4] {
+        [&self.admitted, &self.rejected, &self.timed_out, &self.last]
+    }
+}
+
+/// The smallest array a thread gets.
 const FIRST: usize = 32;
-/// Enough buckets for every slot below [`SLOT`].
-const BUCKETS: usize = 26;
 
-/// One thread's cells, in buckets that only that thread creates.
-struct Block {
-    buckets: [OnceLock<Box<[Cells]>>; BUCKETS],
+/// A thread's cells, one per slot; leaked, so that the thread-local can
+/// hold it as a plain reference.
+type Array = &'static [Cells];
+
+/// Every live thread's array, the exited threads' counts, the free slots.
+struct Table {
+    threads: Vec<Array>,
+    /// Zeroed arrays of exited threads (and arrays a thread outgrew), for
+    /// the next thread that needs one.
+    pool: Vec<Array>,
+    retired: Vec<Retired>,
+    /// Slots given back, smallest first, so that slots (and the arrays
+    /// they need) stay small.
+    free: BinaryHeap<Reverse<u32>>,
 }
 
-/// Where slot `slot`'s cells are: its bucket and its index there.
-#[inline]
-fn place(slot: u32) -> (usize, usize) {
-    let i = slot as usize + FIRST;
-    let bucket = (usize::BITS - 1 - i.leading_zeros()) as usize - FIRST.trailing_zeros() as usize;
-    (bucket, i - (FIRST << bucket))
+static TABLE: Mutex<Table> = Mutex::new(Table {
+    threads: Vec::new(),
+    pool: Vec::new(),
+    retired: Vec::new(),
+    free: BinaryHeap::new(),
+});
+
+/// The table, locked. Nothing here panics while it is held except an
+/// allocation failure, and the table is consistent at every step, so a
+/// poisoned lock is taken as it is.
+fn table() -> MutexGuard<'static, Table> {
+    TABLE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-impl Block {
-    fn new() -> Self {
-        Self {
-            buckets: std::array::from_fn(|_| OnceLock::new()),
+thread_local! {
+    /// This thread's array; empty until the thread first counts, and again
+    /// once it has exited. No destructor, so reading it is one load.
+    static ARRAY: Cell<Array> = const { Cell::new(&[]) };
+    /// Registered the first time the thread gets an array: its destructor
+    /// is the thread's exit step.
+    static EXIT: Exit = const { Exit(Cell::new(false)) };
+}
+
+/// The thread's exit step, run by its thread-local destructor.
+struct Exit(Cell<bool>);
+
+impl Drop for Exit {
+    /// Folds this thread's counts into `retired`, zeroes its array, and
+    /// moves the array from the live list to the pool, in one step under
+    /// the lock. Later counts of this thread go to `retired` directly.
+    fn drop(&mut self) {
+        let array = ARRAY.with(|a| a.replace(&[]));
+        if array.is_empty() {
+            return;
         }
+        let mut table = table();
+        for (slot, cells) in array.iter().enumerate() {
+            if let Some(retired) = table.retired.get_mut(slot) {
+                add(retired, cells);
+            }
+            zero(cells);
+        }
+        table.threads.retain(|a| !same(a, array));
+        table.pool.push(array);
     }
+}
 
-    /// The cells of `slot`, creating their bucket; only on the owning
-    /// thread.
-    #[inline]
-    fn cells(&self, slot: u32) -> &Cells {
-        let (bucket, index) = place(slot);
-        let cells = self.buckets[bucket]
-            .get_or_init(|| (0..FIRST << bucket).map(|_| Cells::default()).collect());
-        &cells[index]
-    }
+fn same(a: Array, b: Array) -> bool {
+    std::ptr::eq(a, b)
+}
 
-    /// The cells of `slot` if its bucket exists; from any thread.
-    fn existing(&self, slot: u32) -> Option<&Cells> {
-        let (bucket, index) = place(slot);
-        self.buckets[bucket].get().map(|cells| &cells[index])
-    }
-
-    /// Every slot's cells that exist, with their slot.
-    fn all(&self) -> impl Iterator<Item = (u32, &Cells)> {
-        self.buckets.iter().enumerate().flat_map(|(bucket, cells)| {
-            let base = (FIRST << bucket) - FIRST;
-            cells.get().into_iter().flat_map(move |cells| {
-                cells
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, c)| ((base + i) as u32, c))
-            })
-        })
+fn zero(cells: &Cells) {
+    for count in cells.counts() {
+        count.store(0, Ordering::Relaxed);
     }
 }
 
@@ -148,63 +186,6 @@ struct Retired {
     rejected: u64,
     timed_out: u64,
     last: u64,
-}
-
-/// Every live thread's block, the exited threads' counts, the free slots.
-struct Table {
-    blocks: Vec<Arc<Block>>,
-    retired: Vec<Retired>,
-    /// Slots given back, smallest first, so that slots (and the buckets
-    /// they need) stay low.
-    free: BinaryHeap<Reverse<u32>>,
-}
-
-static TABLE: Mutex<Table> = Mutex::new(Table {
-    blocks: Vec::new(),
-    retired: Vec::new(),
-    free: BinaryHeap::new(),
-});
-
-/// The table, locked. Nothing panics while it is held (a panic would be a
-/// bug here, and the table stays consistent at every step anyway), so a
-/// poisoned lock is taken as it is.
-fn table() -> MutexGuard<'static, Table> {
-    TABLE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// This thread's block, created and listed in the table on first use, and
-/// folded into the table when the thread exits.
-struct Local(OnceCell<Arc<Block>>);
-
-impl Local {
-    fn block(&self) -> &Block {
-        self.0.get_or_init(|| {
-            let block = Arc::new(Block::new());
-            table().blocks.push(Arc::clone(&block));
-            block
-        })
-    }
-}
-
-impl Drop for Local {
-    /// Folds this thread's counts into `retired` and leaves the list, in
-    /// one step under the lock.
-    fn drop(&mut self) {
-        let Some(block) = self.0.get() else { return };
-        let mut table = table();
-        for (slot, cells) in block.all() {
-            if let Some(retired) = table.retired.get_mut(slot as usize) {
-                add(retired, cells);
-            }
-        }
-        table.blocks.retain(|b| !Arc::ptr_eq(b, block));
-    }
-}
-
-thread_local! {
-    static LOCAL: Local = const { Local(OnceCell::new()) };
 }
 
 /// Adds `cells` (and the last rejection they saw) to `retired`.
@@ -225,7 +206,7 @@ pub(crate) struct Sum {
 }
 
 /// Which count an event adds to.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
     Admitted,
     Rejected,
@@ -244,55 +225,48 @@ impl PerThreadCounts {
     pub(crate) fn record(&self, event: Event) {
         // `Acquire`: see "Exact counts" (a reused slot's zeroed cells).
         let word = self.0.load(Ordering::Acquire);
-        let slot = match word & SLOT {
-            0 => self.assign(),
-            n => n - 1,
-        };
-        let counted = LOCAL.try_with(|local| {
-            let cells = local.block().cells(slot);
-            let count = match event {
-                Event::Admitted => &cells.admitted,
-                Event::Rejected => &cells.rejected,
-                Event::TimedOut => &cells.timed_out,
-            };
-            // Only this thread writes the cell: a load and a store.
-            count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            if word & UNTIMED == 0 && !matches!(event, Event::Admitted) {
-                record_time(&cells.last);
-            }
-        });
-        if counted.is_err() {
-            self.record_exited(slot, event, word & UNTIMED == 0);
+        // No slot yet: `u32::MAX`, beyond every array.
+        let slot = (word & SLOT).wrapping_sub(1);
+        match ARRAY.with(Cell::get).get(slot as usize) {
+            Some(cells) => count(cells, event, word),
+            None => self.record_slow(event),
         }
     }
 
-    /// A count made while this thread's thread-locals are being destroyed:
-    /// straight into `retired`.
+    /// The slot or the array is missing: assign the slot, grow the array
+    /// (or, once the thread has exited, count into `retired`).
     #[cold]
-    fn record_exited(&self, slot: u32, event: Event, timed: bool) {
-        let mut table = table();
-        let retired = &mut table.retired[slot as usize];
-        match event {
-            Event::Admitted => retired.admitted += 1,
-            Event::Rejected => retired.rejected += 1,
-            Event::TimedOut => retired.timed_out += 1,
+    #[inline(never)]
+    fn record_slow(&self, event: Event) {
+        let slot = self.slot().unwrap_or_else(|| self.assign());
+        let word = self.0.load(Ordering::Relaxed);
+        if EXIT.try_with(|exit| exit.0.set(true)).is_err() {
+            // This thread's exit step has run (or is running): its array
+            // is gone.
+            let mut table = table();
+            let retired = &mut table.retired[slot as usize];
+            match event {
+                Event::Admitted => retired.admitted += 1,
+                Event::Rejected => retired.rejected += 1,
+                Event::TimedOut => retired.timed_out += 1,
+            }
+            if word & UNTIMED == 0 && event != Event::Admitted {
+                retired.last = retired.last.max(now_stamp());
+            }
+            return;
         }
-        if timed && !matches!(event, Event::Admitted) {
-            retired.last = retired.last.max(now_stamp());
-        }
+        let array = grow(slot);
+        count(&array[slot as usize], event, word);
     }
 
     /// Gives this compartment a slot (the smallest free one) the first
     /// time it counts; returns it.
-    #[cold]
-    #[inline(never)]
     fn assign(&self) -> u32 {
         let mut table = table();
         // Under the lock, so that a slot is given out once; re-read in
         // case another thread assigned one while this one waited.
-        let word = self.0.load(Ordering::Acquire);
-        if word & SLOT != 0 {
-            return (word & SLOT) - 1;
+        if let Some(slot) = self.slot() {
+            return slot;
         }
         let slot = match table.free.pop() {
             Some(Reverse(slot)) => slot,
@@ -324,7 +298,7 @@ impl PerThreadCounts {
             rejected: retired.rejected,
             timed_out: retired.timed_out,
         };
-        for cells in table.blocks.iter().filter_map(|b| b.existing(slot)) {
+        for cells in table.threads.iter().filter_map(|a| a.get(slot as usize)) {
             sum.admitted += cells.admitted.load(Ordering::Relaxed);
             sum.rejected += cells.rejected.load(Ordering::Relaxed);
             sum.timed_out += cells.timed_out.load(Ordering::Relaxed);
@@ -342,9 +316,9 @@ impl PerThreadCounts {
         let slot = self.slot()?;
         let table = table();
         let stamp = table
-            .blocks
+            .threads
             .iter()
-            .filter_map(|b| b.existing(slot))
+            .filter_map(|a| a.get(slot as usize))
             .map(|cells| resolve(&cells.last))
             .fold(table.retired[slot as usize].last, u64::max);
         to_time(stamp)
@@ -365,20 +339,63 @@ impl PerThreadCounts {
     }
 }
 
+/// Adds `event` to `cells`, which only this thread writes outside the
+/// table's lock: a load and a store.
+#[inline]
+fn count(cells: &Cells, event: Event, word: u32) {
+    let count = match event {
+        Event::Admitted => &cells.admitted,
+        Event::Rejected => &cells.rejected,
+        Event::TimedOut => &cells.timed_out,
+    };
+    count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    if event != Event::Admitted && word & UNTIMED == 0 {
+        record_time(&cells.last);
+    }
+}
+
+/// Gives this thread an array that holds `slot`: the smallest pooled one
+/// that does, or a new one, with the thread's counts moved into it; in one
+/// step under the lock (see "Exact counts").
+fn grow(slot: u32) -> Array {
+    let old = ARRAY.with(Cell::get);
+    let needed = (slot as usize + 1).next_power_of_two().max(FIRST);
+    let mut table = table();
+    let fits = table
+        .pool
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.len() >= needed)
+        .min_by_key(|(_, a)| a.len())
+        .map(|(i, _)| i);
+    let new: Array = match fits {
+        Some(i) => table.pool.swap_remove(i),
+        None => Box::leak((0..needed).map(|_| Cells::default()).collect()),
+    };
+    for (from, to) in old.iter().zip(new) {
+        for (f, t) in from.counts().into_iter().zip(to.counts()) {
+            t.store(f.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        zero(from);
+    }
+    match table.threads.iter().position(|a| same(a, old)) {
+        Some(i) if !old.is_empty() => table.threads[i] = new,
+        _ => table.threads.push(new),
+    }
+    if !old.is_empty() {
+        table.pool.push(old);
+    }
+    ARRAY.with(|a| a.set(new));
+    new
+}
+
 impl Drop for PerThreadCounts {
     /// Zeroes the slot's cells in every thread and gives the slot back.
     fn drop(&mut self) {
         let Some(slot) = self.slot() else { return };
         let mut table = table();
-        for cells in table.blocks.iter().filter_map(|b| b.existing(slot)) {
-            for count in [
-                &cells.admitted,
-                &cells.rejected,
-                &cells.timed_out,
-                &cells.last,
-            ] {
-                count.store(0, Ordering::Relaxed);
-            }
+        for cells in table.threads.iter().filter_map(|a| a.get(slot as usize)) {
+            zero(cells);
         }
         table.retired[slot as usize] = Retired::default();
         table.free.push(Reverse(slot));
@@ -408,6 +425,7 @@ impl fmt::Debug for PerThreadCounts {
 /// An observation takes the latest time over all threads. Times only grow
 /// (the later of the stored and the new time is kept), so a clock stepping
 /// back never makes the last rejection earlier.
+#[inline]
 fn record_time(last: &AtomicU64) {
     let v = last.load(Ordering::Relaxed);
     if v & MANY == 0 {
@@ -479,35 +497,24 @@ fn to_time(stamp: u64) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
     use std::thread;
 
     #[test]
-    fn places_are_dense_and_buckets_double() {
-        assert_eq!(place(0), (0, 0));
-        assert_eq!(place(31), (0, 31));
-        assert_eq!(place(32), (1, 0));
-        assert_eq!(place(95), (1, 63));
-        assert_eq!(place(96), (2, 0));
-        assert_eq!(place(SLOT - 1).0, BUCKETS - 1);
-        // Every slot has one place, and `all` lists it under its slot.
-        let block = Block::new();
-        for slot in [0, 5, 31, 32, 100, 1000] {
-            block
-                .cells(slot)
-                .admitted
-                .store(u64::from(slot) + 1, Ordering::Relaxed);
+    fn a_thread_that_grows_its_array_keeps_its_counts() {
+        // Enough compartments that this thread's array must grow at least
+        // once while it holds counts.
+        let many: Vec<PerThreadCounts> =
+            (0..3 * FIRST).map(|_| PerThreadCounts::new(true)).collect();
+        for (i, c) in many.iter().enumerate() {
+            for _ in 0..=i {
+                c.record(Event::Admitted);
+            }
         }
-        for (slot, cells) in block.all() {
-            let v = cells.admitted.load(Ordering::Relaxed);
-            assert!(v == 0 || v == u64::from(slot) + 1, "slot {slot} holds {v}");
+        for (i, c) in many.iter().enumerate() {
+            assert_eq!(c.sum().admitted, i as u64 + 1, "compartment {i}");
         }
-        assert_eq!(
-            block
-                .all()
-                .filter(|(_, c)| c.admitted.load(Ordering::Relaxed) != 0)
-                .count(),
-            6
-        );
+        assert!(ARRAY.with(Cell::get).len() >= 3 * FIRST);
     }
 
     #[test]
@@ -553,19 +560,12 @@ mod tests {
                 first.record(Event::Rejected);
                 first.record(Event::TimedOut);
                 drop(first);
-                let block = LOCAL.with(|local| Arc::clone(local.0.get().unwrap()));
                 counted.send(()).unwrap();
                 wait_dropped.recv().unwrap();
                 // Nobody else writes this thread's cells: they are as the
                 // drop left them.
-                let cells = block.existing(slot).unwrap();
-                [
-                    &cells.admitted,
-                    &cells.rejected,
-                    &cells.timed_out,
-                    &cells.last,
-                ]
-                .map(|c| c.load(Ordering::Relaxed))
+                let cells = &ARRAY.with(Cell::get)[slot as usize];
+                cells.counts().map(|c| c.load(Ordering::Relaxed))
             })
         };
         wait_counted.recv().unwrap();

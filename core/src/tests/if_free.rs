@@ -31,6 +31,13 @@ unsafe impl RawLock for HookLock {
     }
     fn record_rejection(&self) {
         self.rejections.fetch_add(1, SeqCst);
+        self.inner.record_rejection();
+    }
+    fn record_timeout(&self) {
+        self.inner.record_timeout();
+    }
+    fn counts(&self) -> crate::Counts {
+        self.inner.counts()
     }
     fn record_admission(&self) {
         self.admissions.fetch_add(1, SeqCst);
