@@ -452,8 +452,8 @@ impl<L: RawLock> Engine<L> {
     }
 
     /// Counts a fail-fast rejection and describes it. Inlined, so that
-    /// the error is built where the caller keeps it (see `seat::refused`).
-    #[inline]
+    /// the error is built where the caller keeps it (see `Seat::try_take`).
+    #[inline(always)]
     pub(crate) fn reject_full(&self) -> Error {
         self.count_rejection();
         let max_concurrent = self.max_concurrent();

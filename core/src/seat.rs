@@ -59,10 +59,16 @@ impl<'a, L: RawLock> Seat<'a, L> {
     /// [`refused`]: the refusal is counted and described; a weight of 0 is
     /// refused and not counted (no caller was turned away for lack of
     /// room).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_take(engine: &'a Engine<L>, weight: usize) -> Result<Self, Error> {
         match Self::take_free(engine, weight) {
             Ok(seat) => Ok(seat),
+            // The common refusal, built here, where the caller keeps it:
+            // an error built out of line is returned through memory and
+            // copied again by the caller, and on x86_64 that copy stalls
+            // on store forwarding (a rejection took about 2.6× as long).
+            // One seat is never above a limit (a limit of 0 is a pause).
+            Err(Refusal::Full) if weight == 1 => Err(engine.reject_full()),
             Err(refusal) => Err(refused(engine, weight, refusal)),
         }
     }
@@ -188,11 +194,10 @@ impl<L: RawLock> fmt::Debug for Seat<'_, L> {
 
 /// The error of a [`Seat::take_free`] refusal of `weight` seats, counted
 /// unless the weight was 0 or the compartment closed: `try_take`'s slow
-/// half. Inlined, as [`Engine::reject_full`] is: an error built out of
-/// line is returned through memory and copied again by the caller, and
-/// on x86_64 that copy stalls on store forwarding: a rejection took
-/// about 2.6× as long out of line.
-#[inline]
+/// half, out of line: the refusal of one seat because the compartment is
+/// full, the common one, is built inline by `try_take` instead.
+#[cold]
+#[inline(never)]
 pub(crate) fn refused<L: RawLock>(engine: &Engine<L>, weight: usize, refusal: Refusal) -> Error {
     let weight = match check_weight(engine, weight) {
         Ok(weight) => weight,
