@@ -169,11 +169,14 @@ impl<L: RawLock + ConstInit> Bulkhead<L> {
         /// [`Config`].
         ///
         /// ```
+        /// # // A queue limit and barging need their features.
+        /// # #[cfg(all(feature = "queue-limits", feature = "barging"))] {
         /// use bulkhead_core::{Admission, Bulkhead, Config, CsLock};
         ///
         /// static SPI: Bulkhead<CsLock> =
         ///     Bulkhead::from_config_static(Config::new("spi", 2).max_waiting(4).admission(Admission::Barging));
         /// assert_eq!(SPI.admission(), Admission::Barging);
+        /// # }
         /// ```
         ///
         /// # Panics

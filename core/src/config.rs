@@ -29,9 +29,13 @@ pub(crate) const NEWEST_FIRST: u32 = 1 << 31;
 /// ```
 /// use bulkhead_core::{Admission, Config};
 ///
+/// # #[cfg(feature = "queue-limits")]
 /// const DB: Config = Config::new("database", 16)
 ///     .max_waiting(64)
 ///     .admission(Admission::Fifo);
+/// # // A queue limit needs the `queue-limits` feature.
+/// # #[cfg(not(feature = "queue-limits"))]
+/// # const DB: Config = Config::new("database", 16).admission(Admission::Fifo);
 /// assert_eq!(DB.max_concurrent, 16);
 /// assert!(DB.validate().is_ok());
 /// ```
