@@ -1616,6 +1616,9 @@ fn main() {
         &[FIFO],
     );
 
+    // -- e2. the same, two threads at once ----------------------------------
+    let e2 = group_e2(2);
+
     // -- b. uncontended async acquire + release, polled once ----------------
     let b = {
         let fifo = leak(peers::ours(4, Admission::Fifo));
@@ -1965,6 +1968,15 @@ fn main() {
             let r = find(&e, FIFO) / find(&e, "tokio");
             (
                 "e: ours (default `StdLock`) ÷ tokio".into(),
+                "≤ 1.50×".into(),
+                r,
+                r <= 1.5,
+            )
+        },
+        {
+            let r = find(&e2, FIFO) / find(&e2, "tokio");
+            (
+                "e2: 2 threads, ours (default `StdLock`) ÷ tokio".into(),
                 "≤ 1.50×".into(),
                 r,
                 r <= 1.5,
