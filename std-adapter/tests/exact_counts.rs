@@ -147,7 +147,7 @@ fn worker(shared: Arc<Shared>, generation: usize, index: usize) {
     // after it (the counts go to the exited threads' totals); armed last,
     // it runs before (the counts land in this thread's cells, then are
     // folded). Either way they must all be there.
-    let armed_first = index % 2 == 0;
+    let armed_first = index.is_multiple_of(2);
     if armed_first {
         arm_on_exit(&shared);
     }
@@ -167,7 +167,7 @@ fn worker(shared: Arc<Shared>, generation: usize, index: usize) {
                 Err(Error::Full { .. })
             ));
         });
-        if round % QUEUE_EVERY == 0 {
+        if round.is_multiple_of(QUEUE_EVERY) {
             shared.queue_rejected.event(|| {
                 let r = shared.queue.acquire_blocking(Duration::from_secs(10));
                 assert!(matches!(r, Err(Error::QueueFull { .. })), "{r:?}");
@@ -177,7 +177,7 @@ fn worker(shared: Arc<Shared>, generation: usize, index: usize) {
                 assert!(matches!(r, Err(Error::Full { .. })), "{r:?}");
             });
         }
-        if round % TIMEOUT_EVERY == 0 {
+        if round.is_multiple_of(TIMEOUT_EVERY) {
             shared.timed_out.event(|| {
                 let r = shared.timed.acquire_blocking(Duration::from_millis(1));
                 assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
