@@ -331,11 +331,17 @@ fn counts_are_exact_across_exits_growth_and_reuse() {
                     });
                     // Bumped when a worker ends, before its destructors
                     // count: only the upper bound and the order hold.
-                    let mut previous = last[5];
                     let exit = s.on_exit.state().rejected as u64;
-                    assert!(exit >= previous && exit <= s.exit_rejected.begun.load(SeqCst));
-                    previous = exit;
-                    last[5] = previous;
+                    assert!(
+                        exit >= last[5],
+                        "on exit: went back from {} to {exit}",
+                        last[5]
+                    );
+                    assert!(
+                        exit <= s.exit_rejected.begun.load(SeqCst),
+                        "on exit: {exit}"
+                    );
+                    last[5] = exit;
                     // The time races the rejections that set it; it never
                     // goes back.
                     let t = s.full.raw_lock().last_rejection();
