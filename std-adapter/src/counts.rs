@@ -240,6 +240,15 @@ impl PerThreadCounts {
     fn record_slow(&self, event: Event) {
         let slot = self.slot().unwrap_or_else(|| self.assign());
         let word = self.0.load(Ordering::Relaxed);
+        // A slot just assigned may be one this thread's array already
+        // holds (a freed one, given out again): count in place. Growing
+        // would take the smallest pooled array that holds the slot, which
+        // can be shorter than this one, and leave the counts beyond it
+        // behind.
+        if let Some(cells) = ARRAY.with(Cell::get).get(slot as usize) {
+            count(cells, event, word);
+            return;
+        }
         if EXIT.try_with(|exit| exit.0.set(true)).is_err() {
             // This thread's exit step has run (or is running): its array
             // is gone.
@@ -359,6 +368,8 @@ fn count(cells: &Cells, event: Event, word: u32) {
 /// step under the lock (see "Exact counts").
 fn grow(slot: u32) -> Array {
     let old = ARRAY.with(Cell::get);
+    // So the new array is longer than the old one, and takes all of it.
+    debug_assert!(slot as usize >= old.len(), "grow only beyond the array");
     let needed = (slot as usize + 1).next_power_of_two().max(FIRST);
     let mut table = table();
     let fits = table
@@ -515,6 +526,35 @@ mod tests {
             assert_eq!(c.sum().admitted, i as u64 + 1, "compartment {i}");
         }
         assert!(ARRAY.with(Cell::get).len() >= 3 * FIRST);
+    }
+
+    #[test]
+    fn a_new_compartment_inside_the_array_counts_in_place() {
+        thread::spawn(|| {
+            // This thread's array grows past `FIRST` (its first array goes
+            // to the pool) and holds every one of these slots.
+            let mut many: Vec<PerThreadCounts> =
+                (0..2 * FIRST).map(|_| PerThreadCounts::new(true)).collect();
+            for c in &many {
+                c.record(Event::Admitted);
+            }
+            let array = ARRAY.with(Cell::get);
+            // A slot inside the array, freed and given to a new
+            // compartment (the smallest free slot is at most this one).
+            drop(many.remove(0));
+            let next = PerThreadCounts::new(true);
+            next.record(Event::Rejected);
+            assert!((next.slot().unwrap() as usize) < array.len());
+            // The array is not swapped for another one (a smaller pooled
+            // one would leave the counts beyond it behind).
+            assert!(same(ARRAY.with(Cell::get), array), "the array moved");
+            assert_eq!(next.sum().rejected, 1);
+            for (i, c) in many.iter().enumerate() {
+                assert_eq!(c.sum().admitted, 1, "compartment {i}");
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

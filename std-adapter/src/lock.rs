@@ -187,15 +187,16 @@ impl ConstInit for StdLock {
     const INIT: Self = Self::new();
 }
 
-// SAFETY: std's mutex gives mutual exclusion with acquire/release ordering;
-// `try_lock` fails only while another thread holds it (`WouldBlock`), never
-// spuriously; its guard unlocks on drop, also while unwinding. Core never
-// re-enters the lock, so std's "re-entry may deadlock" is never triggered;
-// nobody else can lock it (locking is `unsafe`, and the mutex is private),
-// so `lock` never panics and a failed `try_lock` means core's own section
-// for this compartment runs (promises 2 and 4). `record_rejection`,
-// `record_admission` and `claim_event_loop_warning` touch only their own
-// atomics and never panic.
+// SAFETY: parking_lot's mutex gives mutual exclusion with acquire/release
+// ordering; `try_lock` fails (`None`) only while another thread holds it,
+// never spuriously; its guard unlocks on drop, also while unwinding. Core
+// never re-enters the lock, so parking_lot's "re-entry deadlocks" is never
+// triggered; nobody else can lock it (locking is `unsafe`, and the mutex
+// is private), so a failed `try_lock` means core's own section for this
+// compartment runs (promises 2 and 4). The record hooks never run under
+// this lock (core's contract) and never take it: they write this thread's
+// cells, and on a slow path take the counts' process-wide table lock,
+// which nothing holds while taking another lock.
 unsafe impl RawLock for StdLock {
     #[inline]
     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
