@@ -873,7 +873,8 @@ impl<L: RawLock> Bulkhead<L> {
     /// snapshot, for a hot path (an adaptive limit's in-flight count).
     /// Two relaxed loads, no ordering: an estimate while seats come and
     /// go. [`state`](Self::state) also reads the lock's counts, which a
-    /// lock may sum at a cost.
+    /// lock may sum at a cost. [`waiting`](Self::waiting) is the same
+    /// for the line.
     ///
     /// ```
     /// use bulkhead_core::{Bulkhead, CsLock};
@@ -887,12 +888,27 @@ impl<L: RawLock> Bulkhead<L> {
         self.engine.active()
     }
 
+    /// Callers waiting for a seat right now: [`State::waiting`] without
+    /// the rest of a snapshot. One relaxed load.
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, CsLock};
+    ///
+    /// let db: Bulkhead<CsLock> = Bulkhead::new("database", 1)?;
+    /// assert_eq!(db.waiting(), 0);
+    /// # Ok::<(), bulkhead_core::ConfigError>(())
+    /// ```
+    pub fn waiting(&self) -> usize {
+        self.engine.waiting.load(crate::sync::Ordering::Relaxed) as usize
+    }
+
     /// A snapshot of the compartment's counters.
     ///
     /// `rejected` and `timed_out` are the lock's ([`RawLock::counts`]):
     /// reading them costs what the lock's sum costs (bulkhead-std's lock
-    /// sums one counter per thread). Use [`active`](Self::active) and
-    /// [`max_concurrent`](Self::max_concurrent) on a hot path.
+    /// sums one counter per thread). Use [`active`](Self::active),
+    /// [`waiting`](Self::waiting) and [`max_concurrent`](Self::max_concurrent)
+    /// on a hot path.
     ///
     /// # Memory ordering
     ///

@@ -369,6 +369,14 @@ impl ThreadPoolBulkhead {
         s
     }
 
+    /// Tasks queued or running, from the compartment's seat word and the
+    /// queue's count alone (a [`snapshot`](Self::snapshot) also sums the
+    /// compartment's counts). For the registry's eviction rule.
+    #[cfg(feature = "registry")]
+    pub(crate) fn is_busy(&self) -> bool {
+        self.inner.compartment.active() > 0 || self.inner.queued.load(Ordering::Relaxed) > 0
+    }
+
     /// The number of worker threads.
     pub fn workers(&self) -> usize {
         self.inner.workers

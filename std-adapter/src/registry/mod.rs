@@ -131,9 +131,10 @@ impl Registered {
     /// holds a seat or waits: the eviction rule.
     fn is_idle(&self) -> bool {
         match self {
+            // The seat word and the line alone: `state()` would also sum
+            // the lock's counts, under a process-wide lock.
             Registered::Semaphore(b) => {
-                let s = b.state();
-                Arc::strong_count(b) == 1 && s.active == 0 && s.waiting == 0
+                Arc::strong_count(b) == 1 && b.active() == 0 && b.waiting() == 0
             }
             Registered::Pool(p) => Arc::strong_count(p) == 1 && !p.is_busy(),
             Registered::Partitioned(p) => {

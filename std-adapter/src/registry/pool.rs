@@ -108,8 +108,7 @@ impl RegisteredPool {
 
     /// Live seats or queued tasks in the current pool.
     pub(crate) fn is_busy(&self) -> bool {
-        let s = self.snapshot();
-        s.active > 0 || s.waiting > 0
+        self.pool().is_busy()
     }
 }
 
