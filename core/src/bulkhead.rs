@@ -246,13 +246,18 @@ impl<L: RawLock> Bulkhead<L> {
         /// with `lock`.
         ///
         /// # Errors
-        /// As [`Config::validate`].
+        /// As [`Config::validate`]. `lock` is then forgotten, not dropped:
+        /// this is a `const fn`, which cannot run a destructor. Every lock
+        /// of this workspace holds nothing to free before its first use; a
+        /// lock of your own that holds a resource (an `Arc`, a handle)
+        /// leaks it, so check `config` first ([`Config::validate`]) or
+        /// build with [`with_name`](Self::with_name), which drops it.
         pub fn with_lock(config: Config, lock: L) -> Result<Self, ConfigError> {
             match config.problem(config.name.len()) {
                 None => Ok(Self { engine: Engine::new(config, lock) }),
                 Some(problem) => {
-                    // A `const fn` cannot run `L`'s destructor. Locks hold
-                    // no resources before first use, so forgetting is free.
+                    // A `const fn` cannot run `L`'s destructor; the docs
+                    // say so (the workspace's locks hold nothing yet).
                     core::mem::forget(lock);
                     Err(problem.error(&config))
                 }
@@ -965,11 +970,18 @@ impl<'a, L: RawLock> Acquire<'a, L> {
     }
 }
 
+/// The name, the mode and what the seat word and the line hold; not the
+/// lock's counts, which a lock may sum at a cost (read them with
+/// [`state`](Bulkhead::state)), so that `{:?}` stays cheap in a log line.
 impl<L: RawLock> fmt::Debug for Bulkhead<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Bulkhead")
+            .field("name", &self.name())
             .field("admission", &self.admission())
-            .field("state", &self.state())
-            .finish()
+            .field("max_concurrent", &self.max_concurrent())
+            .field("active", &self.active())
+            .field("waiting", &self.waiting())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
     }
 }

@@ -286,10 +286,13 @@ pub struct State {
     pub active: usize,
     /// Callers waiting for a seat.
     pub waiting: usize,
-    /// Callers turned away because the compartment or its queue was full.
-    /// Saturates instead of wrapping.
+    /// Callers turned away because the compartment or its queue was full,
+    /// as the lock counts them ([`RawLock::counts`](crate::RawLock::counts);
+    /// every lock of this workspace counts, a lock that keeps no counts
+    /// reports 0). Saturates instead of wrapping.
     pub rejected: usize,
-    /// Callers whose wait budget ran out. Saturates instead of wrapping.
+    /// Callers whose wait budget ran out, as the lock counts them (as
+    /// `rejected`). Saturates instead of wrapping.
     pub timed_out: usize,
     /// Whether `close` was called.
     pub closed: bool,

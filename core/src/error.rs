@@ -205,13 +205,20 @@ impl fmt::Display for Error {
                 name,
                 weight,
                 max_concurrent,
-            } => write!(
-                f,
-                "bulkhead `{name}` can hold at most {max_concurrent} seats, fewer than the \
-                 {weight} asked for at once, so the caller can never be admitted; ask for at \
-                 most {max_concurrent} seats, or raise max_concurrent (for a partition, its \
-                 share or borrowing limit)"
-            ),
+            } => {
+                let seats = if *max_concurrent == 1 {
+                    "seat"
+                } else {
+                    "seats"
+                };
+                write!(
+                    f,
+                    "bulkhead `{name}` can hold at most {max_concurrent} {seats}, fewer than \
+                     the {weight} asked for at once, so the caller can never be admitted; ask \
+                     for at most {max_concurrent} {seats}, or raise max_concurrent (for a \
+                     partition, its share or borrowing limit)"
+                )
+            }
             Error::ZeroWeight { name } => write!(
                 f,
                 "bulkhead `{name}`: a seat of weight 0 was asked for; a caller takes at least \
@@ -536,12 +543,14 @@ impl fmt::Display for ConfigError {
             ConfigError::LifoUnavailable { name } => write!(
                 f,
                 "bulkhead `{name}`: queue_order = lifo needs bulkhead-core's `lifo` feature, \
-                 which this build leaves out; enable the feature, or use queue_order = fifo"
+                 which this build leaves out; enable it (features = [\"lifo\"] on bulkhead-core in \
+                 Cargo.toml), or use queue_order = fifo"
             ),
             ConfigError::BargingUnavailable { name, admission } => write!(
                 f,
                 "bulkhead `{name}`: admission = {} needs bulkhead-core's `barging` feature, \
-                 which this build leaves out; enable the feature, or use admission = fifo",
+                 which this build leaves out; enable it (features = [\"barging\"] on bulkhead-core \
+                 in Cargo.toml), or use admission = fifo",
                 match admission {
                     crate::Admission::BoundedBarging => "bounded_barging",
                     _ => "barging",
@@ -550,7 +559,8 @@ impl fmt::Display for ConfigError {
             ConfigError::QueueLimitUnavailable { name } => write!(
                 f,
                 "bulkhead `{name}`: max_waiting needs bulkhead-core's `queue-limits` feature, \
-                 which this build leaves out; enable the feature, or set no queue limit (None)"
+                 which this build leaves out; enable it (features = [\"queue-limits\"] on \
+                 bulkhead-core in Cargo.toml), or set no queue limit (None)"
             ),
             ConfigError::NoPartitions { name } => write!(
                 f,

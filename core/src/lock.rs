@@ -93,6 +93,63 @@ use crate::counts::Counts;
 /// panic on re-entry (a `std::sync::Mutex`) or allow it (a critical
 /// section); either is sound.
 ///
+/// # Example: a lock of your own
+///
+/// A lock over `std::sync::Mutex` that keeps the compartment's counts in
+/// an [`AtomicCounts`](crate::AtomicCounts) (bulkhead-std's `StdLock` is
+/// the finished one; this shows every part a lock has):
+///
+/// ```
+/// use std::sync::{Mutex, TryLockError};
+///
+/// use bulkhead_core::{AtomicCounts, Bulkhead, Config, Counts, RawLock};
+///
+/// #[derive(Default)]
+/// struct MyLock {
+///     mutex: Mutex<()>,
+///     counts: AtomicCounts,
+/// }
+///
+/// // SAFETY: one mutex per lock value (promise 2: its `try_lock` fails
+/// // only while this value is held, `WouldBlock`); it excludes with
+/// // acquire/release ordering (1) and its guard unlocks on unwind (3);
+/// // `lock` does not panic once poisoning is ignored, which is sound
+/// // because core keeps its state consistent at every step (4).
+/// unsafe impl RawLock for MyLock {
+///     unsafe fn with_lock<R>(&self, f: impl FnOnce() -> R) -> R {
+///         let _guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
+///         f()
+///     }
+///
+///     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+///         let _guard = match self.mutex.try_lock() {
+///             Ok(guard) => guard,
+///             Err(TryLockError::Poisoned(e)) => e.into_inner(),
+///             Err(TryLockError::WouldBlock) => return None,
+///         };
+///         Some(f())
+///     }
+///
+///     fn record_rejection(&self) {
+///         self.counts.record_rejection();
+///     }
+///
+///     fn record_timeout(&self) {
+///         self.counts.record_timeout();
+///     }
+///
+///     fn counts(&self) -> Counts {
+///         self.counts.get()
+///     }
+/// }
+///
+/// let api = Bulkhead::with_lock(Config::new("api", 1), MyLock::default())?;
+/// let _seat = api.try_acquire()?;
+/// assert!(api.try_acquire().is_err());
+/// assert_eq!(api.state().rejected, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
 /// [`with_lock`]: RawLock::with_lock
 /// [`try_with_lock`]: RawLock::try_with_lock
 pub unsafe trait RawLock {
@@ -143,14 +200,14 @@ pub unsafe trait RawLock {
     /// here). Keep them in an [`AtomicCounts`](crate::AtomicCounts) unless
     /// you can do better.
     ///
-    /// The default keeps none and reports [`Counts::NONE`].
+    /// There is no default, so that a lock cannot forget its counts and
+    /// leave [`State::rejected`](crate::State::rejected) silently at 0: a
+    /// lock that keeps none on purpose says so by returning
+    /// [`Counts::NONE`].
     ///
     /// [`record_rejection`]: Self::record_rejection
     /// [`record_timeout`]: Self::record_timeout
-    #[inline(always)]
-    fn counts(&self) -> Counts {
-        Counts::NONE
-    }
+    fn counts(&self) -> Counts;
 
     /// Called, never under the lock, each time a caller gets a seat: on the
     /// fast path, after a wait, or as a hand-off, through any API (core's

@@ -41,6 +41,10 @@ unsafe impl RawLock for RefusingLock {
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.try_with_lock(f) }
     }
+    // This test reads no counts.
+    fn counts(&self) -> bulkhead_core::Counts {
+        bulkhead_core::Counts::NONE
+    }
 }
 
 fn refusing(admission: Admission) -> Arc<Bulkhead<RefusingLock>> {

@@ -41,12 +41,24 @@ use crate::counts::{Event, PerThreadCounts};
 /// [`Bulkhead::max_concurrent`](bulkhead_core::Bulkhead::max_concurrent)
 /// read the seat word alone. Counts are exact: a thread that exits leaves
 /// its counts behind, and a read made once the counting threads are done
-/// reads exactly what they counted. The cells take 32 bytes per counting
-/// thread and compartment.
+/// reads exactly what they counted.
+///
+/// Memory: each thread that counts keeps an array of 32-byte cells, one
+/// per compartment *slot* up to the highest slot it has counted on,
+/// rounded up to a power of two (at least 32 cells, 1 KiB). Slots are
+/// numbered from 0 among the compartments that have counted and are
+/// still alive, and reused smallest first, so with `n` such compartments
+/// a thread's array is at most `32 × n` bytes rounded up to a power of
+/// two, whichever of them it counts on: 32 threads and 20,000 live
+/// compartments take up to 32 × 1 MiB. An exited thread's array is kept,
+/// zeroed, for the next thread, so the total is bounded by the most
+/// threads that counted at once.
 ///
 /// # The last rejection
 ///
-/// Each rejection and time-out also notes its time. Read it with
+/// Each rejection (full, queue full, a weight above the limit, a waiter
+/// dropped from a full newest-first line, a partition full) and each
+/// time-out also notes its time. Read it with
 /// [`last_rejection`](Self::last_rejection), or in a
 /// [`Snapshot`](crate::Snapshot) through [`Inspect`](crate::Inspect).
 /// [`Error::Closed`] is not a rejection by load and is not recorded.

@@ -566,8 +566,8 @@ fn every_rejection_and_time_out_reaches_the_lock_and_state_reads_its_counts() {
     assert!(unsafe { b.raw_lock().try_with_lock(|| ()) }.is_some());
 }
 
-/// A lock that keeps no counts reports zeros, and core counts nothing
-/// behind its back.
+/// A lock that keeps no counts (on purpose: `counts` has no default)
+/// reports zeros, and core counts nothing behind its back.
 #[test]
 fn a_lock_that_keeps_no_counts_reports_none() {
     struct Silent(TestLock);
@@ -580,6 +580,10 @@ fn a_lock_that_keeps_no_counts_reports_none() {
         unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
             // SAFETY: as above.
             unsafe { self.0.try_with_lock(f) }
+        }
+        // Keeps none, and says so: the one way to keep none.
+        fn counts(&self) -> crate::Counts {
+            crate::Counts::NONE
         }
     }
     let b = Bulkhead::with_lock(Config::new("silent", 1), Silent(TestLock::default())).unwrap();

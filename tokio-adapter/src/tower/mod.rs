@@ -321,7 +321,10 @@ impl<H: LayerHandle, R, K, W> BulkheadLayer<H, R, K, W> {
     }
 
     /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
-    /// (zero fails fast), or a [`MaxWait`].
+    /// (zero fails fast), or a [`MaxWait`]. A request that finds a seat
+    /// free takes it in `call`; one that must wait starts its budget at
+    /// the response future's first poll, so a future polled late still
+    /// gets the whole budget.
     #[must_use]
     pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
         self.gate.max_wait = max_wait.into();
@@ -578,7 +581,10 @@ impl<S, H: LayerHandle, R, K, W> BulkheadService<S, H, R, K, W> {
     }
 
     /// How long a request may wait for a seat: a [`Duration`](std::time::Duration)
-    /// (zero fails fast), or a [`MaxWait`].
+    /// (zero fails fast), or a [`MaxWait`]. A request that finds a seat
+    /// free takes it in `call`; one that must wait starts its budget at
+    /// the response future's first poll, so a future polled late still
+    /// gets the whole budget.
     #[must_use]
     pub fn max_wait(mut self, max_wait: impl Into<MaxWait>) -> Self {
         self.gate.max_wait = max_wait.into();
