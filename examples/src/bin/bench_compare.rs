@@ -1411,7 +1411,14 @@ fn group_e() -> Vec<(&'static str, f64)> {
             })
         }),
     ));
-    run_all(benches, MICRO_REPEATS)
+    let e = run_all(benches, MICRO_REPEATS);
+    table(
+        "e. rejection when full, fail fast (ns/op, lower is better)",
+        "ns/op",
+        &e,
+        &[FIFO],
+    );
+    e
 }
 
 /// Group e2: `threads` threads rejected on one full compartment at once;
@@ -1546,12 +1553,6 @@ fn main() {
         [group] if group == "c1" => return only_c1(work_iters),
         [group] if group == "e" => {
             let e = group_e();
-            table(
-                "e. rejection when full, fail fast (ns/op, lower is better)",
-                "ns/op",
-                &e,
-                &[FIFO],
-            );
             println!(
                 "\nours FIFO ÷ tokio: {:.2}×; the count alone ÷ tokio: {:.2}×",
                 find(&e, FIFO) / find(&e, "tokio"),
@@ -1625,12 +1626,6 @@ fn main() {
 
     // -- e. rejection when full ---------------------------------------------
     let e = group_e();
-    table(
-        "e. rejection when full, fail fast (ns/op, lower is better)",
-        "ns/op",
-        &e,
-        &[FIFO],
-    );
 
     // -- e2. the same, two threads at once ----------------------------------
     let e2 = group_e2(2);
