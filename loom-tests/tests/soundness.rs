@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, RawLock};
+use bulkhead_core::{Admission, Bulkhead, Config, Counts, Error, LoomLock, OwnedSeat, RawLock};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -40,6 +40,16 @@ unsafe impl RawLock for RefusingLock {
     unsafe fn try_with_lock<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.try_with_lock(f) }
+    }
+    // The counts are the lock's: kept by the inner lock's `AtomicCounts`.
+    fn record_rejection(&self) {
+        self.inner.record_rejection();
+    }
+    fn record_timeout(&self) {
+        self.inner.record_timeout();
+    }
+    fn counts(&self) -> Counts {
+        self.inner.counts()
     }
 }
 
