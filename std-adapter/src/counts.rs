@@ -734,6 +734,27 @@ mod tests {
         counts.record(Event::Admitted);
         assert_eq!(counts.sum().admitted, 2);
         assert_eq!(counts.last_rejection(), None);
+        // A rejection made where the array already holds the slot is timed.
+        counts.record(Event::Rejected);
+        assert!(counts.last_rejection().is_some());
+    }
+
+    #[test]
+    fn a_rejection_is_timed_when_it_happens() {
+        let last = AtomicU64::new(QUIET);
+        let before = now_stamp();
+        record_time(&last);
+        let after = now_stamp();
+        let stamp = resolve(&last);
+        assert!(
+            (before..=after).contains(&stamp),
+            "{stamp} not in [{before}, {after}]"
+        );
+        // One rejection since the last observation keeps its own time,
+        // not the time it is observed at.
+        last.store(8 | ONE, Ordering::Relaxed);
+        assert_eq!(resolve(&last), 8);
+        assert_eq!(last.load(Ordering::Relaxed), 8, "observed: quiet");
     }
 
     #[test]
