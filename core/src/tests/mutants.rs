@@ -673,3 +673,12 @@ fn a_critical_section_compartment_counts_its_rejections_and_time_outs() {
     assert_eq!((s.rejected, s.timed_out), (1, 1));
     drop(held);
 }
+
+/// A lock that keeps no warning flag (the trait's default) never claims
+/// the event-loop warning: adapters log it only when their lock says so.
+#[test]
+fn a_lock_without_a_warning_flag_never_claims_the_warning() {
+    let lock = super::TestLock::default();
+    assert!(!crate::RawLock::claim_event_loop_warning(&lock));
+    assert!(!crate::RawLock::claim_event_loop_warning(&lock));
+}
