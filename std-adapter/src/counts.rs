@@ -255,7 +255,14 @@ impl PerThreadCounts {
             }
             return;
         }
-        let array = grow(slot);
+        // Grow only an array too short for the slot: a compartment's first
+        // count may be in a slot the array already holds (a slot given back
+        // by a dropped compartment), and `grow` may pick a shorter pooled
+        // array, which would drop the counts of the higher slots.
+        let array = match ARRAY.with(Cell::get) {
+            array if (slot as usize) < array.len() => array,
+            _ => grow(slot),
+        };
         count(&array[slot as usize], event, word);
     }
 
@@ -871,5 +878,33 @@ mod tests {
             format!("{counts:?}"),
             format!("PerThreadCounts {{ slot: Some({slot}), .. }}")
         );
+    }
+
+    #[test]
+    fn a_first_count_in_a_low_slot_keeps_the_counts_of_higher_ones() {
+        thread::scope(|s| {
+            s.spawn(|| {
+                // A thread whose array holds slots beyond 32 ...
+                let mut many: Vec<PerThreadCounts> =
+                    (0..2 * FIRST).map(|_| PerThreadCounts::new(true)).collect();
+                for c in &many {
+                    c.record(Event::Admitted);
+                }
+                // ... while the pool holds a 32-slot array (another
+                // thread's, given back when it exited) ...
+                thread::scope(|s| {
+                    s.spawn(|| many[0].record(Event::Admitted)).join().unwrap();
+                });
+                // ... counts a new compartment for the first time, in the
+                // low slot that a dropped one gave back.
+                drop(many.remove(0));
+                let fresh = PerThreadCounts::new(true);
+                fresh.record(Event::Admitted);
+                assert_eq!(fresh.sum().admitted, 1);
+                for (i, c) in many.iter().enumerate() {
+                    assert_eq!(c.sum().admitted, 1, "compartment {i}, slot {:?}", c.slot());
+                }
+            });
+        });
     }
 }
