@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
-use bulkhead_core::{Admission, Bulkhead, Config, Error, LoomLock, OwnedSeat, RawLock};
+use bulkhead_core::{Admission, Bulkhead, Config, Counts, Error, LoomLock, OwnedSeat, RawLock};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -41,9 +41,15 @@ unsafe impl RawLock for RefusingLock {
         // SAFETY: forwarded from our own caller.
         unsafe { self.inner.try_with_lock(f) }
     }
-    // This test reads no counts.
-    fn counts(&self) -> bulkhead_core::Counts {
-        bulkhead_core::Counts::NONE
+    // The counts are the lock's: kept by the inner lock's `AtomicCounts`.
+    fn record_rejection(&self) {
+        self.inner.record_rejection();
+    }
+    fn record_timeout(&self) {
+        self.inner.record_timeout();
+    }
+    fn counts(&self) -> Counts {
+        self.inner.counts()
     }
 }
 

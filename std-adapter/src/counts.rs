@@ -264,7 +264,14 @@ impl PerThreadCounts {
             }
             return;
         }
-        let array = grow(slot);
+        // Grow only an array too short for the slot: a compartment's first
+        // count may be in a slot the array already holds (a slot given back
+        // by a dropped compartment), and `grow` may pick a shorter pooled
+        // array, which would drop the counts of the higher slots.
+        let array = match ARRAY.with(Cell::get) {
+            array if (slot as usize) < array.len() => array,
+            _ => grow(slot),
+        };
         count(&array[slot as usize], event, word);
     }
 
@@ -665,5 +672,279 @@ mod tests {
         record_time(&last);
         assert_eq!(last.load(Ordering::Relaxed), top | ONE);
         assert_eq!(resolve(&last), top);
+    }
+    /// Every array is in the table once (live or pooled), and no empty
+    /// one is pooled: what moving arrays between threads must keep.
+    fn assert_each_array_once() {
+        let table = table();
+        let all: Vec<Array> = table.threads.iter().chain(&table.pool).copied().collect();
+        for (i, a) in all.iter().enumerate() {
+            assert!(!a.is_empty(), "an empty array in the table");
+            let copies = all.iter().filter(|b| std::ptr::eq(*a, **b)).count();
+            assert_eq!(copies, 1, "array {i} is in the table {copies} times");
+        }
+    }
+
+    #[test]
+    fn an_exited_thread_folds_its_counts_into_retired_and_zeroes_its_cells() {
+        let counts = PerThreadCounts::new(true);
+        let array = thread::scope(|s| {
+            s.spawn(|| {
+                counts.record(Event::Admitted);
+                counts.record(Event::Rejected);
+                counts.record(Event::TimedOut);
+                counts.record(Event::TimedOut);
+                ARRAY.with(Cell::get)
+            })
+            .join()
+            .unwrap()
+        });
+        let slot = counts.slot().unwrap() as usize;
+        // Its array is pooled (or already another thread's), the slot's
+        // cells zeroed: only this compartment counts into that slot.
+        assert_eq!(
+            array[slot].counts().map(|c| c.load(Ordering::Relaxed)),
+            [0; 4]
+        );
+        let retired = table().retired[slot];
+        assert_eq!(
+            (retired.admitted, retired.rejected, retired.timed_out),
+            (1, 1, 2)
+        );
+        assert!(retired.last > 0, "the rejection's time is kept");
+        assert_each_array_once();
+    }
+
+    #[test]
+    fn a_thread_that_exits_leaves_the_other_threads_counts_in_place() {
+        let counts = PerThreadCounts::new(true);
+        counts.record(Event::Admitted);
+        // Joined: the other thread's exit step has run.
+        thread::scope(|s| s.spawn(|| counts.record(Event::Admitted)).join().unwrap());
+        // This thread's cells are still summed, also those it writes after
+        // the other thread's exit.
+        counts.record(Event::Admitted);
+        assert_eq!(counts.sum().admitted, 3);
+        assert_each_array_once();
+    }
+
+    #[test]
+    fn counting_into_a_slot_the_array_holds_keeps_the_array() {
+        let counts = PerThreadCounts::new(true);
+        counts.record(Event::Admitted);
+        let array = ARRAY.with(Cell::get);
+        counts.record(Event::Rejected);
+        counts.record(Event::TimedOut);
+        assert!(std::ptr::eq(array, ARRAY.with(Cell::get)), "no new array");
+        assert_eq!(
+            counts.sum(),
+            Sum {
+                admitted: 1,
+                rejected: 1,
+                timed_out: 1
+            }
+        );
+    }
+
+    #[test]
+    fn an_outgrown_array_goes_to_the_pool() {
+        // A fresh thread, so that its first array is known.
+        thread::scope(|s| {
+            s.spawn(|| {
+                let many: Vec<PerThreadCounts> =
+                    (0..2 * FIRST).map(|_| PerThreadCounts::new(true)).collect();
+                many[0].record(Event::Admitted);
+                let first = ARRAY.with(Cell::get);
+                for c in &many {
+                    c.record(Event::Admitted);
+                }
+                let now = ARRAY.with(Cell::get);
+                assert!(now.len() > first.len(), "the array grew");
+                {
+                    let table = table();
+                    let held = |a: &Array| std::ptr::eq(*a, first);
+                    assert!(
+                        table.pool.iter().any(held) || table.threads.iter().any(held),
+                        "the outgrown array is pooled (or another thread's now)"
+                    );
+                }
+                assert_each_array_once();
+                assert_eq!(many[0].sum().admitted, 2, "moved with the array");
+            });
+        });
+    }
+
+    #[test]
+    fn admissions_are_counted_but_not_timed() {
+        let counts = PerThreadCounts::new(true);
+        counts.record(Event::Admitted);
+        counts.record(Event::Admitted);
+        assert_eq!(counts.sum().admitted, 2);
+        assert_eq!(counts.last_rejection(), None);
+        // A rejection made where the array already holds the slot is timed.
+        counts.record(Event::Rejected);
+        assert!(counts.last_rejection().is_some());
+    }
+
+    #[test]
+    fn a_rejection_is_timed_when_it_happens() {
+        let last = AtomicU64::new(QUIET);
+        let before = now_stamp();
+        record_time(&last);
+        let after = now_stamp();
+        let stamp = resolve(&last);
+        assert!(
+            (before..=after).contains(&stamp),
+            "{stamp} not in [{before}, {after}]"
+        );
+        // One rejection since the last observation keeps its own time,
+        // not the time it is observed at.
+        last.store(8 | ONE, Ordering::Relaxed);
+        assert_eq!(resolve(&last), 8);
+        assert_eq!(last.load(Ordering::Relaxed), 8, "observed: quiet");
+    }
+
+    #[test]
+    fn counts_made_after_a_threads_exit_step_go_to_retired() {
+        /// Counts when this thread's thread-locals are destroyed: after the
+        /// exit step where thread-local destructors run in the reverse
+        /// order of their registration (registered here first).
+        struct CountOnExit {
+            timed: Arc<PerThreadCounts>,
+            admitted_only: Arc<PerThreadCounts>,
+            after_exit: Arc<std::sync::atomic::AtomicBool>,
+        }
+        impl Drop for CountOnExit {
+            fn drop(&mut self) {
+                let gone = EXIT.try_with(|_| ()).is_err();
+                self.after_exit.store(gone, Ordering::Relaxed);
+                self.timed.record(Event::Rejected);
+                self.timed.record(Event::TimedOut);
+                self.admitted_only.record(Event::Admitted);
+            }
+        }
+        thread_local! {
+            static LATE: std::cell::RefCell<Option<CountOnExit>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let timed = Arc::new(PerThreadCounts::new(true));
+        let admitted_only = Arc::new(PerThreadCounts::new(true));
+        let untimed = Arc::new(PerThreadCounts::new(false));
+        let after_exit = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        {
+            let (timed, admitted_only, untimed, after_exit) = (
+                Arc::clone(&timed),
+                Arc::clone(&admitted_only),
+                Arc::clone(&untimed),
+                Arc::clone(&after_exit),
+            );
+            thread::spawn(move || {
+                LATE.with(|late| {
+                    *late.borrow_mut() = Some(CountOnExit {
+                        timed: Arc::clone(&timed),
+                        admitted_only,
+                        after_exit,
+                    })
+                });
+                // The thread's first count registers its exit step.
+                timed.record(Event::Admitted);
+                untimed.record(Event::Rejected);
+            })
+            .join()
+            .unwrap();
+        }
+        assert_eq!(
+            timed.sum(),
+            Sum {
+                admitted: 1,
+                rejected: 1,
+                timed_out: 1
+            }
+        );
+        assert_eq!(admitted_only.sum().admitted, 1);
+        assert_eq!(untimed.sum().rejected, 1);
+        assert_eq!(untimed.last_rejection(), None);
+        if after_exit.load(Ordering::Relaxed) {
+            // The late counts took the `retired` path: a rejection there
+            // is timed, an admission is not.
+            assert!(timed.last_rejection().is_some());
+            assert_eq!(admitted_only.last_rejection(), None);
+        }
+    }
+
+    #[test]
+    fn a_late_count_on_an_untimed_counter_keeps_no_time() {
+        struct CountOnExit(Arc<PerThreadCounts>);
+        impl Drop for CountOnExit {
+            fn drop(&mut self) {
+                self.0.record(Event::Rejected);
+            }
+        }
+        thread_local! {
+            static LATE: std::cell::RefCell<Option<CountOnExit>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let untimed = Arc::new(PerThreadCounts::new(false));
+        let other = Arc::new(PerThreadCounts::new(true));
+        {
+            let (untimed, other) = (Arc::clone(&untimed), Arc::clone(&other));
+            thread::spawn(move || {
+                LATE.with(|late| *late.borrow_mut() = Some(CountOnExit(untimed)));
+                other.record(Event::Admitted);
+            })
+            .join()
+            .unwrap();
+        }
+        assert_eq!(untimed.sum().rejected, 1);
+        assert_eq!(untimed.last_rejection(), None);
+    }
+
+    #[test]
+    fn a_stamp_reads_back_as_its_time() {
+        assert_eq!(to_time(0), None, "never");
+        assert_eq!(to_time(8), Some(UNIX_EPOCH + Duration::from_nanos(8)));
+        // The state bits are not part of the time.
+        assert_eq!(to_time(8 | ONE), Some(UNIX_EPOCH + Duration::from_nanos(8)));
+        assert_eq!(to_time(MANY), None);
+    }
+
+    #[test]
+    fn debug_names_the_slot() {
+        let counts = PerThreadCounts::new(true);
+        assert_eq!(format!("{counts:?}"), "PerThreadCounts { slot: None, .. }");
+        counts.record(Event::Admitted);
+        let slot = counts.slot().unwrap();
+        assert_eq!(
+            format!("{counts:?}"),
+            format!("PerThreadCounts {{ slot: Some({slot}), .. }}")
+        );
+    }
+
+    #[test]
+    fn a_first_count_in_a_low_slot_keeps_the_counts_of_higher_ones() {
+        thread::scope(|s| {
+            s.spawn(|| {
+                // A thread whose array holds slots beyond 32 ...
+                let mut many: Vec<PerThreadCounts> =
+                    (0..2 * FIRST).map(|_| PerThreadCounts::new(true)).collect();
+                for c in &many {
+                    c.record(Event::Admitted);
+                }
+                // ... while the pool holds a 32-slot array (another
+                // thread's, given back when it exited) ...
+                thread::scope(|s| {
+                    s.spawn(|| many[0].record(Event::Admitted)).join().unwrap();
+                });
+                // ... counts a new compartment for the first time, in the
+                // low slot that a dropped one gave back.
+                drop(many.remove(0));
+                let fresh = PerThreadCounts::new(true);
+                fresh.record(Event::Admitted);
+                assert_eq!(fresh.sum().admitted, 1);
+                for (i, c) in many.iter().enumerate() {
+                    assert_eq!(c.sum().admitted, 1, "compartment {i}, slot {:?}", c.slot());
+                }
+            });
+        });
     }
 }

@@ -258,3 +258,56 @@ unsafe impl RawLock for StdLock {
         self.counts.claim_warning()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_counts_what_core_tells_it() {
+        let lock = StdLock::new();
+        assert_eq!((lock.counts(), lock.admitted()), (Counts::NONE, 0));
+        assert_eq!(lock.last_rejection(), None);
+        for _ in 0..2 {
+            lock.record_rejection();
+        }
+        for _ in 0..3 {
+            lock.record_timeout();
+        }
+        for _ in 0..4 {
+            lock.record_admission();
+        }
+        assert_eq!(
+            lock.counts(),
+            Counts {
+                rejected: 2,
+                timed_out: 3
+            }
+        );
+        assert_eq!(lock.admitted(), 4);
+        assert!(lock.last_rejection().is_some());
+    }
+
+    #[test]
+    fn an_untimed_lock_counts_but_never_has_a_time() {
+        let lock = StdLock::untimed();
+        lock.record_rejection();
+        lock.record_timeout();
+        assert_eq!(
+            lock.counts(),
+            Counts {
+                rejected: 1,
+                timed_out: 1
+            }
+        );
+        assert_eq!(lock.last_rejection(), None);
+    }
+
+    #[test]
+    fn the_event_loop_warning_is_claimed_once_per_lock() {
+        let (a, b) = (StdLock::new(), StdLock::new());
+        assert!(a.claim_event_loop_warning());
+        assert!(!a.claim_event_loop_warning());
+        assert!(b.claim_event_loop_warning(), "each lock has its own");
+    }
+}

@@ -5,6 +5,7 @@
 
 use std::format;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{Task, boxed, fifo};
 use crate::limit::{Adaptive, Aimd, AimdParams, Controller};
@@ -658,4 +659,30 @@ fn a_window_of_one_feeds_each_sample_as_it_is() {
             1_000_001
         ]
     );
+}
+
+/// `CsLock` keeps the compartment's counts (core keeps none): a rejection
+/// and a timed-out wait on a `Bulkhead<CsLock>` read back in its state.
+#[test]
+fn a_critical_section_compartment_counts_its_rejections_and_time_outs() {
+    let b: Bulkhead<CsLock> = Bulkhead::new("cs", 1).unwrap();
+    assert_eq!((b.state().rejected, b.state().timed_out), (0, 0));
+    let held = b.try_acquire().unwrap();
+    assert!(b.try_acquire().is_err());
+    let mut wait = boxed(b.acquire());
+    let task = Task::new();
+    assert!(task.poll(wait.as_mut()).is_pending());
+    assert!(wait.as_mut().time_out(Duration::from_millis(5)).is_err());
+    let s = b.state();
+    assert_eq!((s.rejected, s.timed_out), (1, 1));
+    drop(held);
+}
+
+/// A lock that keeps no warning flag (the trait's default) never claims
+/// the event-loop warning: adapters log it only when their lock says so.
+#[test]
+fn a_lock_without_a_warning_flag_never_claims_the_warning() {
+    let lock = super::TestLock::default();
+    assert!(!crate::RawLock::claim_event_loop_warning(&lock));
+    assert!(!crate::RawLock::claim_event_loop_warning(&lock));
 }
