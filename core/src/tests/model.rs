@@ -342,6 +342,9 @@ impl Model {
             }
             Op::SetMaxWaiting(n) => {
                 self.max_waiting = n;
+                // A lock section of its own too, so it drains as
+                // `SetQueueOrder` does.
+                self.drain();
                 Outcome::Done
             }
             Op::Close => {
@@ -1587,4 +1590,31 @@ fn barging_release_during_close_returns() {
         .recv_timeout(Duration::from_secs(5))
         .expect("close() did not return within 5 s: the release it woke spins");
     assert_eq!((state.active, state.waiting, state.closed), (0, 0, true));
+}
+
+/// Barging, newest first: a grow to 9 seats notifies the newest waiters
+/// (weight 7) and stops at a heavy one (weight 3) that the 2 seats left do
+/// not fit. A change of the queue limit is a lock section, and its drain
+/// wakes the light, oldest waiter behind the heavy one, in the model as in
+/// the code (the model once let only a change of the order drain).
+#[cfg(feature = "lifo")]
+#[test]
+fn a_queue_limit_change_drains_like_every_section() {
+    use Op::*;
+    let ops = [
+        SetMax(0),
+        SetMaxWaiting(None),
+        Start,
+        StartMany(3),
+        Start,
+        Starts(5),
+        Start,
+        Poll(0),
+        SetMax(9),
+        SetMaxWaiting(Some(0)),
+    ];
+    let config = config_in(Admission::Barging, 1, Some(1), QueueOrder::Lifo);
+    if let Err(e) = run_watched(config, &ops) {
+        panic!("{e}");
+    }
 }
