@@ -264,14 +264,8 @@ impl PerThreadCounts {
             }
             return;
         }
-        // Grow only an array too short for the slot: a compartment's first
-        // count may be in a slot the array already holds (a slot given back
-        // by a dropped compartment), and `grow` may pick a shorter pooled
-        // array, which would drop the counts of the higher slots.
-        let array = match ARRAY.with(Cell::get) {
-            array if (slot as usize) < array.len() => array,
-            _ => grow(slot),
-        };
+        // The array is too short for the slot (checked above).
+        let array = grow(slot);
         count(&array[slot as usize], event, word);
     }
 
