@@ -55,8 +55,11 @@
 //! - Counting: a thread-local load, a bounds check, a relaxed load and a
 //!   relaxed store (one `inc` on x86_64), and for a rejection one relaxed
 //!   load of the thread's own time cell. A thread's first count beyond its
-//!   array, and a compartment's first count ever, take the table's lock
-//!   once.
+//!   array takes the table's lock and allocates the array (or takes a
+//!   pooled one), and a compartment's first count ever takes the lock once
+//!   and may grow the table: after that, counting allocates nothing. A
+//!   thread's exit step allocates nothing either (the pool has room for
+//!   every array).
 //! - Reading: the table's lock and one cell per live thread that ever
 //!   counted anything.
 //! - Memory: 32 bytes per slot per counting thread (arrays of at least 32
@@ -111,7 +114,8 @@ type Array = &'static [Cells];
 struct Table {
     threads: Vec<Array>,
     /// Zeroed arrays of exited threads (and arrays a thread outgrew), for
-    /// the next thread that needs one.
+    /// the next thread that needs one. Its capacity holds every array
+    /// there is, so that pooling one never allocates.
     pool: Vec<Array>,
     retired: Vec<Retired>,
     /// Slots given back, smallest first, so that slots (and the arrays
@@ -382,7 +386,13 @@ fn grow(slot: u32) -> Array {
         .map(|(i, _)| i);
     let new: Array = match fits {
         Some(i) => table.pool.swap_remove(i),
-        None => Box::leak((0..needed).map(|_| Cells::default()).collect()),
+        None => {
+            // Room in the pool for every array there is, so that a
+            // thread's exit step (which pools its array) never allocates.
+            let others = table.threads.len() + 1;
+            table.pool.reserve(others);
+            Box::leak((0..needed).map(|_| Cells::default()).collect())
+        }
     };
     for (from, to) in old.iter().zip(new) {
         for (f, t) in from.counts().into_iter().zip(to.counts()) {

@@ -23,6 +23,7 @@ mod box_error;
 mod counts;
 mod detect;
 mod lock;
+mod mutex;
 mod park;
 #[cfg(feature = "metrics")]
 mod series;

@@ -6,8 +6,9 @@ use std::time::SystemTime;
 use bulkhead_core::{ConstInit, Counts, RawLock};
 
 use crate::counts::{Event, PerThreadCounts};
+use crate::mutex::Mutex;
 
-/// A one-byte mutex per compartment, so that two compartments never
+/// A four-byte mutex per compartment, so that two compartments never
 /// contend on one lock (unlike a process-wide critical section), plus the
 /// compartment's counts (admissions, rejections, time-outs), kept per
 /// thread, and the wall-clock time of its last rejection. Eight bytes in
@@ -15,9 +16,9 @@ use crate::counts::{Event, PerThreadCounts};
 ///
 /// The lock is only taken by callers that must wait, by releases that find
 /// waiters, and by reconfiguration; the seat count itself is lock-free.
-/// The mutex is parking_lot's, which has no poisoning: core never panics
-/// while holding the lock, and a panicking waker runs after it is
-/// released.
+/// The mutex is a four-byte futex word with no poisoning and no
+/// allocation: core never panics while holding the lock, and a panicking
+/// waker runs after it is released.
 ///
 /// # Counts per thread
 ///
@@ -118,9 +119,9 @@ use crate::counts::{Event, PerThreadCounts};
 /// [`Error::Closed`]: bulkhead_core::Error::Closed
 #[derive(Debug)]
 pub struct StdLock {
-    /// A one-byte mutex (parking_lot's): std's takes eight, and the
-    /// compartment fits in 64 bytes only with this one.
-    mutex: parking_lot::Mutex<()>,
+    /// A four-byte futex mutex (see [`crate::mutex`]): std's takes eight,
+    /// and the compartment fits in 64 bytes only with this one.
+    mutex: Mutex,
     /// Admissions, rejections, time-outs and the last rejection's time,
     /// counted per thread, and the event-loop warning's flag.
     counts: PerThreadCounts,
@@ -131,7 +132,7 @@ impl StdLock {
     /// compartment using it can be a `static`.
     pub const fn new() -> Self {
         Self {
-            mutex: parking_lot::Mutex::new(()),
+            mutex: Mutex::new(),
             counts: PerThreadCounts::new(true),
         }
     }
@@ -150,7 +151,7 @@ impl StdLock {
     /// ```
     pub const fn untimed() -> Self {
         Self {
-            mutex: parking_lot::Mutex::new(()),
+            mutex: Mutex::new(),
             counts: PerThreadCounts::new(false),
         }
     }
@@ -187,23 +188,16 @@ impl Default for StdLock {
     }
 }
 
-// parking_lot's mutex is not `RefUnwindSafe` because it has no poisoning
-// to tell a later holder that a panic interrupted a change. Core never
-// panics while holding it and keeps the list consistent at every step, so
-// a compartment stays usable across a caught panic, as it was with std's
-// mutex (whose poisoning core ignored).
-impl std::panic::RefUnwindSafe for StdLock {}
-impl std::panic::UnwindSafe for StdLock {}
-
 impl ConstInit for StdLock {
     const INIT: Self = Self::new();
 }
 
-// SAFETY: parking_lot's mutex gives mutual exclusion with acquire/release
-// ordering; `try_lock` fails (`None`) only while another thread holds it,
-// never spuriously; its guard unlocks on drop, also while unwinding. Core
-// never re-enters the lock, so parking_lot's "re-entry deadlocks" is never
-// triggered; nobody else can lock it (locking is `unsafe`, and the mutex
+// SAFETY: the futex mutex (`crate::mutex`) gives mutual exclusion, its
+// lock an `Acquire` RMW and its unlock a `Release` swap; `try_lock` is a
+// strong compare-exchange that fails (`None`) only while another thread
+// holds it, never spuriously; its guard unlocks on drop, also while
+// unwinding; it never panics. Core never re-enters the lock (re-entry
+// would deadlock); nobody else can lock it (locking is `unsafe`, and the mutex
 // is private), so a failed `try_lock` means core's own section for this
 // compartment runs (promises 2 and 4). The record hooks never run under
 // this lock (core's contract) and never take it: they write this thread's
