@@ -11,6 +11,9 @@
 //! (`atomic-wait`: Linux and Android futex, FreeBSD, macOS and iOS, Windows)
 //! to sleep and wake. On other targets it is std's mutex.
 
+pub(crate) use imp::Mutex;
+
+// The targets `atomic-wait` supports, as in Cargo.toml.
 #[cfg(any(
     target_os = "linux",
     target_os = "android",
@@ -19,27 +22,7 @@
     target_os = "ios",
     windows
 ))]
-pub(crate) use futex::Mutex;
-
-#[cfg(not(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd",
-    target_os = "macos",
-    target_os = "ios",
-    windows
-)))]
-pub(crate) use fallback::Mutex;
-
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd",
-    target_os = "macos",
-    target_os = "ios",
-    windows
-))]
-mod futex {
+mod imp {
     use std::hint::spin_loop;
     use std::sync::atomic::AtomicU32;
     use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -146,7 +129,7 @@ mod futex {
     target_os = "ios",
     windows
 )))]
-mod fallback {
+mod imp {
     use std::sync::{MutexGuard, TryLockError};
 
     /// std's mutex, poisoning ignored (core never panics while it holds
